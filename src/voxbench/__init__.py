@@ -1,0 +1,3 @@
+"""voxbench: evaluate voice AI systems."""
+
+__version__ = "0.1.0"

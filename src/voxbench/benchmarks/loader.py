@@ -1,0 +1,318 @@
+"""Load and validate benchmark packages.
+
+A package is a directory of declarative data, never code:
+
+- ``benchmark.yaml``: id, version, description, current_date, system_prompt, dimensions
+- ``knowledge_base.md``: the knowledge base injected into the system prompt
+- ``tools.yaml``: ``tools:`` a list of {name, description, parameters (JSON schema)}
+- ``turns.yaml``: ``turns:`` a list of turns (text, golden_text, categories, audio, expect)
+- ``backend.yaml``: the tool backend simulator (see ``voxbench.benchmarks.backend``)
+
+Every problem is reported with its file and field; ``validate_benchmark`` collects all of
+them, ``load_benchmark`` raises if there is any.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from voxbench.benchmarks.backend import BackendSpec
+from voxbench.core.benchmark import Benchmark, ExpectedCall, ToolSpec, Turn
+from voxbench.core.errors import BenchmarkError
+from voxbench.core.matching import args_match
+
+BUILTIN_DIR = Path(__file__).parent / "data"
+FILES = ("benchmark.yaml", "knowledge_base.md", "tools.yaml", "turns.yaml", "backend.yaml")
+_HEADER_KEYS = {"id", "version", "description", "current_date", "system_prompt", "dimensions"}
+
+
+def builtin_benchmarks() -> list[str]:
+    """Names of the benchmarks shipped with voxbench."""
+    return sorted(p.name for p in BUILTIN_DIR.iterdir() if (p / "benchmark.yaml").is_file())
+
+
+def resolve_benchmark_dir(name_or_path: str | Path) -> Path:
+    """A built-in benchmark name or a directory → the package directory."""
+    path = Path(name_or_path)
+    if (path / "benchmark.yaml").is_file():
+        return path
+    builtin = BUILTIN_DIR / str(name_or_path)
+    if (builtin / "benchmark.yaml").is_file():
+        return builtin
+    known = ", ".join(builtin_benchmarks())
+    raise BenchmarkError(
+        f"no benchmark named {name_or_path!r}",
+        expected=f"a built-in name ({known}) or a directory holding benchmark.yaml",
+    )
+
+
+def load_benchmark(name_or_path: str | Path) -> Benchmark:
+    """Load a benchmark; raise one ``BenchmarkError`` listing every problem found."""
+    benchmark, problems = _load(resolve_benchmark_dir(name_or_path))
+    if problems:
+        if len(problems) == 1:
+            raise problems[0]
+        listing = "\n".join(f"  - {p}" for p in problems)
+        raise BenchmarkError(f"{len(problems)} problems in the benchmark:\n{listing}")
+    assert benchmark is not None
+    return benchmark
+
+
+def validate_benchmark(path: str | Path) -> list[BenchmarkError]:
+    """Every problem of the package at ``path`` (an empty list when it is valid)."""
+    try:
+        root = resolve_benchmark_dir(path)
+    except BenchmarkError as exc:
+        return [exc]
+    return _load(root)[1]
+
+
+def _read_yaml(path: Path, problems: list[BenchmarkError]) -> Any:
+    if not path.is_file():
+        problems.append(BenchmarkError("file is missing", file=path))
+        return None
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        problems.append(BenchmarkError(f"not valid YAML: {exc}", file=path))
+        return None
+
+
+def _item_label(section: str, index: int, raw: Any) -> str:
+    label = f"{section}[{index}]"
+    if isinstance(raw, dict) and "id" in raw:
+        label += f" (id {raw['id']})"
+    elif isinstance(raw, dict) and "name" in raw:
+        label += f" ({raw['name']})"
+    return label
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _model_problems(exc: ValidationError, file: Path, label: str) -> list[BenchmarkError]:
+    out = []
+    for err in exc.errors():
+        if err["type"] == "extra_forbidden":
+            message, expected = "unknown key", "only the documented keys"
+        elif err["type"] == "missing":
+            message, expected = "required field is missing", None
+        else:
+            message, expected = err["msg"], None
+        sub = _field_path(tuple(err["loc"]))
+        field = f"{label}.{sub}" if label and sub else (label or sub)
+        out.append(BenchmarkError(message, file=file, field=field or None, expected=expected))
+    return out
+
+
+def _list_section(data: Any, file: Path, key: str, problems: list[BenchmarkError]) -> list[Any]:
+    if data is None:
+        return []
+    if not isinstance(data, dict) or set(data) != {key} or not isinstance(data[key], list):
+        problems.append(
+            BenchmarkError(
+                "wrong shape", file=file, expected=f"a mapping with one key {key!r}: a list"
+            )
+        )
+        return []
+    return data[key]
+
+
+def _load(root: Path) -> tuple[Benchmark | None, list[BenchmarkError]]:
+    problems: list[BenchmarkError] = []
+    header = _read_yaml(root / "benchmark.yaml", problems)
+    kb_path = root / "knowledge_base.md"
+    knowledge_base = kb_path.read_text(encoding="utf-8") if kb_path.is_file() else None
+    if knowledge_base is None:
+        problems.append(BenchmarkError("file is missing", file=kb_path))
+    tools_file, turns_file, backend_file = (
+        root / "tools.yaml",
+        root / "turns.yaml",
+        root / "backend.yaml",
+    )
+    raw_tools = _list_section(_read_yaml(tools_file, problems), tools_file, "tools", problems)
+    raw_turns = _list_section(_read_yaml(turns_file, problems), turns_file, "turns", problems)
+    raw_backend = _read_yaml(backend_file, problems) or {}
+
+    if header is not None and not isinstance(header, dict):
+        problems.append(
+            BenchmarkError("wrong shape", file=root / "benchmark.yaml", expected="a mapping")
+        )
+        header = None
+    if isinstance(header, dict):
+        for key in sorted(set(header) - _HEADER_KEYS):
+            problems.append(
+                BenchmarkError(
+                    "unknown key",
+                    file=root / "benchmark.yaml",
+                    field=key,
+                    expected=", ".join(sorted(_HEADER_KEYS)),
+                )
+            )
+
+    tools: list[ToolSpec] = []
+    for i, raw in enumerate(raw_tools):
+        try:
+            tools.append(ToolSpec.model_validate(raw))
+        except ValidationError as exc:
+            problems += _model_problems(exc, tools_file, _item_label("tools", i, raw))
+    for name, count in Counter(t.name for t in tools).items():
+        if count > 1:
+            problems.append(
+                BenchmarkError(f"duplicate tool name {name!r}", file=tools_file, field="tools")
+            )
+
+    turns: list[Turn] = []
+    for i, raw in enumerate(raw_turns):
+        try:
+            turns.append(Turn.model_validate(raw))
+        except ValidationError as exc:
+            problems += _model_problems(exc, turns_file, _item_label("turns", i, raw))
+    for turn_id, count in Counter(t.id for t in turns).items():
+        if count > 1:
+            problems.append(
+                BenchmarkError(f"duplicate turn id {turn_id!r}", file=turns_file, field="turns")
+            )
+
+    backend: BackendSpec | None = None
+    try:
+        backend = BackendSpec.model_validate(raw_backend)
+    except ValidationError as exc:
+        problems += _model_problems(exc, backend_file, "")
+
+    if tools and turns:
+        problems += _check_calls(root, tools, turns, backend)
+    for i, turn in enumerate(turns):
+        if turn.audio is not None and not (root / turn.audio).is_file():
+            problems.append(
+                BenchmarkError(
+                    f"audio file not found: {root / turn.audio}",
+                    file=turns_file,
+                    field=f"turns[{i}] (id {turn.id}).audio",
+                )
+            )
+
+    if problems or header is None or knowledge_base is None:
+        return None, problems
+    try:
+        benchmark = Benchmark.model_validate(
+            {
+                **header,
+                "knowledge_base": knowledge_base,
+                "tools": tools,
+                "turns": turns,
+                "backend": raw_backend,
+                "root": root,
+            }
+        )
+    except ValidationError as exc:
+        return None, _model_problems(exc, root / "benchmark.yaml", "")
+    try:
+        benchmark.render_system_prompt()
+    except ValueError as exc:
+        return None, [
+            BenchmarkError(
+                str(exc),
+                file=root / "benchmark.yaml",
+                field="current_date",
+                expected="an ISO date YYYY-MM-DD",
+            )
+        ]
+    return benchmark, []
+
+
+def _check_calls(
+    root: Path, tools: list[ToolSpec], turns: list[Turn], backend: BackendSpec | None
+) -> list[BenchmarkError]:
+    problems: list[BenchmarkError] = []
+    by_name = {t.name: t for t in tools}
+    turns_file = root / "turns.yaml"
+    for i, turn in enumerate(turns):
+        label = f"turns[{i}] (id {turn.id}).expect"
+        groups: list[tuple[str, tuple[ExpectedCall, ...]]] = [
+            ("required_calls", turn.expect.required_calls),
+            ("allowed_calls", turn.expect.allowed_calls),
+            ("forbidden_calls", turn.expect.forbidden_calls),
+        ]
+        for group, calls in groups:
+            for j, call in enumerate(calls):
+                field = f"{label}.{group}[{j}]"
+                tool = by_name.get(call.name)
+                if tool is None:
+                    problems.append(
+                        BenchmarkError(
+                            f"call to undefined tool {call.name!r}",
+                            file=turns_file,
+                            field=f"{field}.name",
+                            expected=f"one of {', '.join(sorted(by_name))}",
+                        )
+                    )
+                    continue
+                props = tool.parameters.get("properties", {})
+                for arg in call.args:
+                    if arg not in props:
+                        problems.append(
+                            BenchmarkError(
+                                f"{call.name} has no parameter {arg!r}",
+                                file=turns_file,
+                                field=f"{field}.args.{arg}",
+                            )
+                        )
+                if group == "required_calls":
+                    for arg in tool.required:
+                        if arg not in call.args:
+                            problems.append(
+                                BenchmarkError(
+                                    f"golden call lacks required argument {arg!r}",
+                                    file=turns_file,
+                                    field=f"{field}.args",
+                                )
+                            )
+                    if call.args and not args_match(call, call.args):
+                        problems.append(
+                            BenchmarkError(
+                                "golden arguments do not satisfy their own matchers",
+                                file=turns_file,
+                                field=f"{field}.match",
+                            )
+                        )
+    if backend is not None:
+        backend_file = root / "backend.yaml"
+        for name in backend.tools:
+            if name not in by_name:
+                problems.append(
+                    BenchmarkError(
+                        f"binding for undefined tool {name!r}",
+                        file=backend_file,
+                        field=f"tools.{name}",
+                    )
+                )
+        for k, fault in enumerate(backend.faults):
+            if fault.tool not in by_name:
+                problems.append(
+                    BenchmarkError(
+                        f"fault for undefined tool {fault.tool!r}",
+                        file=backend_file,
+                        field=f"faults[{k}].tool",
+                    )
+                )
+        turn_ids = {t.id for t in turns}
+        for turn_id in backend.canned:
+            if turn_id not in turn_ids:
+                problems.append(
+                    BenchmarkError(
+                        f"canned results for unknown turn {turn_id!r}",
+                        file=backend_file,
+                        field=f"canned.{turn_id}",
+                    )
+                )
+    return problems

@@ -1,0 +1,117 @@
+"""``voxbench run`` and ``voxbench demo``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from voxbench.cli._evaluate import evaluate_run
+from voxbench.core.errors import ConfigError
+from voxbench.core.records import TurnRecord
+from voxbench.report.terminal import scorecards_table
+from voxbench.runner.config import RunConfig, build_config
+from voxbench.runner.conversation import resume_run, run_conversation
+
+console = Console()
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=console,
+        transient=False,
+    )
+
+
+def execute(config: RunConfig | None, resume: Path | None = None, label: str = "") -> Path:
+    """Run (or resume) with a progress bar; returns the run directory."""
+    with _progress() as progress:
+        task = progress.add_task(
+            label or (config.target if config else "resume"), total=None, last=""
+        )
+
+        def on_turn(done: int, total: int, record: TurnRecord) -> None:
+            mark = "" if record.status == "ok" else f" ({record.status})"
+            progress.update(task, completed=done, total=total, last=f"turn {record.turn}{mark}")
+
+        if resume is not None:
+            return asyncio.run(resume_run(resume, progress=on_turn))
+        assert config is not None
+        return asyncio.run(run_conversation(config, progress=on_turn))
+
+
+def run_command(
+    benchmark: str = typer.Argument(
+        None,
+        help="Built-in benchmark name (see `voxbench list benchmarks`) or a benchmark directory.",
+    ),
+    target: str = typer.Option(
+        None,
+        "--target",
+        "-t",
+        help="System under test as provider/model, e.g. local/oracle, openai/gpt-4o-mini.",
+    ),
+    base_url: str = typer.Option(
+        None, "--base-url", help="Endpoint override (a proxy, a self-hosted server, a fake server)."
+    ),
+    only_turns: str = typer.Option(None, "--only-turns", help="Turn positions to run, e.g. 0,3-5."),
+    runs_dir: Path = typer.Option(
+        None, "--runs-dir", help="Where run directories go (default ./runs)."
+    ),
+    turn_timeout: float = typer.Option(None, "--turn-timeout", help="Seconds a turn may take."),
+    config_file: Path = typer.Option(
+        None, "--config", "-c", help="A YAML RunConfig; flags override it."
+    ),
+    resume: Path = typer.Option(
+        None, "--resume", help="Continue a stopped run directory after its last completed turn."
+    ),
+) -> None:
+    """Run a benchmark against a target and print its deterministic scorecard."""
+    if resume is not None:
+        path = execute(None, resume=resume)
+    else:
+        flags = {
+            "benchmark": benchmark,
+            "target": target,
+            "base_url": base_url,
+            "only_turns": only_turns,
+            "runs_dir": runs_dir,
+            "turn_timeout": turn_timeout,
+        }
+        if config_file is not None:
+            config = RunConfig.from_file(config_file, **flags)
+        else:
+            if benchmark is None:
+                raise ConfigError(
+                    "missing benchmark", field="BENCHMARK", expected="a name or a directory"
+                )
+            config = build_config({k: v for k, v in flags.items() if v is not None})
+        path = execute(config)
+    card, _ = evaluate_run(path)
+    console.print(scorecards_table([card], title=f"{card.benchmark} · {card.target}"))
+    console.print(f"run directory: [b]{path}[/b]  (details: voxbench show {path})")
+
+
+def demo_command(
+    benchmark: str = typer.Option("smoke", "--benchmark", "-b", help="Benchmark to run."),
+    runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where run directories go."),
+) -> None:
+    """The offline demo: run the oracle and the baseline and compare their scorecards."""
+    cards = []
+    for target in ("local/oracle", "local/baseline"):
+        config = build_config({"benchmark": benchmark, "target": target, "runs_dir": runs_dir})
+        path = execute(config, label=target)
+        cards.append(evaluate_run(path)[0])
+    console.print(scorecards_table(cards, title=f"{benchmark}: oracle vs baseline"))
+    console.print(
+        "Per-turn details: [b]voxbench show <run directory>[/b]; runs are under "
+        f"[b]{runs_dir / benchmark}[/b]"
+    )

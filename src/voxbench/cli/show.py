@@ -1,0 +1,37 @@
+"""``voxbench show RUN_DIR``: a readable per-turn table of a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from voxbench.cli._evaluate import evaluate_run
+from voxbench.report.terminal import scorecards_table, turns_table
+from voxbench.runner.artifacts import RunDirectory
+
+console = Console()
+
+
+def show_command(
+    run_dir: Path = typer.Argument(..., help="A run directory."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show full texts."),
+    failures: bool = typer.Option(False, "--failures", help="Only turns that failed a check."),
+) -> None:
+    """Show each turn of a run: user, agent, tool calls and verdicts."""
+    run = RunDirectory.open_existing(run_dir)
+    info = run.info()
+    card, judgments = evaluate_run(run_dir)
+    records = run.turns()
+    if failures:
+        failed = {j.turn for j in judgments if j.passed is False} | {
+            r.turn for r in records if r.status != "ok"
+        }
+        records = [r for r in records if r.turn in failed]
+    console.print(
+        f"[b]{info.benchmark}[/b] v{info.benchmark_version} · [b]{info.target.name}[/b] · "
+        f"{info.status} · started {info.started_at}"
+    )
+    console.print(turns_table(records, judgments, verbose=verbose))
+    console.print(scorecards_table([card]))

@@ -1,0 +1,140 @@
+"""What a Session emits, and how the runner records it.
+
+Session events are a flat discriminated union keyed on ``type``. The runner stamps each one
+once, from the run's clock, into a ``RecordedEvent`` line of ``events.jsonl``; runner-side
+happenings (a turn starting, a tool result sent, a retry) are recorded the same way so the
+timeline is one file.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AssistantTextDelta(_Event):
+    """A piece of what the agent says (text targets) or its provider transcript (audio)."""
+
+    type: Literal["assistant_text"] = "assistant_text"
+    text: str
+
+
+class AssistantAudio(_Event):
+    """A chunk of agent audio: mono PCM16 little-endian at ``sample_rate``."""
+
+    type: Literal["assistant_audio"] = "assistant_audio"
+    pcm: bytes = Field(repr=False)
+    sample_rate: int
+
+    @property
+    def duration(self) -> float:
+        """Seconds of audio in the chunk."""
+        return len(self.pcm) / 2 / self.sample_rate
+
+
+class ToolCallRequested(_Event):
+    """The agent asks for a tool call.
+
+    ``arguments`` is the parsed object; when the provider sent JSON that does not parse,
+    ``arguments`` is empty, ``raw_arguments`` holds what was sent and ``parse_error`` why.
+    """
+
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None
+    parse_error: str | None = None
+
+
+class TurnComplete(_Event):
+    """The agent finished its response and has no tool call outstanding."""
+
+    type: Literal["turn_complete"] = "turn_complete"
+    status: Literal["completed", "cancelled", "incomplete", "failed"] = "completed"
+
+
+class UserTranscript(_Event):
+    """What the target heard the user say (its own ASR)."""
+
+    type: Literal["user_transcript"] = "user_transcript"
+    text: str
+
+
+class SpeechStarted(_Event):
+    """The target's own VAD detected the user starting to speak."""
+
+    type: Literal["speech_started"] = "speech_started"
+
+
+class SpeechStopped(_Event):
+    """The target's own VAD detected the user stopping."""
+
+    type: Literal["speech_stopped"] = "speech_stopped"
+
+
+class Interrupted(_Event):
+    """The target stopped speaking because the user barged in."""
+
+    type: Literal["interrupted"] = "interrupted"
+
+
+class TargetError(_Event):
+    """Something went wrong on the target side; ``category`` follows the error taxonomy."""
+
+    type: Literal["target_error"] = "target_error"
+    category: str
+    message: str
+    retryable: bool = False
+    retry_after: float | None = None
+    fatal: bool = False
+    """The session cannot continue (a dropped connection that needs a reconnect)."""
+
+
+class Usage(_Event):
+    """Token accounting for one model response."""
+
+    type: Literal["usage"] = "usage"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    audio_input_tokens: int = 0
+    audio_output_tokens: int = 0
+
+
+SessionEvent = Annotated[
+    AssistantTextDelta
+    | AssistantAudio
+    | ToolCallRequested
+    | TurnComplete
+    | UserTranscript
+    | SpeechStarted
+    | SpeechStopped
+    | Interrupted
+    | TargetError
+    | Usage,
+    Field(discriminator="type"),
+]
+
+
+class RecordedEvent(BaseModel):
+    """One line of ``events.jsonl``.
+
+    ``t`` is seconds since the run's clock origin. ``source`` is ``target`` for Session
+    events and ``runner`` for what the runner did. ``data`` is the event without its bytes
+    (audio chunks are recorded as their sample count; the samples live in the wav files).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int
+    t: float
+    turn: str | None
+    source: Literal["target", "runner"]
+    type: str
+    data: dict[str, Any] = Field(default_factory=dict)

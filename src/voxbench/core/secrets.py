@@ -1,0 +1,94 @@
+"""Secrets: read from the environment (or a ``.env`` file) and never written anywhere.
+
+``get_secret`` is the only way code reads a key. ``redact`` scrubs anything about to be
+written to disk or printed: values of secret-looking keys, every secret value read so far,
+and strings shaped like common API keys or bearer tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from voxbench.core.errors import PrerequisiteError
+
+REDACTED = "***"
+
+_SECRET_KEY = re.compile(
+    r"(api[_-]?key|secret|password|passwd|authorization|credential|private[_-]?key"
+    r"|^token$|access[_-]?token|[_-]token$|^auth$|^x-goog-api-key$)",
+    re.IGNORECASE,
+)
+_SECRET_VALUE = re.compile(
+    r"(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
+    r"|xai-[A-Za-z0-9]{16,}|gsk_[A-Za-z0-9]{16,}|AKIA[0-9A-Z]{16}"
+    r"|(?<=Bearer )[A-Za-z0-9._\-]{12,})"
+)
+_seen_secrets: set[str] = set()
+_dotenv_loaded = False
+
+
+def load_dotenv(path: str | Path = ".env") -> None:
+    """Load ``KEY=value`` lines from ``path`` into the environment, never overriding it."""
+    global _dotenv_loaded
+    _dotenv_loaded = True
+    p = Path(path)
+    if not p.is_file():
+        return
+    for line in p.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        value = value.strip().strip("'\"")
+        os.environ.setdefault(key.strip(), value)
+
+
+def get_secret(*env_vars: str, required: bool = True, purpose: str = "") -> str | None:
+    """Return the first set env var among ``env_vars``; raise naming them if none is set."""
+    for var in env_vars:
+        value = os.environ.get(var)
+        if value:
+            remember_secret(value)
+            return value
+    if required:
+        names = " or ".join(env_vars)
+        why = f" for {purpose}" if purpose else ""
+        raise PrerequisiteError(f"missing API key{why}: set {names} (in the environment or .env)")
+    return None
+
+
+def remember_secret(value: str) -> None:
+    """Register a secret value so ``redact`` scrubs it wherever it appears."""
+    if value and len(value) >= 6:
+        _seen_secrets.add(value)
+
+
+def redact_text(text: str) -> str:
+    """Scrub known secret values and key-shaped strings from ``text``."""
+    for secret in _seen_secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return _SECRET_VALUE.sub(REDACTED, text)
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a mapping key names a secret (``api_key``, ``Authorization``, ...)."""
+    return bool(_SECRET_KEY.search(key)) and not key.lower().endswith(("_env", "_var"))
+
+
+def redact(value: Any) -> Any:
+    """Return a copy of ``value`` with every secret replaced by ``***``."""
+    if isinstance(value, Mapping):
+        return {
+            k: (REDACTED if isinstance(k, str) and is_secret_key(k) and v else redact(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        return redact_text(value)
+    return value

@@ -1,0 +1,118 @@
+"""Rich renderings of scorecards and runs for the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
+
+
+def _rate(score: DimensionScore | None) -> str:
+    if score is None or score.rate is None:
+        return "—"
+    text = f"{score.passed}/{score.scored} {score.rate:.0%}"
+    if score.ci95 is not None:
+        text += f" [{score.ci95[0]:.0%}–{score.ci95[1]:.0%}]"
+    return text
+
+
+def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Table:
+    """Scorecards side by side: one column per run."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("")
+    for card in cards:
+        table.add_column(card.target, justify="right")
+    dims: list[str] = []
+    for card in cards:
+        dims += [d.dimension for d in card.dimensions if d.dimension not in dims]
+    table.add_row("[b]strict per-turn pass[/b]", *(f"[b]{_rate(c.strict_pass)}[/b]" for c in cards))
+    for dim in dims:
+        table.add_row(dim, *(_rate(c.dimension(dim)) for c in cards))
+    check_rows = (
+        ("required calls matched", "required_calls_matched", "required_calls"),
+        ("tool turns passed", "tool_turns_passed", "tool_turns"),
+        ("facts covered", "facts_covered", "facts"),
+        ("state checks passed", "state_checks_passed", "state_checks"),
+    )
+    for label, num, den in check_rows:
+        if any(den in c.checks for c in cards):
+            table.add_row(label, *(f"{c.checks.get(num, 0)}/{c.checks.get(den, 0)}" for c in cards))
+    for label, key in (
+        ("forbidden calls made", "forbidden_calls_made"),
+        ("spurious calls", "spurious_calls"),
+        ("false claims", "false_claims"),
+        ("duplicate calls", "duplicate_calls"),
+    ):
+        if any(key in c.checks for c in cards):
+            table.add_row(label, *(str(c.checks.get(key, 0)) for c in cards))
+    for key in ("no_response", "error", "retried", "reconnected", "ended_early", "judge_failures"):
+        if any(c.counts.get(key) for c in cards):
+            table.add_row(key.replace("_", " "), *(str(c.counts.get(key, 0)) for c in cards))
+    metrics: list[str] = []
+    for card in cards:
+        metrics += [m for m in card.latency if m not in metrics]
+    for metric in metrics:
+        table.add_row(
+            f"{metric} p50 / p95 (ms)",
+            *(
+                f"{c.latency[metric]['p50'] * 1000:.0f} / {c.latency[metric]['p95'] * 1000:.0f}"
+                if metric in c.latency
+                else "—"
+                for c in cards
+            ),
+        )
+    return table
+
+
+def turns_table(
+    records: Sequence[TurnRecord], judgments: Sequence[Judgment], verbose: bool = False
+) -> Table:
+    """One row per turn: what the user said, what the agent said and did, and verdicts."""
+    by_turn: dict[str, list[Judgment]] = {}
+    for j in judgments:
+        by_turn.setdefault(j.turn, []).append(j)
+    table = Table(show_lines=True)
+    for col in ("turn", "user", "agent", "tool calls", "verdict"):
+        table.add_column(col, overflow="fold")
+    width = None if verbose else 160
+    for rec in records:
+        calls = "\n".join(
+            f"{c.name}({', '.join(f'{k}={v}' for k, v in c.arguments.items())})"
+            + (
+                f" → {c.result.get('error')}"
+                if isinstance(c.result, dict) and c.result.get("status") == "error"
+                else ""
+            )
+            + (" [dup]" if c.is_duplicate else "")
+            for c in rec.tool_calls
+        )
+        verdicts = []
+        for j in by_turn.get(rec.turn, []):
+            mark = (
+                "[green]✓[/green]"
+                if j.passed
+                else ("[yellow]?[/yellow]" if j.passed is None else "[red]✗[/red]")
+            )
+            line = f"{mark} {j.dimension}"
+            if j.passed is False and j.evidence:
+                line += ": " + "; ".join(j.evidence)
+            verdicts.append(line)
+        if rec.status != "ok":
+            verdicts.insert(
+                0, f"[red]{rec.status}[/red]" + (f": {'; '.join(rec.errors)}" if rec.errors else "")
+            )
+        said = rec.spoken_text
+        table.add_row(
+            rec.turn,
+            rec.user_text if width is None else _clip(rec.user_text, width),
+            said if width is None else _clip(said, width),
+            calls,
+            "\n".join(verdicts),
+        )
+    return table
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

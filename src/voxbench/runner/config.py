@@ -1,0 +1,85 @@
+"""``RunConfig``: the one object that says what to run. The CLI builds it; the API takes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from voxbench.core.errors import ConfigError
+
+
+class RunConfig(BaseModel):
+    """Everything a conversation run needs; unknown keys are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str
+    """A built-in benchmark name or a benchmark directory."""
+    target: str = "local/oracle"
+    base_url: str | None = None
+    target_options: dict[str, Any] = Field(default_factory=dict)
+    mode: Literal["text", "audio"] = "text"
+    only_turns: list[int] | None = None
+    """Turn positions to run (0-based); None runs every turn."""
+    runs_dir: Path = Path("runs")
+    turn_timeout: float = Field(default=120.0, gt=0)
+    """Seconds a turn may take before it is recorded as failed."""
+    max_tool_calls_per_turn: int = Field(default=16, ge=1)
+    max_retries: int = Field(default=3, ge=0)
+    seed: int = 0
+
+    @field_validator("only_turns", mode="before")
+    @classmethod
+    def _parse_turns(cls, v: Any) -> Any:
+        return parse_turn_selection(v) if isinstance(v, str) else v
+
+    @classmethod
+    def from_file(cls, path: str | Path, **overrides: Any) -> RunConfig:
+        """Load a YAML run config; non-None ``overrides`` (CLI flags) win."""
+        p = Path(path)
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read run config: {exc}", file=p) from exc
+        if not isinstance(data, dict):
+            raise ConfigError("wrong shape", file=p, expected="a mapping of run settings")
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        return build_config(data, source=p)
+
+
+def build_config(data: dict[str, Any], source: str | Path | None = None) -> RunConfig:
+    """Validate ``data`` into a RunConfig, naming the offending key on error."""
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        expected = ", ".join(RunConfig.model_fields) if err["type"] == "extra_forbidden" else None
+        raise ConfigError(message, file=source, field=field, expected=expected) from exc
+
+
+def parse_turn_selection(spec: str) -> list[int]:
+    """``"0,3-5"`` → ``[0, 3, 4, 5]``."""
+    out: set[int] = set()
+    for part in spec.replace(" ", "").split(","):
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                out.update(range(lo, hi + 1))
+            else:
+                out.add(int(part))
+        except ValueError:
+            raise ConfigError(
+                f"bad turn selection {part!r}",
+                field="only_turns",
+                expected="numbers and ranges like 0,3-5",
+            ) from None
+    return sorted(out)

@@ -1,0 +1,524 @@
+"""Drive a benchmark's conversation through a target, recording everything as it happens.
+
+Each turn: send the user's words, end the user turn, then consume the session's events —
+executing tool calls against the backend simulator and answering them — until the target
+completes its response (bounded by a per-turn timeout and a cap on tool calls). Every event
+is stamped by the run's clock and appended to ``events.jsonl`` at once; a completed turn is
+appended to ``transcript.jsonl`` with a backend checkpoint, so a killed run resumes after
+its last completed turn with the conversation and the backend as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import secrets as _random_ids
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from voxbench import __version__
+from voxbench.benchmarks.backend import BackendSpec, ToolBackend
+from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.benchmark import Benchmark, Turn
+from voxbench.core.clock import Clock
+from voxbench.core.errors import ProviderError, RunError, VoxbenchError
+from voxbench.core.events import (
+    AssistantAudio,
+    AssistantTextDelta,
+    SessionEvent,
+    TargetError,
+    ToolCallRequested,
+    TurnComplete,
+    Usage,
+    UserTranscript,
+)
+from voxbench.core.records import ComponentSpec, RunInfo, ToolCallRecord, TurnRecord, TurnTimings
+from voxbench.core.session import HistoryMessage, HistoryToolCall, Session, SessionSetup
+from voxbench.runner.artifacts import RunDirectory
+from voxbench.runner.config import RunConfig
+from voxbench.targets.registry import canonical_name, resolve_target
+
+BACKOFF_BASE = 1.0
+"""Seconds before the first retry; doubles each time (module-level so tests can zero it)."""
+BACKOFF_CAP = 30.0
+
+ProgressCallback = Callable[[int, int, TurnRecord], None]
+
+
+class _RetryTurn(Exception):
+    """The turn failed in a way that a fresh attempt may fix."""
+
+    def __init__(self, reason: str, retry_after: float | None, reconnect: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.reconnect = reconnect
+
+
+@dataclass
+class _TurnState:
+    record_calls: list[ToolCallRecord] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    user_transcript: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    first_event: float | None = None
+    first_text: float | None = None
+    first_audio: float | None = None
+
+
+def new_run_path(config: RunConfig, benchmark: Benchmark) -> Path:
+    """``runs/<benchmark>/<UTC timestamp>_<target>_<short id>``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = canonical_name(config.target).replace("/", "-").replace(":", "-").replace(".", "-")
+    return config.runs_dir / benchmark.id / f"{stamp}_{target}_{_random_ids.token_hex(3)}"
+
+
+def build_history(records: list[TurnRecord]) -> list[HistoryMessage]:
+    """The conversation so far, from completed turns (used to resume and reconnect)."""
+    history: list[HistoryMessage] = []
+    for rec in records:
+        if rec.status == "ended_early":
+            continue
+        history.append(HistoryMessage(role="user", text=rec.user_text))
+        history.append(
+            HistoryMessage(
+                role="assistant",
+                text=rec.spoken_text,
+                tool_calls=[
+                    HistoryToolCall(
+                        call_id=c.call_id, name=c.name, arguments=c.arguments, result=c.result
+                    )
+                    for c in rec.tool_calls
+                ],
+            )
+        )
+    return history
+
+
+class ConversationRun:
+    """One run of a benchmark's conversation against one target."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        run_dir: RunDirectory,
+        benchmark: Benchmark,
+        session_factory: Callable[[], Session],
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self.config = config
+        self.run_dir = run_dir
+        self.benchmark = benchmark
+        self.session_factory = session_factory
+        self.progress = progress
+        self.backend = ToolBackend(
+            BackendSpec.model_validate(benchmark.backend), {t.name for t in benchmark.tools}
+        )
+        self.clock = Clock()
+        self.session: Session | None = None
+        self._events: asyncio.Queue[SessionEvent | BaseException] = asyncio.Queue()
+        self._pump: asyncio.Task[None] | None = None
+        self.records: list[TurnRecord] = []
+
+    # -- session lifecycle ----------------------------------------------------------------
+
+    async def _open_session(self) -> None:
+        await self._close_session()
+        session = self.session_factory()
+        self._events = asyncio.Queue()
+        await session.start(
+            SessionSetup(
+                system_prompt=self.benchmark.render_system_prompt(),
+                tools=list(self.benchmark.tools),
+                history=build_history(self.records),
+                modality=self.config.mode,
+            )
+        )
+        self.session = session
+        self._pump = asyncio.create_task(self._pump_events(session))
+
+    async def _pump_events(self, session: Session) -> None:
+        try:
+            async for event in session.events():
+                await self._events.put(event)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the stream broke: the current turn sees it as an error
+            await self._events.put(exc)
+
+    async def _close_session(self) -> None:
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._pump
+            self._pump = None
+        if self.session is not None:
+            with contextlib.suppress(Exception):
+                await self.session.close()
+            self.session = None
+
+    # -- the run ------------------------------------------------------------------------
+
+    def record(self, turn: str | None, type_: str, **data: Any) -> float:
+        """Stamp and append a runner event; returns its time."""
+        t = self.clock.now()
+        self.run_dir.append_event(t, turn, "runner", type_, data)
+        return t
+
+    async def run(self) -> list[TurnRecord]:
+        """Run every selected turn that is not recorded yet."""
+        self.records = self.run_dir.turns()
+        previous = self.run_dir.events()
+        self.clock = Clock(start_at=previous[-1].t if previous else 0.0)
+        self.run_dir.open_for_append()
+        try:
+            if self.records:
+                state = self.run_dir.checkpoint(self.records[-1].turn)
+                if state is None:
+                    raise RunError(
+                        f"{self.run_dir.path}: no backend checkpoint for turn {self.records[-1].turn}"
+                    )
+                self.backend.restore_state(state)
+                self.record(None, "run_resumed", after_turn=self.records[-1].turn)
+            else:
+                self.record(None, "run_started", target=canonical_name(self.config.target))
+            done = {r.turn for r in self.records}
+            selected = self._selected_turns()
+            total = len(selected)
+            await self._open_session()
+            for position, (index, turn) in enumerate(selected):
+                if turn.id in done:
+                    continue
+                if self.backend.snapshot()["ended"]:
+                    record = self._ended_early(index, turn)
+                else:
+                    record = await self._run_turn_with_retries(index, turn)
+                self.run_dir.append_turn(record, self.backend.export_state())
+                self.records.append(record)
+                if self.progress:
+                    self.progress(position + 1, total, record)
+            self.record(None, "run_finished")
+        finally:
+            await self._close_session()
+            self.run_dir.close()
+        return self.records
+
+    def _selected_turns(self) -> list[tuple[int, Turn]]:
+        turns = list(enumerate(self.benchmark.turns))
+        if self.config.only_turns is None:
+            return turns
+        wanted = set(self.config.only_turns)
+        unknown = wanted - set(range(len(turns)))
+        if unknown:
+            raise RunError(
+                f"--only-turns names turns that do not exist: {sorted(unknown)} "
+                f"(the benchmark has turns 0-{len(turns) - 1})"
+            )
+        return [(i, t) for i, t in turns if i in wanted]
+
+    def _ended_early(self, index: int, turn: Turn) -> TurnRecord:
+        t = self.record(turn.id, "turn_skipped", reason="conversation already ended")
+        return TurnRecord(
+            turn=turn.id,
+            index=index,
+            user_text=turn.text,
+            timings=TurnTimings(start=t, end=t),
+            status="ended_early",
+            state_after=self.backend.snapshot(),
+        )
+
+    async def _run_turn_with_retries(self, index: int, turn: Turn) -> TurnRecord:
+        start_state = self.backend.export_state()
+        retries = 0
+        reconnected = False
+        while True:
+            try:
+                record = await self._run_turn(index, turn)
+                return record.model_copy(update={"retries": retries, "reconnected": reconnected})
+            except _RetryTurn as retry:
+                self.backend.restore_state(start_state)
+                if retries >= self.config.max_retries:
+                    t = self.record(turn.id, "turn_failed", reason=retry.reason, retries=retries)
+                    return TurnRecord(
+                        turn=turn.id,
+                        index=index,
+                        user_text=turn.text,
+                        timings=TurnTimings(start=t, end=t),
+                        status="error",
+                        errors=[f"gave up after {retries} retries: {retry.reason}"],
+                        retries=retries,
+                        reconnected=reconnected,
+                        state_after=self.backend.snapshot(),
+                    )
+                retries += 1
+                delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (retries - 1)) * (
+                    0.5 + random.random() / 2
+                )
+                if retry.retry_after is not None:
+                    delay = max(delay, retry.retry_after)
+                reconnected = reconnected or retry.reconnect
+                self.record(
+                    turn.id,
+                    "turn_retry",
+                    attempt=retries,
+                    reason=retry.reason,
+                    delay=round(delay, 3),
+                    reconnect=retry.reconnect,
+                )
+                await asyncio.sleep(delay)
+                await self._open_session()
+
+    async def _run_turn(self, index: int, turn: Turn) -> TurnRecord:
+        assert self.session is not None
+        session = self.session
+        self.backend.begin_turn(turn.id)
+        state = _TurnState()
+        start = self.record(turn.id, "turn_started", index=index)
+        await session.send_user_text(turn.text)
+        self.record(turn.id, "user_text_sent", text=turn.text)
+        await session.end_user_turn()
+        user_end = self.record(turn.id, "user_turn_ended")
+        try:
+            status = await asyncio.wait_for(self._consume(turn, state), self.config.turn_timeout)
+        except TimeoutError:
+            status = "timeout"
+            state.errors.append(f"no complete response within {self.config.turn_timeout:g} s")
+            self.record(turn.id, "turn_timeout", seconds=self.config.turn_timeout)
+            await self._open_session()  # the old session may still be talking
+        end = self.record(turn.id, "turn_ended", status=status)
+        text = "".join(state.text).strip()
+        if status == "timeout":
+            record_status = "error"
+        elif not text and not state.record_calls:
+            record_status = "no_response"
+        else:
+            record_status = "ok" if status == "completed" else "error"
+        return TurnRecord(
+            turn=turn.id,
+            index=index,
+            user_text=turn.text,
+            assistant_text=text,
+            user_transcript=" ".join(state.user_transcript) or None,
+            tool_calls=state.record_calls,
+            usage=state.usage,
+            timings=TurnTimings(
+                start=start,
+                user_end=user_end,
+                first_event=state.first_event,
+                first_text=state.first_text,
+                first_audio=state.first_audio,
+                end=end,
+                ttfb=_since(state.first_event, user_end),
+                ttft=_since(state.first_text, user_end),
+                first_audio_latency=_since(state.first_audio, user_end),
+            ),
+            status=record_status,
+            errors=state.errors,
+            state_after=self.backend.snapshot(),
+        )
+
+    async def _consume(self, turn: Turn, state: _TurnState) -> str:
+        """Handle the target's events until it completes its response; returns its status."""
+        assert self.session is not None
+        while True:
+            item = await self._events.get()
+            if isinstance(item, BaseException):
+                self.record(turn.id, "session_dropped", error=f"{type(item).__name__}: {item}")
+                raise _RetryTurn(f"session stream failed: {item}", None, reconnect=True)
+            event = item
+            t = self.clock.now()
+            if state.first_event is None and not isinstance(event, UserTranscript | Usage):
+                state.first_event = t
+            if isinstance(event, AssistantAudio):
+                state.first_audio = state.first_audio if state.first_audio is not None else t
+                self.run_dir.append_event(
+                    t,
+                    turn.id,
+                    "target",
+                    event.type,
+                    {"samples": len(event.pcm) // 2, "sample_rate": event.sample_rate},
+                )
+                continue
+            self.run_dir.append_event(
+                t, turn.id, "target", event.type, event.model_dump(exclude={"type"})
+            )
+            if isinstance(event, AssistantTextDelta):
+                state.first_text = state.first_text if state.first_text is not None else t
+                state.text.append(event.text)
+            elif isinstance(event, UserTranscript):
+                state.user_transcript.append(event.text)
+            elif isinstance(event, Usage):
+                for key, value in event.model_dump(exclude={"type"}).items():
+                    state.usage[key] = state.usage.get(key, 0) + value
+            elif isinstance(event, ToolCallRequested):
+                await self._answer_tool_call(turn, event, state, t)
+            elif isinstance(event, TargetError):
+                state.errors.append(f"{event.category}: {event.message}")
+                nothing_yet = not state.text and not state.record_calls
+                if event.fatal or (event.retryable and nothing_yet):
+                    raise _RetryTurn(
+                        f"{event.category}: {event.message}",
+                        event.retry_after,
+                        reconnect=event.fatal,
+                    )
+            elif isinstance(event, TurnComplete):
+                return event.status
+
+    async def _answer_tool_call(
+        self, turn: Turn, event: ToolCallRequested, state: _TurnState, t: float
+    ) -> None:
+        assert self.session is not None
+        if event.parse_error is not None:
+            result: Any = {
+                "status": "error",
+                "error": "MALFORMED_ARGUMENTS",
+                "message": f"arguments are not valid JSON: {event.parse_error}",
+            }
+            duplicate = False
+        elif len(state.record_calls) >= self.config.max_tool_calls_per_turn:
+            result = {
+                "status": "error",
+                "error": "TOO_MANY_CALLS",
+                "message": f"at most {self.config.max_tool_calls_per_turn} tool calls per turn",
+            }
+            duplicate = False
+        else:
+            result, duplicate = self.backend.call(event.name, event.arguments)
+        state.record_calls.append(
+            ToolCallRecord(
+                call_id=event.call_id,
+                name=event.name,
+                arguments=event.arguments,
+                raw_arguments=event.raw_arguments,
+                parse_error=event.parse_error,
+                result=result,
+                is_duplicate=duplicate,
+                t_requested=t,
+            )
+        )
+        await self.session.send_tool_result(event.call_id, result)
+        self.record(
+            turn.id,
+            "tool_result",
+            call_id=event.call_id,
+            name=event.name,
+            result=result,
+            is_duplicate=duplicate,
+        )
+
+
+def _since(t: float | None, origin: float) -> float | None:
+    return None if t is None else round(t - origin, 6)
+
+
+def _versions() -> dict[str, str]:
+    return {"voxbench": __version__, "python": sys.version.split()[0]}
+
+
+async def run_conversation(
+    config: RunConfig,
+    *,
+    progress: ProgressCallback | None = None,
+    session_factory: Callable[[], Session] | None = None,
+    run_path: Path | None = None,
+) -> Path:
+    """Start a new run; returns its directory."""
+    benchmark = load_benchmark(config.benchmark)
+    factory = session_factory or resolve_target(
+        config.target, benchmark=benchmark, base_url=config.base_url, options=config.target_options
+    )
+    path = run_path or new_run_path(config, benchmark)
+    if path.exists() and any(path.iterdir()):
+        raise RunError(f"{path}: run directory already exists; use --resume to continue it")
+    run_dir = RunDirectory(path)
+    info = RunInfo(
+        run_id=path.name,
+        benchmark=benchmark.id,
+        benchmark_version=benchmark.version,
+        benchmark_hash=benchmark.content_hash,
+        benchmark_path=str(benchmark.root) if benchmark.root else None,
+        target=ComponentSpec(name=canonical_name(config.target), args=config.target_options),
+        config=config.model_dump(mode="json"),
+        mode=config.mode,
+        only_turns=[str(i) for i in config.only_turns] if config.only_turns is not None else None,
+        seed=config.seed,
+        versions=_versions(),
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    run_dir.write_info(info)
+    return await _execute(config, run_dir, benchmark, factory, info, progress)
+
+
+async def resume_run(
+    path: str | Path,
+    *,
+    progress: ProgressCallback | None = None,
+    session_factory: Callable[[], Session] | None = None,
+) -> Path:
+    """Continue a stopped run after its last completed turn."""
+    run_dir = RunDirectory.open_existing(path)
+    info = run_dir.info()
+    config = RunConfig.model_validate(info.config)
+    benchmark = load_benchmark(info.benchmark_path or config.benchmark)
+    if benchmark.content_hash != info.benchmark_hash:
+        raise RunError(
+            f"{run_dir.path}: the benchmark changed since the run started "
+            f"(hash {info.benchmark_hash} → {benchmark.content_hash}); start a new run"
+        )
+    factory = session_factory or resolve_target(
+        config.target, benchmark=benchmark, base_url=config.base_url, options=config.target_options
+    )
+    info = info.model_copy(
+        update={"status": "started", "resumed": info.resumed + 1, "ended_at": None}
+    )
+    run_dir.write_info(info)
+    return await _execute(config, run_dir, benchmark, factory, info, progress)
+
+
+async def _execute(
+    config: RunConfig,
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    factory: Callable[[], Session],
+    info: RunInfo,
+    progress: ProgressCallback | None,
+) -> Path:
+    runner = ConversationRun(config, run_dir, benchmark, factory, progress)
+    try:
+        await runner.run()
+    except (VoxbenchError, ProviderError) as exc:
+        run_dir.write_info(
+            info.model_copy(
+                update={
+                    "status": "error",
+                    "error": str(exc),
+                    "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            )
+        )
+        raise
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        run_dir.write_info(
+            info.model_copy(
+                update={
+                    "status": "cancelled",
+                    "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            )
+        )
+        raise
+    run_dir.write_info(
+        info.model_copy(
+            update={
+                "status": "success",
+                "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        )
+    )
+    return run_dir.path
