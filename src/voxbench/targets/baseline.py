@@ -104,7 +104,7 @@ _STOPWORDS = frozenset(
 )
 _ID = re.compile(r"\b([A-Z]{1,4}-?\d{2,6}|\d{5,7})\b")
 _NAME = re.compile(
-    r"\b(?:i'm|i am|my name is|this is|name's)\s+([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){1,2})"
+    r"\b(?i:i'm|i am|my name is|this is|name's)\s+([A-Z][a-z'\-]+(?:\s+[A-Z][a-z'\-]+){1,2})"
 )
 _ACTION_WORDS: dict[str, tuple[str, ...]] = {
     "register": ("register", "sign me up", "sign up", "book me", "enroll", "reserve"),
