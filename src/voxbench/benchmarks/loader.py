@@ -189,8 +189,15 @@ def _load(root: Path) -> tuple[Benchmark | None, list[BenchmarkError]]:
     except ValidationError as exc:
         problems += _model_problems(exc, backend_file, "")
 
-    if tools and turns:
-        problems += _check_calls(root, tools, turns, backend)
+    # Names of tools that failed validation still count as declared, so one bad tool gives
+    # one error instead of one per reference to it.
+    declared = {
+        raw["name"]
+        for raw in raw_tools
+        if isinstance(raw, dict) and isinstance(raw.get("name"), str)
+    }
+    if turns or backend is not None:
+        problems += _check_calls(root, tools, declared, turns, backend)
     for i, turn in enumerate(turns):
         if turn.audio is not None and not (root / turn.audio).is_file():
             problems.append(
@@ -231,7 +238,11 @@ def _load(root: Path) -> tuple[Benchmark | None, list[BenchmarkError]]:
 
 
 def _check_calls(
-    root: Path, tools: list[ToolSpec], turns: list[Turn], backend: BackendSpec | None
+    root: Path,
+    tools: list[ToolSpec],
+    declared: set[str],
+    turns: list[Turn],
+    backend: BackendSpec | None,
 ) -> list[BenchmarkError]:
     problems: list[BenchmarkError] = []
     by_name = {t.name: t for t in tools}
@@ -247,13 +258,15 @@ def _check_calls(
             for j, call in enumerate(calls):
                 field = f"{label}.{group}[{j}]"
                 tool = by_name.get(call.name)
+                if tool is None and call.name in declared:
+                    continue  # the tool itself is invalid: reported once, in tools.yaml
                 if tool is None:
                     problems.append(
                         BenchmarkError(
                             f"call to undefined tool {call.name!r}",
                             file=turns_file,
                             field=f"{field}.name",
-                            expected=f"one of {', '.join(sorted(by_name))}",
+                            expected=f"one of {', '.join(sorted(declared))}",
                         )
                     )
                     continue
@@ -288,7 +301,7 @@ def _check_calls(
     if backend is not None:
         backend_file = root / "backend.yaml"
         for name in backend.tools:
-            if name not in by_name:
+            if name not in declared:
                 problems.append(
                     BenchmarkError(
                         f"binding for undefined tool {name!r}",
@@ -297,7 +310,7 @@ def _check_calls(
                     )
                 )
         for k, fault in enumerate(backend.faults):
-            if fault.tool not in by_name:
+            if fault.tool not in declared:
                 problems.append(
                     BenchmarkError(
                         f"fault for undefined tool {fault.tool!r}",
@@ -307,7 +320,7 @@ def _check_calls(
                 )
         turn_ids = {t.id for t in turns}
         for turn_id in backend.canned:
-            if turn_id not in turn_ids:
+            if turns and turn_id not in turn_ids:
                 problems.append(
                     BenchmarkError(
                         f"canned results for unknown turn {turn_id!r}",

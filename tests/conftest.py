@@ -1,0 +1,52 @@
+"""Test-wide fixtures: a hermetic environment and no real waiting."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+_SECRET_VARS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "XAI_API_KEY",
+    "GROQ_API_KEY",
+    "OPENROUTER_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "ULTRAVOX_API_KEY",
+)
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No developer key or .env leaks into a test; caches go to a temporary directory."""
+    for var in _SECRET_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("VOXBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retry backoff is zero in tests."""
+    from voxbench.runner import conversation
+
+    monkeypatch.setattr(conversation, "BACKOFF_BASE", 0.0)
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    """The shared reference data; tests that need it skip when it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared is not present (a user's clone has none)")
+    return SHARED
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("VOXBENCH_TESTING", "1")
