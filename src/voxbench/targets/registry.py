@@ -47,7 +47,10 @@ class TargetProvider:
     """Known model names, for listings (any name is accepted)."""
 
 
-BUILTIN_PROVIDER_MODULES: tuple[str, ...] = ("voxbench.targets.local",)
+BUILTIN_PROVIDER_MODULES: tuple[str, ...] = (
+    "voxbench.targets.local",
+    "voxbench.targets.cascade",
+)
 """Modules that register the built-in providers on import. They must not import optional
 SDKs at module level: an SDK is imported when its provider's factory runs."""
 
