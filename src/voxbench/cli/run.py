@@ -73,6 +73,34 @@ def run_command(
     resume: Path = typer.Option(
         None, "--resume", help="Continue a stopped run directory after its last completed turn."
     ),
+    mode: str = typer.Option(
+        None,
+        "--mode",
+        help="text (default) or audio: stream spoken turns and record conversation.wav.",
+    ),
+    stt: str = typer.Option(
+        None,
+        "--stt",
+        help="Audio mode, text targets: speech recognition of the cascade (local/whisper-tiny.en).",
+    ),
+    tts: str = typer.Option(
+        None,
+        "--tts",
+        help="Audio mode, text targets: speech synthesis of the cascade (local/espeak).",
+    ),
+    heard_asr: str = typer.Option(
+        None,
+        "--heard-asr",
+        help="Audio mode: ASR of the agent channel (local/whisper-tiny.en, or none).",
+    ),
+    user_tts: str = typer.Option(
+        None, "--user-tts", help="Audio mode: voice for turns without shipped audio (local/espeak)."
+    ),
+    clock: str = typer.Option(
+        None,
+        "--clock",
+        help="Audio mode: auto (virtual time for in-process targets), real or virtual.",
+    ),
 ) -> None:
     """Run a benchmark against a target and print its deterministic scorecard."""
     if resume is not None:
@@ -85,6 +113,12 @@ def run_command(
             "only_turns": only_turns,
             "runs_dir": runs_dir,
             "turn_timeout": turn_timeout,
+            "mode": mode,
+            "stt": stt,
+            "tts": tts,
+            "heard_asr": heard_asr,
+            "user_tts": user_tts,
+            "clock": clock,
         }
         if config_file is not None:
             config = RunConfig.from_file(config_file, **flags)

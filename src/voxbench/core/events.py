@@ -107,6 +107,14 @@ class Usage(_Event):
     audio_output_tokens: int = 0
 
 
+class StageTiming(_Event):
+    """How long one stage of a composite target took (cascade: stt, llm_first_token, tts_first_audio)."""
+
+    type: Literal["stage_timing"] = "stage_timing"
+    stage: str
+    seconds: float
+
+
 SessionEvent = Annotated[
     AssistantTextDelta
     | AssistantAudio
@@ -117,7 +125,8 @@ SessionEvent = Annotated[
     | SpeechStopped
     | Interrupted
     | TargetError
-    | Usage,
+    | Usage
+    | StageTiming,
     Field(discriminator="type"),
 ]
 

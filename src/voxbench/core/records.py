@@ -74,6 +74,14 @@ class TurnTimings(Record):
     ttft: float | None = None
     """First assistant text (or transcript) after the user finished."""
     first_audio_latency: float | None = None
+    user_speech_start: float | None = None
+    """Audio runs: when the user's speech (by VAD) started and ended on the timeline."""
+    user_speech_end: float | None = None
+    agent_speech_start: float | None = None
+    """Audio runs: agent speech onset and end on the recording (VAD of the agent channel)."""
+    agent_speech_end: float | None = None
+    voice_to_voice: float | None = None
+    """Agent speech onset minus user speech end (negative when the agent talks over the user)."""
     stages: dict[str, float] = Field(default_factory=dict)
     """Per-stage timings reported by composite targets (stt, llm_first_token, tts_first_audio)."""
 
@@ -119,6 +127,11 @@ class Judgment(Record):
     judge: str = "deterministic"
     judge_version: str = ""
     judge_failed: bool = False
+    absorbed_by: str | None = None
+    """When this failure is counted on another judgment (its root cause), that judgment as
+    ``"turn <id> <dimension>"``; ``passed`` is then True so the failure is counted once."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """Structured findings behind the verdict (realigned calls, state diff, cache key)."""
 
 
 class DimensionScore(Record):
@@ -130,6 +143,10 @@ class DimensionScore(Record):
     rate: float | None
     ci95: tuple[float, float] | None = None
     failed_turns: list[str] = Field(default_factory=list)
+    undecided_turns: list[str] = Field(default_factory=list)
+    """Turns the judge could not decide (counted as scored and not passed)."""
+    absorbed_turns: list[str] = Field(default_factory=list)
+    """Turns whose failure is counted on its root cause elsewhere (counted as passed)."""
 
 
 class Scorecard(Record):

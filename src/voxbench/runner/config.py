@@ -30,6 +30,25 @@ class RunConfig(BaseModel):
     max_tool_calls_per_turn: int = Field(default=16, ge=1)
     max_retries: int = Field(default=3, ge=0)
     seed: int = 0
+    # -- audio mode -------------------------------------------------------------------
+    chunk_ms: int = Field(default=20, gt=0, le=1000)
+    """User audio is streamed in chunks of this many milliseconds, in real time."""
+    no_response_timeout: float = Field(default=15.0, gt=0)
+    """Seconds after the user's turn without any agent output before it is a no-response."""
+    inter_turn_gap: float = Field(default=0.8, ge=0)
+    """Silence between the end of the agent's playback and the next user turn."""
+    clock: Literal["auto", "real", "virtual"] = "auto"
+    """``auto``: virtual time for in-process targets (faster than real time), real otherwise."""
+    user_tts: str = "local/espeak"
+    """Voice of the user for turns that ship no audio (synthesized once and cached)."""
+    user_voice: str | None = None
+    stt: str | None = None
+    """Cascade speech recognition for text targets in audio mode (default local/whisper-tiny.en;
+    the oracle needs none)."""
+    tts: str | None = None
+    """Cascade speech synthesis for text targets in audio mode (default local/espeak)."""
+    heard_asr: str | None = "local/whisper-tiny.en"
+    """Transcribes the agent channel (what the agent was heard to say); ``none`` disables."""
 
     @field_validator("only_turns", mode="before")
     @classmethod

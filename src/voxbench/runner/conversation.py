@@ -19,18 +19,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voxbench import __version__
 from voxbench.benchmarks.backend import BackendSpec, ToolBackend
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark, Turn
-from voxbench.core.clock import Clock
+from voxbench.core.clock import Clock, VirtualClock
 from voxbench.core.errors import ProviderError, RunError, VoxbenchError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
     SessionEvent,
+    SpeechStarted,
+    SpeechStopped,
+    StageTiming,
     TargetError,
     ToolCallRequested,
     TurnComplete,
@@ -42,6 +45,9 @@ from voxbench.core.session import HistoryMessage, HistoryToolCall, Session, Sess
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.targets.registry import canonical_name, resolve_target
+
+if TYPE_CHECKING:
+    from voxbench.runner.speech import SpeechTurns
 
 BACKOFF_BASE = 1.0
 """Seconds before the first retry; doubles each time (module-level so tests can zero it)."""
@@ -70,6 +76,8 @@ class _TurnState:
     first_event: float | None = None
     first_text: float | None = None
     first_audio: float | None = None
+    stages: dict[str, float] = field(default_factory=dict)
+    user_speech: tuple[float, float] | None = None
 
 
 def new_run_path(config: RunConfig, benchmark: Benchmark) -> Path:
@@ -125,12 +133,19 @@ class ConversationRun:
         self._events: asyncio.Queue[SessionEvent | BaseException] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self.records: list[TurnRecord] = []
+        self.speech: SpeechTurns | None = None
+        if config.mode == "audio":
+            from voxbench.runner.speech import SpeechTurns
+
+            self.speech = SpeechTurns(self)
 
     # -- session lifecycle ----------------------------------------------------------------
 
     async def _open_session(self) -> None:
         await self._close_session()
         session = self.session_factory()
+        if self.speech is not None and session.info.input_modality == "text":
+            session = _as_speech_agent(session, self.config)
         self._events = asyncio.Queue()
         await session.start(
             SessionSetup(
@@ -192,6 +207,8 @@ class ConversationRun:
             selected = self._selected_turns()
             total = len(selected)
             await self._open_session()
+            if self.speech is not None:
+                self._start_speech()
             for position, (index, turn) in enumerate(selected):
                 if turn.id in done:
                     continue
@@ -208,6 +225,27 @@ class ConversationRun:
             await self._close_session()
             self.run_dir.close()
         return self.records
+
+    def _start_speech(self) -> None:
+        assert self.session is not None and self.speech is not None
+        virtual = self.config.clock == "virtual" or (
+            self.config.clock == "auto" and self.session.info.in_process
+        )
+        if virtual:
+            self.clock = VirtualClock(start_at=self.clock.now())
+        origin = next(
+            (e.data["origin"] for e in self.run_dir.events() if e.type == "recording_started"), None
+        )
+        if origin is None:
+            origin = self.clock.now()
+            self.record(
+                None, "recording_started", origin=origin, clock="virtual" if virtual else "real"
+            )
+        self.speech.open_recording(origin)
+        # A resumed run continues its recording where the file ends.
+        end = self.speech.recorder.end_time if self.speech.recorder else origin
+        if end > self.clock.now():
+            self.clock = type(self.clock)(start_at=end)
 
     def _selected_turns(self) -> list[tuple[int, Turn]]:
         turns = list(enumerate(self.benchmark.turns))
@@ -280,22 +318,35 @@ class ConversationRun:
         self.backend.begin_turn(turn.id)
         state = _TurnState()
         start = self.record(turn.id, "turn_started", index=index)
-        await session.send_user_text(turn.text)
-        self.record(turn.id, "user_text_sent", text=turn.text)
-        await session.end_user_turn()
-        user_end = self.record(turn.id, "user_turn_ended")
-        try:
-            status = await asyncio.wait_for(self._consume(turn, state), self.config.turn_timeout)
-        except TimeoutError:
-            status = "timeout"
-            state.errors.append(f"no complete response within {self.config.turn_timeout:g} s")
-            self.record(turn.id, "turn_timeout", seconds=self.config.turn_timeout)
+        if self.speech is not None:
+            user_end, status = await self.speech.drive(turn, state, start)
+        else:
+            await session.send_user_text(turn.text)
+            self.record(turn.id, "user_text_sent", text=turn.text)
+            await session.end_user_turn()
+            user_end = self.record(turn.id, "user_turn_ended")
+            try:
+                status = await asyncio.wait_for(
+                    self._consume(turn, state), self.config.turn_timeout
+                )
+            except TimeoutError:
+                status = "timeout"
+                state.errors.append(f"no complete response within {self.config.turn_timeout:g} s")
+                self.record(turn.id, "turn_timeout", seconds=self.config.turn_timeout)
+        if status in ("timeout", "no_response"):
             await self._open_session()  # the old session may still be talking
         end = self.record(turn.id, "turn_ended", status=status)
+        heard: dict[str, Any] = {}
+        if self.speech is not None:
+            heard = self.speech.analyse(start, end, state)
+            self.record(turn.id, "agent_speech", **heard)
+            await self.clock.sleep(self.config.inter_turn_gap)
         text = "".join(state.text).strip()
-        if status == "timeout":
+        if status == "no_response":
+            record_status = "no_response"
+        elif status == "timeout":
             record_status = "error"
-        elif not text and not state.record_calls:
+        elif not text and not state.record_calls and not state.first_audio:
             record_status = "no_response"
         else:
             record_status = "ok" if status == "completed" else "error"
@@ -304,6 +355,7 @@ class ConversationRun:
             index=index,
             user_text=turn.text,
             assistant_text=text,
+            heard_text=heard.get("heard_text"),
             user_transcript=" ".join(state.user_transcript) or None,
             tool_calls=state.record_calls,
             usage=state.usage,
@@ -317,6 +369,12 @@ class ConversationRun:
                 ttfb=_since(state.first_event, user_end),
                 ttft=_since(state.first_text, user_end),
                 first_audio_latency=_since(state.first_audio, user_end),
+                user_speech_start=state.user_speech[0] if state.user_speech else None,
+                user_speech_end=state.user_speech[1] if state.user_speech else None,
+                agent_speech_start=heard.get("agent_speech_start"),
+                agent_speech_end=heard.get("agent_speech_end"),
+                voice_to_voice=_v2v(heard.get("agent_speech_start"), state.user_speech),
+                stages=state.stages,
             ),
             status=record_status,
             errors=state.errors,
@@ -333,17 +391,17 @@ class ConversationRun:
                 raise _RetryTurn(f"session stream failed: {item}", None, reconnect=True)
             event = item
             t = self.clock.now()
-            if state.first_event is None and not isinstance(event, UserTranscript | Usage):
+            if state.first_event is None and not isinstance(event, _NOT_AGENT_OUTPUT):
                 state.first_event = t
             if isinstance(event, AssistantAudio):
                 state.first_audio = state.first_audio if state.first_audio is not None else t
-                self.run_dir.append_event(
-                    t,
-                    turn.id,
-                    "target",
-                    event.type,
-                    {"samples": len(event.pcm) // 2, "sample_rate": event.sample_rate},
-                )
+                data: dict[str, Any] = {
+                    "samples": len(event.pcm) // 2,
+                    "sample_rate": event.sample_rate,
+                }
+                if self.speech is not None:
+                    data["plays_at"] = round(self.speech.place_agent_audio(t, _pcm_audio(event)), 6)
+                self.run_dir.append_event(t, turn.id, "target", event.type, data)
                 continue
             self.run_dir.append_event(
                 t, turn.id, "target", event.type, event.model_dump(exclude={"type"})
@@ -353,6 +411,8 @@ class ConversationRun:
                 state.text.append(event.text)
             elif isinstance(event, UserTranscript):
                 state.user_transcript.append(event.text)
+            elif isinstance(event, StageTiming):
+                state.stages[event.stage] = event.seconds
             elif isinstance(event, Usage):
                 for key, value in event.model_dump(exclude={"type"}).items():
                     state.usage[key] = state.usage.get(key, 0) + value
@@ -411,6 +471,30 @@ class ConversationRun:
             result=result,
             is_duplicate=duplicate,
         )
+
+
+_NOT_AGENT_OUTPUT = (UserTranscript, Usage, SpeechStarted, SpeechStopped, StageTiming)
+
+
+def _pcm_audio(event: AssistantAudio):  # noqa: ANN202 - audio import kept lazy for text runs
+    from voxbench.audio.wav import Audio
+
+    return Audio.from_pcm16(event.pcm, event.sample_rate)
+
+
+def _as_speech_agent(session: Session, config: RunConfig) -> Session:
+    """A text target in audio mode hears through STT and speaks through TTS (a cascade)."""
+    from voxbench.targets.cascade import build_cascade
+
+    stt = config.stt or ("none" if session.info.name == "local/oracle" else None)
+    options = {k: v for k, v in {"stt": stt, "tts": config.tts}.items() if v is not None}
+    return build_cascade(session, options)
+
+
+def _v2v(agent_start: float | None, user_speech: tuple[float, float] | None) -> float | None:
+    if agent_start is None or user_speech is None:
+        return None
+    return round(agent_start - user_speech[1], 6)
 
 
 def _since(t: float | None, origin: float) -> float | None:
