@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from voxbench import __version__
-from voxbench.cli import bench, judge, listing, run, show
+from voxbench.cli import analyze, bench, importing, judge, listing, run, show
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
 
@@ -24,8 +24,10 @@ app.command("run")(run.run_command)
 app.command("demo")(run.demo_command)
 app.command("show")(show.show_command)
 app.command("judge")(judge.judge_command)
+app.command("analyze")(analyze.analyze_command)
 app.add_typer(listing.app, name="list")
 app.add_typer(bench.app, name="bench")
+app.add_typer(importing.app, name="import")
 
 
 def _version(value: bool) -> None:

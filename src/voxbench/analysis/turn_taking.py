@@ -1,0 +1,268 @@
+"""Turn-taking and latency analysis of an audio run, from its timeline and its recording.
+
+Re-runnable on the artifacts alone: it reads what the runner logged (when each turn started,
+when the user's audio ended, where each agent chunk was placed) and measures the rest on
+``conversation.wav`` with Silero VAD at ≤ 10 ms boundary resolution (the public reference
+works at 32 ms and misses a 0.45 s "Yes.").
+
+Per turn:
+
+- ``server_ttfb``: first target event after the user's turn ended (from the timeline).
+- ``pipeline_ttfa``: first agent audio on the recording − user speech end.
+- ``voice_to_voice``: agent speech onset (VAD) − user speech end (VAD); negative when the
+  agent talks over the user. Values ≤ 0 stay in every percentile.
+- ``silent_pad_vad`` / ``silent_pad_rms``: agent speech onset (VAD / −40 dBFS energy) − first
+  agent audio: silence the agent sent before it spoke.
+- ``overlaps``: user and agent speech overlapping ≥ 100 ms inside the turn.
+- ``tag_alignment``: where the runner logged the first agent audio − where its marker tone
+  was found on the recording (when tone tags were recorded); it checks the recording's own
+  alignment to ±20 ms.
+
+Run-wide: unprompted agent speech (not inside any turn's response window) and missing
+responses.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voxbench.audio.tags import find_tags
+from voxbench.audio.vad import SileroVAD, SpeechSegment
+from voxbench.audio.wav import Audio, read_wav
+from voxbench.core.errors import RunError
+from voxbench.core.events import RecordedEvent
+from voxbench.core.records import Judgment, TurnRecord
+
+OVERLAP_MIN = 0.100
+"""Seconds of simultaneous speech that count as an overlap."""
+MAX_SILENT_PAD = 5.0
+"""More silence than this before the agent speaks fails turn-taking."""
+TAG_TOLERANCE = 0.020
+RMS_ONSET_DBFS = -40.0
+JUDGE_NAME = "turn-taking"
+JUDGE_VERSION = "turn-taking-1"
+
+
+@dataclass
+class TurnTiming:
+    """What the analysis measured on one turn (seconds; None when not measurable)."""
+
+    turn: str
+    user_speech_start: float | None = None
+    user_speech_end: float | None = None
+    first_agent_audio: float | None = None
+    agent_speech_start: float | None = None
+    agent_speech_end: float | None = None
+    server_ttfb: float | None = None
+    pipeline_ttfa: float | None = None
+    voice_to_voice: float | None = None
+    silent_pad_vad: float | None = None
+    silent_pad_rms: float | None = None
+    tag_alignment: float | None = None
+    overlaps: list[tuple[float, float]] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)
+    scored: bool = True
+    """False for turns that never ran (the conversation had ended)."""
+
+
+@dataclass
+class TurnTakingReport:
+    """The analysis of a whole run."""
+
+    turns: list[TurnTiming]
+    unprompted: list[tuple[float, float]]
+    user_segments: int
+    agent_segments: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def _windows(events: list[RecordedEvent]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for e in events:
+        if e.turn is None:
+            continue
+        w = out.setdefault(e.turn, {})
+        if e.type == "turn_started":
+            w.clear()  # a retried or resumed turn: the last attempt is the one recorded
+            w["start"] = e.t
+        elif e.type == "user_turn_ended":
+            w["user_end"] = e.t
+        elif e.type == "assistant_audio" and "first_audio" not in w and "plays_at" in e.data:
+            w["first_audio"] = float(e.data["plays_at"])
+        elif e.type == "turn_ended":
+            w["end"] = e.t
+    return out
+
+
+def _rms_onset(
+    samples: np.ndarray, rate: int, threshold_dbfs: float = RMS_ONSET_DBFS
+) -> float | None:
+    frame = max(1, rate // 200)  # 5 ms
+    usable = len(samples) // frame * frame
+    if usable == 0:
+        return None
+    rms = np.sqrt(np.mean(samples[:usable].reshape(-1, frame) ** 2, axis=1) + 1e-12)
+    loud = np.nonzero(20 * np.log10(rms) > threshold_dbfs)[0]
+    return float(loud[0] * frame / rate) if loud.size else None
+
+
+def analyse_turn_taking(
+    events: list[RecordedEvent],
+    records: list[TurnRecord],
+    recording: Audio,
+    origin: float,
+    tags: list[float] | None = None,
+) -> TurnTakingReport:
+    """Measure every turn of an audio run.
+
+    ``recording`` is ``conversation.wav`` (user left, agent right); ``origin`` is the run-clock
+    time of its first sample (the ``recording_started`` event); ``tags`` are the times, in
+    seconds of the recording, of marker tones found on it, if tags were recorded.
+    """
+    user = recording.channel(0)
+    agent = recording.channel(1)
+    vad = SileroVAD(min_speech_ms=100, min_silence_ms=300)
+    user_segs = [_shift(s, origin) for s in vad.segments(user)]
+    agent_segs = [_shift(s, origin) for s in vad.segments(agent)]
+    windows = _windows(events)
+    timings: list[TurnTiming] = []
+    claimed: set[int] = set()
+    for record in records:
+        w = windows.get(record.turn, {})
+        timing = TurnTiming(turn=record.turn, server_ttfb=record.timings.ttfb)
+        timings.append(timing)
+        if record.status == "ended_early" or "start" not in w:
+            timing.scored = False
+            continue
+        start, end = w["start"], w.get("end", w["start"])
+        mine = [s for s in user_segs if start - 0.05 <= s.start < w.get("user_end", end) + 0.05]
+        if mine:
+            timing.user_speech_start, timing.user_speech_end = mine[0].start, mine[-1].end
+        replies = [(i, s) for i, s in enumerate(agent_segs) if start <= s.start <= end + 0.05]
+        if replies:
+            claimed.update(i for i, _ in replies)
+            timing.agent_speech_start = replies[0][1].start
+            timing.agent_speech_end = replies[-1][1].end
+        timing.first_agent_audio = w.get("first_audio")
+        _derive(timing, agent, origin)
+        timing.overlaps = [
+            (round(max(u.start, a.start), 4), round(min(u.end, a.end), 4))
+            for u in mine
+            for _, a in replies
+            if min(u.end, a.end) - max(u.start, a.start) >= OVERLAP_MIN
+        ]
+        if tags is not None and timing.first_agent_audio is not None:
+            logged = timing.first_agent_audio - origin
+            near = [t for t in tags if abs(t - logged) <= 0.150]
+            timing.tag_alignment = (
+                round(logged - min(near, key=lambda t: abs(t - logged)), 4) if near else None
+            )
+            if not near:
+                timing.issues.append("missing_tag")
+        timing.issues += _issues(record, timing)
+    unprompted = [
+        (round(s.start, 4), round(s.end, 4)) for i, s in enumerate(agent_segs) if i not in claimed
+    ]
+    return TurnTakingReport(timings, unprompted, len(user_segs), len(agent_segs))
+
+
+def _shift(segment: SpeechSegment, origin: float) -> SpeechSegment:
+    return SpeechSegment(round(segment.start + origin, 4), round(segment.end + origin, 4))
+
+
+def _derive(t: TurnTiming, agent: Audio, origin: float) -> None:
+    rate = agent.sample_rate
+    if t.user_speech_end is not None:
+        if t.first_agent_audio is not None:
+            t.pipeline_ttfa = round(t.first_agent_audio - t.user_speech_end, 4)
+        if t.agent_speech_start is not None:
+            t.voice_to_voice = round(t.agent_speech_start - t.user_speech_end, 4)
+    if t.first_agent_audio is not None:
+        if t.agent_speech_start is not None:
+            t.silent_pad_vad = round(t.agent_speech_start - t.first_agent_audio, 4)
+        a = max(0, round((t.first_agent_audio - origin) * rate))
+        tail = agent.samples[a : a + int((MAX_SILENT_PAD + 1) * rate)]
+        onset = _rms_onset(tail, rate)
+        t.silent_pad_rms = round(onset, 4) if onset is not None else None
+
+
+def _issues(record: TurnRecord, t: TurnTiming) -> list[str]:
+    issues = []
+    if record.status == "no_response" or t.agent_speech_start is None:
+        issues.append("missing_response")
+    if t.voice_to_voice is not None and t.voice_to_voice < 0:
+        issues.append(f"negative_latency ({t.voice_to_voice * 1000:.0f} ms)")
+    if t.overlaps:
+        issues.append(f"overlap ({len(t.overlaps)})")
+    if t.silent_pad_vad is not None and t.silent_pad_vad > MAX_SILENT_PAD:
+        issues.append(f"high_silent_pad ({t.silent_pad_vad:.1f} s)")
+    if t.tag_alignment is not None and abs(t.tag_alignment) > TAG_TOLERANCE:
+        issues.append(f"alignment_drift ({t.tag_alignment * 1000:.0f} ms)")
+    return issues
+
+
+def turn_taking_judgments(report: TurnTakingReport) -> list[Judgment]:
+    """The ``turn_taking`` dimension: a turn passes when no issue was found on it."""
+    return [
+        Judgment(
+            turn=t.turn,
+            dimension="turn_taking",
+            passed=(not t.issues) if t.scored else None,
+            reasoning=("clean turn-taking" if not t.issues else "; ".join(t.issues))
+            if t.scored
+            else "turn not run",
+            evidence=[
+                f"{name}={value * 1000:.0f} ms"
+                for name, value in (
+                    ("voice_to_voice", t.voice_to_voice),
+                    ("pipeline_ttfa", t.pipeline_ttfa),
+                    ("silent_pad_vad", t.silent_pad_vad),
+                )
+                if value is not None
+            ]
+            + t.issues,
+            judge=JUDGE_NAME,
+            judge_version=JUDGE_VERSION,
+        )
+        for t in report.turns
+    ]
+
+
+def analyse_recorded_run(run_dir: str | Path) -> TurnTakingReport:
+    """Analyse a run directory's ``events.jsonl``, ``transcript.jsonl`` and ``conversation.wav``."""
+    path = Path(run_dir)
+    recording_file = path / "conversation.wav"
+    if not recording_file.is_file():
+        raise RunError(f"{path}: no conversation.wav (turn-taking needs a run in audio mode)")
+    events = [RecordedEvent.model_validate(r) for r in _read_jsonl(path / "events.jsonl")]
+    records = [TurnRecord.model_validate(r) for r in _read_jsonl(path / "transcript.jsonl")]
+    origin = next((float(e.data["origin"]) for e in events if e.type == "recording_started"), 0.0)
+    recording = read_wav(recording_file)
+    if recording.channels != 2:
+        raise RunError(
+            f"{recording_file}: expected 2 channels (user, agent), found {recording.channels}"
+        )
+    tags_file = path / "tags.wav"
+    tags = find_tags(read_wav(tags_file)) if tags_file.is_file() else None
+    return analyse_turn_taking(events, records, recording, origin, tags)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise RunError(f"{path}: missing")
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # a line torn by a kill ends the readable part
+    return rows
