@@ -194,6 +194,9 @@ class ToolBackend:
         if name not in self.tool_names:
             return _err("UNKNOWN_TOOL", f"there is no tool named {name!r}")
         if self.spec.engine == "canned":
+            # An `end` binding still ends the conversation, as upstream harnesses do.
+            if (bound := self.spec.tools.get(name)) is not None and bound.op == "end":
+                self._state["ended"] = True
             return self._canned(name, args)
         binding = self.spec.tools.get(name)
         if binding is None:

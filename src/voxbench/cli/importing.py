@@ -1,0 +1,120 @@
+"""``voxbench import conversation-bench|aiewf``: convert upstream checkouts into benchmarks."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from voxbench.benchmarks.importers import (
+    DEFAULT_VARIANT,
+    ImportedBenchmark,
+    import_aiewf,
+    import_conversation_bench,
+)
+from voxbench.core.errors import ConfigError
+
+app = typer.Typer(
+    help="Import upstream benchmarks (ConversationBench, AIEWF) from a local checkout. "
+    "Their Python files are parsed, never executed.",
+    no_args_is_help=True,
+)
+console = Console()
+
+_OUT = typer.Option(None, "--out", "-o", help="Destination directory (default ./imported/<id>).")
+_DATE = typer.Option(
+    None, "--current-date", help="Conversation date YYYY-MM-DD (default: the prompt's own date)."
+)
+_AUDIO = typer.Option(
+    None, "--audio-dir", help="Where turn_NNN.wav files are, if not in the checkout."
+)
+_PROMPT = typer.Option(
+    None,
+    "--system-prompt",
+    help="A text file to use as system prompt instead of system.py "
+    "({knowledge_base} marks where the knowledge base goes).",
+)
+_FORCE = typer.Option(False, "--force", help="Replace a benchmark already at --out.")
+
+
+def _date(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise ConfigError(
+            f"not a date: {value!r}", field="--current-date", expected="YYYY-MM-DD"
+        ) from exc
+
+
+def _report(result: ImportedBenchmark) -> None:
+    audio = (
+        f"{result.audio_files} audio files ({result.audio_seconds:.1f} s)"
+        if result.audio_files
+        else "no audio"
+    )
+    console.print(
+        f"[green]imported[/green] [b]{escape(result.id)}[/b] → {escape(str(result.out_dir))}: "
+        f"{result.turns} turns, {result.tools} tools, {result.required_calls} required calls, "
+        f"{result.canned_results} canned results, {audio}, date {result.current_date}"
+        + (f", upstream commit {result.upstream_commit[:12]}" if result.upstream_commit else "")
+    )
+    for note in result.notes:
+        console.print(f"[yellow]note[/yellow]: {escape(note)}")
+    console.print(f"check it with: voxbench bench check {escape(str(result.out_dir))}")
+
+
+@app.command("conversation-bench")
+def conversation_bench(
+    src_dir: Path = typer.Argument(
+        ..., help="A ConversationBench checkout (or its benchmark dir)."
+    ),
+    out: Path = _OUT,
+    name: str = typer.Option(
+        "conversation_bench", "--name", help="Which benchmarks/<name>/ of the checkout."
+    ),
+    current_date: str = _DATE,
+    audio_dir: Path = _AUDIO,
+    system_prompt: Path = _PROMPT,
+    force: bool = _FORCE,
+) -> None:
+    """Import ConversationBench's 75-turn benchmark."""
+    result = import_conversation_bench(
+        src_dir,
+        out or Path("imported") / name,
+        name=name,
+        current_date=_date(current_date),
+        audio_dir=audio_dir,
+        system_prompt_file=system_prompt,
+        force=force,
+    )
+    _report(result)
+
+
+@app.command("aiewf")
+def aiewf(
+    src_dir: Path = typer.Argument(..., help="An aiewf-eval checkout."),
+    variant: str = typer.Option(
+        DEFAULT_VARIANT, "--variant", help="Which benchmarks/<variant>/ (knowledge base + prompt)."
+    ),
+    out: Path = _OUT,
+    current_date: str = _DATE,
+    audio_dir: Path = _AUDIO,
+    system_prompt: Path = _PROMPT,
+    force: bool = _FORCE,
+) -> None:
+    """Import AIEWF's 30-turn benchmark in one of its knowledge-base variants."""
+    result = import_aiewf(
+        src_dir,
+        out or Path("imported") / variant,
+        variant=variant,
+        current_date=_date(current_date),
+        audio_dir=audio_dir,
+        system_prompt_file=system_prompt,
+        force=force,
+    )
+    _report(result)
