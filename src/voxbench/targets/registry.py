@@ -50,6 +50,9 @@ class TargetProvider:
 BUILTIN_PROVIDER_MODULES: tuple[str, ...] = (
     "voxbench.targets.local",
     "voxbench.targets.cascade",
+    "voxbench.targets.openai_chat",
+    "voxbench.targets.anthropic",
+    "voxbench.targets.gemini",
 )
 """Modules that register the built-in providers on import. They must not import optional
 SDKs at module level: an SDK is imported when its provider's factory runs."""

@@ -1,0 +1,264 @@
+"""A fake Anthropic Messages API: ``POST /v1/messages``, streaming and not, with tools.
+
+Follows the Claude API docs ("Messages", "Streaming messages", "Tool use"; API version
+``2023-06-01``, as published 2025–2026): named SSE events ``message_start``, ``ping``,
+``content_block_start`` / ``content_block_delta`` (``text_delta``, ``input_json_delta``) /
+``content_block_stop``, ``message_delta`` with cumulative ``usage``, ``message_stop``.
+Errors are ``{"type": "error", "error": {"type", "message"}}``. It checks what the real API
+checks: the ``anthropic-version`` header, ``max_tokens``, and that every ``tool_use`` is
+answered by a ``tool_result`` at the start of the next user message.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from voxbench.testing.http_server import (
+    Request,
+    Responder,
+    ScriptedServer,
+    count_tokens,
+    split_json,
+    split_text,
+)
+from voxbench.testing.scripts import (
+    Fault,
+    Reply,
+    ScriptCall,
+    ScriptExhausted,
+    ScriptMessage,
+    ToolOutcome,
+)
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+class FakeAnthropicServer(ScriptedServer):
+    """``async with FakeAnthropicServer(script) as server: …`` then ``base_url=server.url``."""
+
+    provider = "anthropic"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ids = itertools.count(1)
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return {
+            "type": "error",
+            "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
+        }
+
+    async def handle(self, request: Request, responder: Responder) -> None:
+        if request.path != "/v1/messages" or request.method != "POST":
+            await responder.send(404, self.error_body(404, f"no route {request.path}"))
+            return
+        if not await self.check_key(request.headers.get("x-api-key"), responder):
+            return
+        _, faults = self.begin(request)
+        if await self.refuse(responder, faults):
+            return
+        body = request.json()
+        try:
+            if not request.headers.get("anthropic-version"):
+                raise ValueError("anthropic-version: header is required")
+            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                raise ValueError("messages: Field required")
+            if not isinstance(body.get("max_tokens"), int):
+                raise ValueError("max_tokens: Field required")
+            conversation = parse_messages(body["messages"])
+            reply = self.scripted_reply(conversation, faults)
+        except (ValueError, ScriptExhausted) as exc:
+            await responder.send(400, self.error_body(400, str(exc)))
+            return
+        input_tokens = count_tokens(json.dumps(body, ensure_ascii=False))
+        if body.get("stream"):
+            await self._stream(responder, reply, body.get("model", ""), input_tokens, faults)
+        else:
+            await self.wait_first()
+            if any(f.kind == "drop" for f in faults):
+                await responder.drop()
+            message = self._message(reply, body.get("model", ""), input_tokens)
+            await responder.send(200, message)
+
+    def _tool_ids(self, reply: Reply) -> list[str]:
+        return [f"toolu_fake{next(self._ids):06d}" for _ in reply.calls]
+
+    def _message(self, reply: Reply, model: str, input_tokens: int) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if reply.text:
+            content.append({"type": "text", "text": reply.text})
+        for tool_id, call in zip(self._tool_ids(reply), reply.calls, strict=True):
+            content.append(
+                {"type": "tool_use", "id": tool_id, "name": call.name, "input": call.arguments}
+            )
+        return {
+            "id": f"msg_fake{next(self._ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": "tool_use" if reply.calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": _output_tokens(reply)},
+        }
+
+    async def _stream(
+        self, responder: Responder, reply: Reply, model: str, input_tokens: int, faults: list[Fault]
+    ) -> None:
+        twice = any(f.kind == "duplicate" for f in faults)
+        drop = any(f.kind == "drop" for f in faults)
+
+        async def send(data: dict[str, Any], structural: bool = False) -> None:
+            frame = f"event: {data['type']}\ndata: {json.dumps(data)}\n\n"
+            await responder.write(frame)
+            if structural and twice:
+                await responder.write(frame)
+
+        await responder.start(200, "text/event-stream; charset=utf-8")
+        start = self._message(Reply(), model, input_tokens)
+        start.update(
+            content=[], stop_reason=None, usage={"input_tokens": input_tokens, "output_tokens": 1}
+        )
+        await send({"type": "message_start", "message": start}, structural=True)
+        await send({"type": "ping"})
+        await self.wait_first()
+        index = 0
+        first = True
+        if reply.text:
+            await send(
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                True,
+            )
+            for piece in split_text(reply.text):
+                if not first:
+                    await self.wait_between()
+                first = False
+                await send(
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": piece},
+                    }
+                )
+                if drop:
+                    await responder.drop()
+            await send({"type": "content_block_stop", "index": 0}, True)
+            index = 1
+        for tool_id, call in zip(self._tool_ids(reply), reply.calls, strict=True):
+            if not first:
+                await self.wait_between()
+            block = {"type": "tool_use", "id": tool_id, "name": call.name, "input": {}}
+            await send(
+                {"type": "content_block_start", "index": index, "content_block": block}, True
+            )
+            for piece in split_json(call.arguments_json()):
+                delta = {"type": "input_json_delta", "partial_json": piece}
+                await send({"type": "content_block_delta", "index": index, "delta": delta})
+                first = False
+                if drop:
+                    await responder.drop()
+            await send({"type": "content_block_stop", "index": index}, True)
+            index += 1
+        if drop:
+            await responder.drop()
+        stop = "tool_use" if reply.calls else "end_turn"
+        await send(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": _output_tokens(reply)},
+            },
+            True,
+        )
+        await send({"type": "message_stop"}, True)
+        await responder.end()
+
+
+def _output_tokens(reply: Reply) -> int:
+    return count_tokens(reply.text) + sum(
+        count_tokens(c.name + c.arguments_json()) for c in reply.calls
+    )
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    raise ValueError("content must be a string or a list of content blocks")
+
+
+def parse_messages(messages: list[Any]) -> list[ScriptMessage]:
+    """Messages API ``messages`` → the script's conversation; ``ValueError`` where the real
+    API answers 400."""
+    out: list[ScriptMessage] = []
+    pending: dict[str, str] = {}  # tool_use id → name, to be answered by the next user message
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        blocks = _blocks(m.get("content") if isinstance(m, dict) else None)
+        if role == "assistant":
+            if pending:
+                raise ValueError(
+                    f"messages.{i}: tool_use ids were found without tool_result blocks"
+                )
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            calls = []
+            for b in blocks:
+                if b.get("type") == "tool_use":
+                    if not isinstance(b.get("input"), dict):
+                        raise ValueError(f"messages.{i}: tool_use.input must be an object")
+                    calls.append(ScriptCall(b.get("name", ""), b["input"]))
+                    pending[b.get("id", "")] = b.get("name", "")
+            out.append(ScriptMessage(role="assistant", text=text, calls=tuple(calls)))
+        elif role == "user":
+            results, seen_other = [], False
+            for b in blocks:
+                if b.get("type") == "tool_result":
+                    if seen_other:
+                        raise ValueError(f"messages.{i}: tool_result blocks must come first")
+                    tool_id = b.get("tool_use_id")
+                    if tool_id not in pending:
+                        raise ValueError(
+                            f"messages.{i}: unexpected tool_use_id {tool_id!r} in tool_result "
+                            "blocks: each tool_result must answer a tool_use of the previous message"
+                        )
+                    results.append(
+                        ToolOutcome(tool_id, pending.pop(tool_id), _result(b.get("content")))
+                    )
+                else:
+                    seen_other = True
+            if pending:
+                raise ValueError(
+                    f"messages.{i}: tool_use ids were found without tool_result blocks"
+                )
+            if results:
+                out.append(ScriptMessage(role="tool", results=tuple(results)))
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            if text:
+                out.append(ScriptMessage(role="user", text=text))
+        else:
+            raise ValueError(f"messages.{i}.role: must be user or assistant")
+    return out
+
+
+def _result(content: Any) -> Any:
+    if isinstance(content, list):
+        content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    try:
+        return json.loads(content)
+    except (TypeError, ValueError):
+        return content
