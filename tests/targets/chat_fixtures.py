@@ -45,7 +45,9 @@ def assert_all_passed(path: Path) -> None:
     from voxbench.cli._evaluate import evaluate_run
 
     card, judgments = evaluate_run(path)
-    failed = [(j.turn, j.dimension, j.evidence or j.reasoning) for j in judgments if j.passed is False]
+    failed = [
+        (j.turn, j.dimension, j.evidence or j.reasoning) for j in judgments if j.passed is False
+    ]
     assert failed == []
     assert any(j.passed for j in judgments)
     assert card.counts.get("ok") == card.turns == 10

@@ -1,0 +1,98 @@
+"""Shared HTTP plumbing: SSE decoding, Retry-After, and the one error classification."""
+
+from __future__ import annotations
+
+import email.utils
+
+import httpx
+import pytest
+
+from voxbench.targets.http import (
+    SSEDecoder,
+    error_from_exception,
+    error_from_status,
+    parse_retry_after,
+)
+
+
+def test_sse_decoder_handles_every_line_ending_comments_and_split_feeds() -> None:
+    decoder = SSEDecoder()
+    stream = (
+        ": keep-alive\r\nevent: a\r\ndata: one\r\ndata:two\r\n\r\ndata: x\rdata: y\r\rdata: z\n\n"
+    )
+    events = []
+    for i in range(0, len(stream), 3):  # arbitrary cuts, including inside CRLF
+        events += decoder.feed(stream[i : i + 3])
+    assert [(e.event, e.data) for e in events] == [
+        ("a", "one\ntwo"),
+        ("message", "x\ny"),
+        ("message", "z"),
+    ]
+    assert decoder.feed("data: unfinished") == [] and decoder.close() == []
+
+
+def test_retry_after_accepts_seconds_and_http_dates() -> None:
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after(" 0 ") == 0.0
+    date = email.utils.formatdate(1_000_030, usegmt=True)
+    assert parse_retry_after(date, now=1_000_000) == pytest.approx(30.0)
+    assert parse_retry_after(email.utils.formatdate(10, usegmt=True), now=1_000) == 0.0
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "category", "retryable", "retry_after"),
+    [
+        (429, {"retry-after": "3"}, "rate_limit", True, 3.0),
+        (429, {"retry-after-ms": "250"}, "rate_limit", True, 0.25),
+        (500, {}, "server", True, None),
+        (503, {"retry-after": "2"}, "server", True, 2.0),
+        (529, {}, "server", True, None),
+        (400, {}, "bad_request", False, None),
+        (401, {}, "authentication", False, None),
+        (403, {}, "authentication", False, None),
+        (404, {}, "not_found", False, None),
+    ],
+)
+def test_status_classification(
+    status: int, headers: dict, category: str, retryable: bool, retry_after: float | None
+) -> None:
+    error = error_from_status(
+        status, headers, b'{"error": {"message": "nope"}}', provider="p", key_vars=("P_KEY",)
+    )
+    assert (error.category, error.retryable, error.retry_after) == (
+        category,
+        retryable,
+        retry_after,
+    )
+    assert "nope" in error.message
+
+
+def test_messages_say_what_to_fix() -> None:
+    auth = error_from_status(401, {}, b"{}", provider="groq", key_vars=("GROQ_API_KEY",))
+    assert "GROQ_API_KEY" in auth.message
+    google = error_from_status(
+        400, {}, b'{"error": {"message": "API key not valid."}}', provider="gemini",
+        key_vars=("GEMINI_API_KEY",),
+    )  # fmt: skip
+    assert google.category == "authentication" and "GEMINI_API_KEY" in google.message
+    missing = error_from_status(404, {}, b"", provider="p", url="http://h/v1/chat/completions")
+    assert "--base-url" in missing.message
+
+
+def test_secrets_never_reach_error_messages() -> None:
+    body = b'{"error": {"message": "Incorrect API key provided: sk-abcdefghijklmnopqrstuvwx"}}'
+    error = error_from_status(401, {}, body, provider="openai", key_vars=("OPENAI_API_KEY",))
+    assert "sk-abcdefghijklmnop" not in error.message
+
+
+def test_transport_failures_are_retryable() -> None:
+    request = httpx.Request("POST", "http://h")
+    cases = {
+        httpx.ReadTimeout("t", request=request): "timeout",
+        httpx.ConnectError("refused", request=request): "connectivity",
+        httpx.RemoteProtocolError("peer closed", request=request): "connectivity",
+    }
+    for exc, category in cases.items():
+        error = error_from_exception(exc, provider="p")
+        assert error.category == category and error.retryable
