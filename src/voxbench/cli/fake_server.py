@@ -1,0 +1,160 @@
+"""``voxbench fake-server KIND``: run a protocol-faithful fake provider in the foreground.
+
+Kinds live in one small registry so each fake registers itself with one entry: a name, a
+description, the server class as ``module:Class`` (imported only when chosen) and how to
+point a target at it. A server class takes ``(script, *, faults, ttfb_ms, chunk_ms,
+api_key, port)``, is an async context manager, and has a ``url``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from voxbench.core.errors import ConfigError
+
+console = Console()
+
+
+@dataclass(frozen=True)
+class FakeServerKind:
+    """One kind of fake server."""
+
+    name: str
+    description: str
+    server: str
+    """``module:Class`` of the server."""
+    usage: str
+    """How to point a run at it; ``{url}`` is replaced by the server's URL."""
+
+
+FAKE_SERVER_KINDS: dict[str, FakeServerKind] = {}
+
+
+def register_fake_server(kind: FakeServerKind) -> None:
+    """Add (or replace) a kind."""
+    FAKE_SERVER_KINDS[kind.name] = kind
+
+
+register_fake_server(
+    FakeServerKind(
+        "openai",
+        "OpenAI-compatible HTTP: /v1/chat/completions, /v1/audio/transcriptions, /v1/audio/speech",
+        "voxbench.testing.openai_http:FakeOpenAIServer",
+        "OPENAI_API_KEY=dummy voxbench run smoke --target openai/gpt-4o-mini --base-url {url}",
+    )
+)
+register_fake_server(
+    FakeServerKind(
+        "anthropic",
+        "Anthropic Messages API: /v1/messages (streaming, tools)",
+        "voxbench.testing.anthropic_http:FakeAnthropicServer",
+        "ANTHROPIC_API_KEY=dummy voxbench run smoke --target anthropic/claude-sonnet-4-5 --base-url {url}",
+    )
+)
+register_fake_server(
+    FakeServerKind(
+        "gemini",
+        "Gemini API: models/<m>:generateContent and :streamGenerateContent (function calling)",
+        "voxbench.testing.gemini_http:FakeGeminiServer",
+        "GEMINI_API_KEY=dummy voxbench run smoke --target gemini/gemini-2.5-flash --base-url {url}",
+    )
+)
+
+
+def build_fake_server(
+    kind: str,
+    script: str = "golden:smoke",
+    *,
+    faults: list[str] | None = None,
+    ttfb_ms: float = 0.0,
+    chunk_ms: float = 0.0,
+    api_key: str | None = None,
+    port: int = 0,
+) -> Any:
+    """Build (not start) the fake server of ``kind`` driven by ``script``.
+
+    ``script`` is ``golden:BENCHMARK`` (answer the benchmark's golden turns) or a YAML
+    script file (see ``voxbench.testing.load_script_file``).
+    """
+    from voxbench.testing.scripts import GoldenScript, load_script_file
+
+    spec = FAKE_SERVER_KINDS.get(kind)
+    if spec is None:
+        raise ConfigError(
+            f"unknown fake server kind {kind!r}",
+            field="KIND",
+            expected=", ".join(sorted(FAKE_SERVER_KINDS)),
+        )
+    all_faults = list(faults or [])
+    if script.startswith("golden:"):
+        from voxbench.benchmarks.loader import load_benchmark
+
+        chosen: Any = GoldenScript(load_benchmark(script.removeprefix("golden:")))
+    else:
+        path = Path(script)
+        if not path.is_file():
+            raise ConfigError(
+                f"no script file {script!r}",
+                field="--script",
+                expected="golden:BENCHMARK or a YAML file",
+            )
+        chosen, plan = load_script_file(path)
+        all_faults = [*plan.faults, *all_faults]
+    module_name, _, class_name = spec.server.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(
+        chosen, faults=all_faults, ttfb_ms=ttfb_ms, chunk_ms=chunk_ms, api_key=api_key, port=port
+    )
+
+
+def fake_server_command(
+    kind: str = typer.Argument(
+        ..., help="Which fake: " + ", ".join(sorted(FAKE_SERVER_KINDS)) + "."
+    ),
+    port: int = typer.Option(0, "--port", "-p", help="Port on 127.0.0.1 (0 picks a free one)."),
+    script: str = typer.Option(
+        "golden:smoke",
+        "--script",
+        "-s",
+        help="golden:BENCHMARK (answer its golden turns) or a YAML script file.",
+    ),
+    ttfb_ms: float = typer.Option(
+        0.0, "--ttfb-ms", help="Milliseconds before the first content chunk."
+    ),
+    chunk_ms: float = typer.Option(0.0, "--chunk-ms", help="Milliseconds between content chunks."),
+    fault: list[str] = typer.Option(
+        None,
+        "--fault",
+        "-f",
+        help="KIND[@N[-M]][:retry_after=S], repeatable; KIND: rate_limit (429), server_error (500), "
+        "unauthorized (401), hang, drop, malformed_args, duplicate; N counts requests from 1.",
+    ),
+    api_key: str = typer.Option(None, "--api-key", help="Require this key (default: accept any)."),
+) -> None:
+    """Run a fake provider server (offline dry runs, adapter development) until Ctrl-C."""
+    server = build_fake_server(
+        kind, script, faults=fault, ttfb_ms=ttfb_ms, chunk_ms=chunk_ms, api_key=api_key, port=port
+    )
+
+    async def serve() -> None:
+        async with server:
+            spec = FAKE_SERVER_KINDS[kind]
+            console.print(
+                f"fake {kind} server at [b]{server.url}[/b]  (Ctrl-C stops it)", highlight=False
+            )
+            console.print(
+                "try: " + spec.usage.format(url=server.url), highlight=False, soft_wrap=True
+            )
+            await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        console.print("stopped")
