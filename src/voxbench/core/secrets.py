@@ -84,7 +84,12 @@ def redact(value: Any) -> Any:
     """Return a copy of ``value`` with every secret replaced by ``***``."""
     if isinstance(value, Mapping):
         return {
-            k: (REDACTED if isinstance(k, str) and is_secret_key(k) and v else redact(v))
+            # Secrets are strings: a number under a key like ``first_token`` is not one.
+            k: (
+                REDACTED
+                if isinstance(k, str) and is_secret_key(k) and isinstance(v, str) and v
+                else redact(v)
+            )
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
