@@ -1,0 +1,209 @@
+"""Voice activity detection: Silero VAD on onnxruntime, with boundaries refined to milliseconds.
+
+The model is the one faster-whisper ships (``faster_whisper/assets/silero_vad_v6.onnx``), so
+nothing is downloaded and torch is not needed. Silero scores 32 ms windows (512 samples at
+16 kHz, each seen with the 64 samples before it); its raw boundaries therefore land on a 32 ms
+grid, and its recurrent state lags real onsets by a window or two. ``SileroVAD.segments``
+snaps each boundary to the signal's energy onset/offset near it (1 ms steps), so speech
+start/end are accurate to a few milliseconds, and short words ("Yes.") still count.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from voxbench.audio.wav import Audio
+from voxbench.core.errors import PrerequisiteError
+
+VAD_RATE = 16_000
+WINDOW = 512
+CONTEXT = 64
+FRAME_SECONDS = WINDOW / VAD_RATE
+_BATCH_WINDOWS = 4096  # windows per model call; the recurrent state carries across calls
+
+
+@dataclass(frozen=True)
+class SpeechSegment:
+    """A stretch of speech, in seconds from the start of the audio."""
+
+    start: float
+    end: float
+
+    @property
+    def duration(self) -> float:
+        """Length in seconds."""
+        return self.end - self.start
+
+
+def silero_model_path() -> Path:
+    """Where faster-whisper keeps the Silero VAD ONNX model."""
+    try:
+        import faster_whisper
+    except ImportError as exc:
+        raise PrerequisiteError(
+            "Silero VAD needs faster-whisper: pip install faster-whisper"
+        ) from exc
+    path = Path(faster_whisper.__file__).parent / "assets" / "silero_vad_v6.onnx"
+    if not path.is_file():
+        raise PrerequisiteError(
+            f"Silero VAD model not found at {path}: install faster-whisper>=1.2 (it ships the model)"
+        )
+    return path
+
+
+class _SileroModel:
+    """The ONNX session; one call at a time (its recurrent state is threaded through calls)."""
+
+    def __init__(self, path: Path) -> None:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.inter_op_num_threads = 1
+        options.intra_op_num_threads = 1
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        names = {i.name for i in self.session.get_inputs()}
+        if names != {"input", "h", "c"}:
+            raise PrerequisiteError(
+                f"unexpected Silero VAD model inputs {sorted(names)} in {path}",
+            )
+        self.lock = threading.Lock()
+
+    def probabilities(self, samples16k: np.ndarray) -> np.ndarray:
+        """Speech probability of each 512-sample window of 16 kHz mono audio."""
+        n = -(-len(samples16k) // WINDOW)
+        if n == 0:
+            return np.zeros(0, np.float32)
+        padded = np.zeros(n * WINDOW, np.float32)
+        padded[: len(samples16k)] = samples16k
+        windows = padded.reshape(n, WINDOW)
+        # Each window is preceded by the last 64 samples of the one before (zeros first).
+        context = np.zeros((n, CONTEXT), np.float32)
+        context[1:] = windows[:-1, -CONTEXT:]
+        batch = np.concatenate([context, windows], axis=1)
+        h = np.zeros((1, 1, 128), np.float32)
+        c = np.zeros((1, 1, 128), np.float32)
+        out = []
+        with self.lock:
+            for i in range(0, n, _BATCH_WINDOWS):
+                probs, h, c = self.session.run(
+                    None, {"input": batch[i : i + _BATCH_WINDOWS], "h": h, "c": c}
+                )
+                out.append(np.asarray(probs, np.float32).reshape(-1))
+        return np.concatenate(out)
+
+
+@cache
+def _model() -> _SileroModel:
+    return _SileroModel(silero_model_path())
+
+
+class SileroVAD:
+    """Silero speech detection with hysteresis, minimum durations and refined boundaries.
+
+    ``threshold`` starts speech; it ends after ``min_silence_ms`` below ``neg_threshold``
+    (default ``threshold - 0.15``). Segments shorter than ``min_speech_ms`` are dropped.
+    With ``refine`` each boundary moves to the energy onset/offset found near it; where none is
+    found (and when ``refine`` is off) the 32 ms boundary is widened by ``pad_ms`` instead.
+    """
+
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        min_speech_ms: int = 250,
+        min_silence_ms: int = 100,
+        pad_ms: int = 30,
+        refine: bool = True,
+        neg_threshold: float | None = None,
+    ) -> None:
+        if not 0.0 < threshold < 1.0:
+            raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
+        self.threshold = threshold
+        self.neg_threshold = max(0.01, threshold - 0.15) if neg_threshold is None else neg_threshold
+        if self.neg_threshold > threshold:
+            raise ValueError("neg_threshold must not exceed threshold")
+        self.min_speech_ms = min_speech_ms
+        self.min_silence_ms = min_silence_ms
+        self.pad_ms = pad_ms
+        self.refine = refine
+
+    def probabilities(self, audio: Audio) -> tuple[np.ndarray, float]:
+        """Per-frame speech probability and the frame length in seconds (0.032)."""
+        return _model().probabilities(_to_vad_rate(audio)), FRAME_SECONDS
+
+    def segments(self, audio: Audio) -> list[SpeechSegment]:
+        """Speech segments in seconds of the input audio."""
+        signal = _to_vad_rate(audio)
+        probs = _model().probabilities(signal)
+        frames = self._frame_segments(probs)
+        duration = audio.duration
+        out: list[SpeechSegment] = []
+        if self.refine and frames:
+            from voxbench.audio.vad_refine import refine_segments
+
+            refined = refine_segments(signal, VAD_RATE, frames, FRAME_SECONDS)
+        else:
+            refined = [(None, None)] * len(frames)
+        pad = self.pad_ms / 1000
+        for (f0, f1), (r0, r1) in zip(frames, refined, strict=True):
+            start = r0 if r0 is not None else f0 * FRAME_SECONDS - pad
+            end = r1 if r1 is not None else f1 * FRAME_SECONDS + pad
+            out.append(
+                SpeechSegment(round(max(0.0, float(start)), 4), round(min(duration, float(end)), 4))
+            )
+        return _merge_overlaps(out)
+
+    def _frame_segments(self, probs: np.ndarray) -> list[tuple[int, int]]:
+        """Hysteresis over frame probabilities: [start, end) frame index pairs."""
+        min_silence = max(1, round(self.min_silence_ms / 1000 / FRAME_SECONDS))
+        min_speech = self.min_speech_ms / 1000 / FRAME_SECONDS
+        segments: list[tuple[int, int]] = []
+        start: int | None = None
+        quiet_since: int | None = None
+        for i, p in enumerate(probs):
+            if start is None:
+                if p >= self.threshold:
+                    start, quiet_since = i, None
+                continue
+            if p >= self.threshold:
+                quiet_since = None
+            elif p < self.neg_threshold:
+                if quiet_since is None:
+                    quiet_since = i
+                if i + 1 - quiet_since >= min_silence:
+                    segments.append((start, quiet_since))
+                    start, quiet_since = None, None
+        if start is not None:
+            segments.append((start, quiet_since if quiet_since is not None else len(probs)))
+        return [(a, b) for a, b in segments if b - a >= min_speech]
+
+
+def _to_vad_rate(audio: Audio) -> np.ndarray:
+    return audio.mono().resampled(VAD_RATE).samples
+
+
+def _merge_overlaps(segments: list[SpeechSegment]) -> list[SpeechSegment]:
+    merged: list[SpeechSegment] = []
+    for seg in sorted(segments, key=lambda s: s.start):
+        if merged and seg.start <= merged[-1].end:
+            merged[-1] = SpeechSegment(merged[-1].start, max(merged[-1].end, seg.end))
+        else:
+            merged.append(seg)
+    return merged
+
+
+@cache
+def _cached_vad(items: tuple[tuple[str, object], ...]) -> SileroVAD:
+    return SileroVAD(**dict(items))  # type: ignore[arg-type]
+
+
+def detect_speech(audio: Audio, **vad_kwargs: object) -> list[SpeechSegment]:
+    """Speech segments of ``audio`` with a cached Silero model (kwargs as for ``SileroVAD``)."""
+    return _cached_vad(tuple(sorted(vad_kwargs.items()))).segments(audio)

@@ -1,0 +1,104 @@
+"""Silero VAD: finds speech where we put it, to the millisecond, at any sample rate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.audio.conftest import trimmed
+from voxbench.audio.espeak import espeak_synthesize
+from voxbench.audio.vad import FRAME_SECONDS, SileroVAD, SpeechSegment, detect_speech
+from voxbench.audio.wav import Audio, concatenate
+
+TOLERANCE_S = 0.030
+
+
+def assert_matches(segments: list[SpeechSegment], truth: list[tuple[float, float]]) -> None:
+    """Each utterance is covered, start and end within tolerance; nothing in the silences."""
+    for start, end in truth:
+        inside = [s for s in segments if s.end > start - 0.2 and s.start < end + 0.2]
+        assert inside, f"no speech found in {start:.3f}-{end:.3f}: {segments}"
+        assert abs(inside[0].start - start) <= TOLERANCE_S, (inside[0], start)
+        assert abs(inside[-1].end - end) <= TOLERANCE_S, (inside[-1], end)
+    for seg in segments:
+        assert any(seg.end > s - 0.2 and seg.start < e + 0.2 for s, e in truth), seg
+
+
+@pytest.mark.parametrize("rate", [8000, 16000, 22050, 44100, 48000])
+def test_boundaries_within_30_ms_at_any_rate(spoken_with_gaps, rate):
+    audio, truth = spoken_with_gaps
+    segments = SileroVAD().segments(audio.resampled(rate))
+    assert_matches(segments, truth)
+    assert len(segments) == 3
+
+
+def test_refined_boundaries_beat_the_32_ms_grid(spoken_with_gaps):
+    audio, truth = spoken_with_gaps
+    refined = SileroVAD().segments(audio)
+    coarse = SileroVAD(refine=False, pad_ms=0).segments(audio)
+    edges = [t for pair in truth for t in pair]
+    refined_error = np.abs(np.array([t for s in refined for t in (s.start, s.end)]) - edges)
+    coarse_error = np.abs(np.array([t for s in coarse for t in (s.start, s.end)]) - edges)
+    assert refined_error.max() <= 0.010
+    assert coarse_error.mean() > refined_error.mean()
+    for seg in coarse:  # unrefined boundaries sit on the frame grid
+        assert seg.start / FRAME_SECONDS == pytest.approx(
+            round(seg.start / FRAME_SECONDS), abs=1e-3
+        )
+
+
+def test_short_yes_counts_as_speech():
+    yes = trimmed(espeak_synthesize("Yes."))
+    assert yes.duration < 0.45
+    rate = yes.sample_rate
+    audio = concatenate([Audio.silence(1.0, rate), yes, Audio.silence(1.0, rate)])
+    segments = detect_speech(audio)
+    assert len(segments) == 1
+    assert segments[0].start == pytest.approx(1.0, abs=TOLERANCE_S)
+    assert segments[0].end == pytest.approx(1.0 + yes.duration, abs=TOLERANCE_S)
+
+
+def test_stereo_input_and_background_noise(spoken_with_gaps):
+    audio, truth = spoken_with_gaps
+    noise = np.random.default_rng(7).normal(0, 0.004, (audio.frames, 2)).astype(np.float32)
+    stereo = Audio(audio.samples[:, None] + noise, audio.sample_rate)
+    assert_matches(SileroVAD().segments(stereo), truth)
+
+
+def test_silence_and_noise_have_no_speech():
+    quiet = Audio.silence(3.0, 16000)
+    assert detect_speech(quiet) == []
+    hiss = Audio(np.random.default_rng(1).normal(0, 0.01, 48000).astype(np.float32), 16000)
+    assert detect_speech(hiss) == []
+
+
+def test_probabilities_per_32_ms_frame(spoken_with_gaps):
+    audio, truth = spoken_with_gaps
+    probs, frame = SileroVAD().probabilities(audio)
+    assert frame == pytest.approx(0.032)
+    assert len(probs) == int(np.ceil(audio.duration / frame))
+    start, end = truth[0]
+    assert probs[int(start / frame) + 2 : int(end / frame) - 2].mean() > 0.7
+    assert probs[: int(0.6 / frame)].max() < 0.1
+
+
+def test_min_speech_drops_short_bursts_and_thresholds_are_checked():
+    yes = trimmed(espeak_synthesize("Yes."))
+    audio = concatenate(
+        [Audio.silence(0.5, yes.sample_rate), yes, Audio.silence(0.5, yes.sample_rate)]
+    )
+    assert SileroVAD(min_speech_ms=700).segments(audio) == []
+    with pytest.raises(ValueError):
+        SileroVAD(threshold=1.5)
+    with pytest.raises(ValueError):
+        SileroVAD(threshold=0.3, neg_threshold=0.6)
+
+
+def test_min_silence_merges_a_short_pause():
+    word = trimmed(espeak_synthesize("Hello there"))
+    rate = word.sample_rate
+    gap = Audio.silence(0.25, rate)
+    edge = Audio.silence(0.5, rate)
+    audio = concatenate([edge, word, gap, word, edge])
+    assert len(SileroVAD(min_silence_ms=100).segments(audio)) == 2
+    assert len(SileroVAD(min_silence_ms=600).segments(audio)) == 1
