@@ -1,0 +1,136 @@
+"""Normalise English text before comparing transcripts.
+
+Both sides of a comparison go through the same steps, so "$90", "90 dollars" and
+"ninety dollars" all become "ninety dollars", "8:30 a.m." becomes "eight thirty am", and
+"Turn-Taking!" becomes "turn taking". Numbers are spelled out (not the reverse) because
+spelling is unambiguous while parsing words into digits is not ("one" the pronoun).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_ONES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, "thousand"))
+_ORDINAL_WORDS = {
+    "one": "first",
+    "two": "second",
+    "three": "third",
+    "five": "fifth",
+    "eight": "eighth",
+    "nine": "ninth",
+    "twelve": "twelfth",
+}
+_FILLERS = {"um", "uh", "uhm", "umm", "hmm", "mm", "mhm", "er", "ah", "eh"}
+_SPOKEN_SYMBOLS = {"%": " percent ", "&": " and ", "+": " plus ", "@": " at ", "=": " equals "}
+_CURRENCIES = {
+    "$": ("dollars", "dollar", "cents"),
+    "€": ("euros", "euro", "cents"),
+    "£": ("pounds", "pound", "pence"),
+}
+
+
+def number_to_words(n: int) -> str:
+    """An integer in English words: 1299 → "one thousand two hundred ninety nine"."""
+    if n < 0:
+        return "minus " + number_to_words(-n)
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        tens, ones = divmod(n, 10)
+        return _TENS[tens] + (f" {_ONES[ones]}" if ones else "")
+    if n < 1000:
+        hundreds, rest = divmod(n, 100)
+        return f"{_ONES[hundreds]} hundred" + (f" {number_to_words(rest)}" if rest else "")
+    for value, word in _SCALES:
+        if n >= value:
+            high, rest = divmod(n, value)
+            return f"{number_to_words(high)} {word}" + (f" {number_to_words(rest)}" if rest else "")
+    raise AssertionError("unreachable")
+
+
+def _ordinal(n: int) -> str:
+    words = number_to_words(n).split()
+    last = words[-1]
+    if last in _ORDINAL_WORDS:
+        words[-1] = _ORDINAL_WORDS[last]
+    elif last.endswith("y"):
+        words[-1] = last[:-1] + "ieth"
+    else:
+        words[-1] = last + "th"
+    return " ".join(words)
+
+
+def _decimal(text: str) -> str:
+    whole, _, frac = text.partition(".")
+    spoken = number_to_words(int(whole)) if whole else "zero"
+    if frac:
+        spoken += " point " + " ".join(_ONES[int(d)] for d in frac)
+    return spoken
+
+
+def _money(match: re.Match[str]) -> str:
+    plural, singular, cents_word = _CURRENCIES[match.group(1)]
+    amount = match.group(2).replace(",", "")
+    whole, _, cents = amount.partition(".")
+    units = int(whole or 0)
+    spoken = f"{number_to_words(units)} {singular if units == 1 else plural}"
+    if cents and int(cents):
+        spoken += f" {number_to_words(int(cents.ljust(2, '0')[:2]))} {cents_word}"
+    return f" {spoken} "
+
+
+def _clock(match: re.Match[str]) -> str:
+    hour, minute = int(match.group(1)), int(match.group(2))
+    if minute == 0:
+        return f" {number_to_words(hour)} "  # "2:00" is said "two" (or "two o'clock")
+    if minute < 10:
+        return f" {number_to_words(hour)} oh {number_to_words(minute)} "
+    return f" {number_to_words(hour)} {number_to_words(minute)} "
+
+
+def normalize_text(text: str) -> str:
+    """Lower-case words with numbers spelled out and punctuation removed."""
+    t = unicodedata.normalize("NFKC", text).lower()
+    t = (
+        t.replace("\u2019", "'")
+        .replace("\u2018", "'")
+        .replace("\u2014", " ")
+        .replace("\u2013", " ")
+    )
+    t = re.sub(r"\bo'clock\b", " ", t)
+    t = re.sub(r"\b([ap])\.?\s?m\.?(?=\W|$)", r" \1m ", t)  # a.m. / p.m. / am / pm
+    t = re.sub(r"\b((?:[a-z]\.){2,})", lambda m: m.group(1).replace(".", ""), t)  # a.s.r. → asr
+    t = re.sub(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)", _money, t)
+    t = re.sub(r"\b(\d{1,2}):(\d{2})\b", _clock, t)
+    t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)  # thousands separators
+    t = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", lambda m: f" {_ordinal(int(m.group(1)))} ", t)
+    t = re.sub(r"\d+\.\d+|\d+", lambda m: f" {_decimal(m.group(0))} ", t)
+    for symbol, spoken in _SPOKEN_SYMBOLS.items():
+        t = t.replace(symbol, spoken)
+    t = t.replace("'", "")  # i'm → im on both sides keeps contractions one word
+    t = re.sub(r"[^\w\s]|_", " ", t)
+    return " ".join(w for w in t.split() if w not in _FILLERS)

