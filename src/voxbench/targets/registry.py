@@ -17,6 +17,7 @@ from typing import Any
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError
 from voxbench.core.session import Session
+from voxbench.targets.pipelines import route_target
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ BUILTIN_PROVIDER_MODULES: tuple[str, ...] = (
     "voxbench.targets.openai_chat",
     "voxbench.targets.anthropic",
     "voxbench.targets.gemini",
+    "voxbench.targets.realtime.providers",
 )
 """Modules that register the built-in providers on import. They must not import optional
 SDKs at module level: an SDK is imported when its provider's factory runs."""
@@ -126,6 +128,7 @@ def resolve_target(
     The runner calls it again to reconnect or resume, so each call must give a new session.
     """
     options = dict(options or {})
+    name = route_target(name, options)  # openai/gpt-realtime → openai-realtime/gpt-realtime
     if "." in name.split(":")[0] and (":" in name or name.count(".") >= 2):
         cls = _import_class(name)
         context = TargetContext(model=name, benchmark=benchmark, base_url=base_url, options=options)

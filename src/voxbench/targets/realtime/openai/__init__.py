@@ -1,0 +1,1 @@
+"""The OpenAI Realtime protocol family: OpenAI, Azure OpenAI and xAI Grok voice."""

@@ -1,0 +1,68 @@
+"""OpenAI-Realtime-compatible endpoints: the same adapter, another URL and auth header.
+
+- Azure OpenAI (Microsoft Learn, "Use the GPT Realtime API via WebSockets", GA tab, 2025-10):
+  ``wss://<resource>.openai.azure.com/openai/v1/realtime?model=<deployment>`` with an
+  ``api-key`` header. The older preview form ``/openai/realtime?api-version=...&deployment=``
+  is used when the ``api_version`` option is given.
+- xAI Grok voice agent (docs.x.ai voice agent guide, 2026; "compatible with OpenAI's Realtime
+  API"): ``wss://api.x.ai/v1/realtime?model=<model>`` with a bearer key. xAI greets with
+  ``conversation.created`` (accepted as the hello) and may send ``ping`` events (unknown
+  events are ignored) and report calls only in ``response.done`` (the tracker reads them
+  there too).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from voxbench.core.errors import PrerequisiteError
+from voxbench.targets.realtime.openai.session import OpenAIRealtimeSession, realtime_url
+
+AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
+
+
+class AzureOpenAIRealtimeSession(OpenAIRealtimeSession):
+    """An Azure OpenAI realtime deployment (``model`` is the deployment name)."""
+
+    provider = "azure-openai-realtime"
+    key_env = ("AZURE_OPENAI_API_KEY",)
+
+    def __init__(
+        self, model: str, *, base_url: str | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(model, base_url=base_url, options=options)
+        self.api_version: str | None = self.options.get("api_version")
+
+    def endpoint(self) -> str:
+        """The resource endpoint: ``base_url`` or ``AZURE_OPENAI_ENDPOINT``."""
+        endpoint = self.base_url or os.environ.get(AZURE_ENDPOINT_ENV)
+        if not endpoint:
+            raise PrerequisiteError(
+                f"missing Azure OpenAI endpoint for {self.provider}: set {AZURE_ENDPOINT_ENV} "
+                "(e.g. https://my-resource.openai.azure.com) or pass base_url"
+            )
+        return endpoint.rstrip("/")
+
+    def url(self) -> str:
+        parts = urlsplit(self.endpoint())
+        scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+        root = parts.path.rstrip("/")
+        root = root[: -len("/openai")] if root.endswith("/openai") else root
+        if self.api_version:
+            query = urlencode({"api-version": self.api_version, "deployment": self.model})
+            return urlunsplit((scheme, parts.netloc, f"{root}/openai/realtime", query, ""))
+        base = urlunsplit((scheme, parts.netloc, f"{root}/openai/v1", "", ""))
+        return realtime_url(base, self.model)
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"api-key": key}
+
+
+class XaiRealtimeSession(OpenAIRealtimeSession):
+    """xAI's Grok voice agent over its OpenAI-Realtime-compatible websocket."""
+
+    provider = "xai-realtime"
+    default_base_url = "wss://api.x.ai/v1"
+    key_env = ("XAI_API_KEY",)

@@ -1,0 +1,469 @@
+"""A fake OpenAI Realtime server (GA protocol) on 127.0.0.1, driven by a script.
+
+It parses and answers with the wire models of ``voxbench.targets.realtime.openai.events``
+(the adapter's own, so the two cannot drift): ``session.created`` on connect,
+``session.updated`` echoing the effective config, manual commits or simulated server VAD
+(``EnergyVad``), user items and asynchronous input transcripts, scripted function calls, and
+answers streamed as ``response.output_audio.delta`` (synthetic PCM16 at 24 kHz) interleaved
+with ``response.output_audio_transcript.delta``. Accepts ``Authorization: Bearer <key>`` or
+Azure's ``api-key`` header.
+
+Faults (``voxbench.testing.scripts.Fault``) are keyed by response number, counted per
+server: ``server_error`` / ``rate_limit`` / ``unauthorized`` refuse the response with an
+``error`` event, ``hang`` never answers, ``drop`` cuts the socket after the first chunk,
+``malformed_args`` cuts the call JSON short, ``duplicate`` sends every output event twice
+(same ``event_id``). ``out_of_order=True`` delivers the last transcript delta after the
+transcript's ``.done`` and user transcripts after ``response.done``.
+
+    async with FakeOpenAIRealtimeServer(GoldenScript(benchmark)) as server:
+        ...  # the adapter's base_url is server.url
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from voxbench.core.errors import ProtocolError
+from voxbench.targets.realtime.audio import b64decode, b64encode
+from voxbench.targets.realtime.openai import events as ev
+from voxbench.testing.realtime_common import (
+    Conversation,
+    EnergyVad,
+    fault_kinds,
+    split_chunks,
+    synth_speech,
+)
+from voxbench.testing.scripts import Fault, FaultPlan, Reply, Script, ScriptCall
+
+RATE = ev.OUTPUT_SAMPLE_RATE
+_OUTPUT_EVENTS = ("response.", "conversation.item.input_audio_transcription")
+_REFUSALS = {
+    "server_error": ("server_error", "server_error", "The server had an error."),
+    "rate_limit": ("rate_limit_exceeded", "rate_limit_exceeded", "Rate limit reached."),
+    "unauthorized": ("invalid_request_error", "invalid_api_key", "Incorrect API key."),
+}
+
+
+class FakeOpenAIRealtimeServer:
+    """An OpenAI-Realtime-compatible websocket server for tests and dry runs."""
+
+    provider = "openai-realtime"
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        faults: Sequence[str | Fault] = (),
+        ttfb_ms: float = 0.0,
+        chunk_ms: float = 0.0,
+        audio_chunk_ms: int = 100,
+        out_of_order: bool = False,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.script = script
+        self.faults = FaultPlan.parse(faults)
+        self.ttfb = ttfb_ms / 1000
+        """Seconds from a response's trigger to its first output (the injected latency)."""
+        self.chunk = chunk_ms / 1000
+        self.audio_chunk_ms = audio_chunk_ms
+        self.out_of_order = out_of_order
+        self.api_key = api_key
+        self.host = host
+        self.port = port
+        self.received: list[dict[str, Any]] = []
+        """Every client event, as sent, across connections."""
+        self.handshakes: list[dict[str, Any]] = []
+        """Each connection attempt: path, query and which auth header it used."""
+        self.first_audio_delays: list[float] = []
+        """Server-side seconds from each response's trigger to its first audio chunk."""
+        self.responses = 0
+        self._ids = itertools.count(1)
+        self._server: Server | None = None
+
+    @property
+    def url(self) -> str:
+        """The adapter's ``base_url``."""
+        return f"ws://{self.host}:{self.port}/v1"
+
+    @property
+    def origin(self) -> str:
+        """The server root over http (what an Azure endpoint looks like)."""
+        return f"http://{self.host}:{self.port}"
+
+    def new_id(self, prefix: str) -> str:
+        return f"{prefix}_{next(self._ids):06d}"
+
+    async def start(self) -> None:
+        """Listen."""
+        self._server = await serve(
+            self._handle, self.host, self.port, process_request=self._check, max_size=None
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        """Stop listening and close every connection."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> FakeOpenAIRealtimeServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled (the CLI's foreground mode)."""
+        if self._server is None:
+            await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.stop()
+
+    def _check(self, connection: ServerConnection, request: Request) -> Response | None:
+        url = urlsplit(request.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        bearer = request.headers.get("Authorization", "").removeprefix("Bearer").strip()
+        key = request.headers.get("api-key") or bearer
+        auth = "api-key" if request.headers.get("api-key") else "bearer" if bearer else None
+        self.handshakes.append({"path": url.path, "query": query, "auth": auth})
+        if not key or (self.api_key is not None and key != self.api_key):
+            return connection.respond(HTTPStatus.UNAUTHORIZED, "invalid or missing API key\n")
+        if not url.path.endswith("/realtime") or not (
+            query.get("model") or query.get("deployment")
+        ):
+            return connection.respond(HTTPStatus.NOT_FOUND, "expected /v1/realtime?model=...\n")
+        return None
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        session = _Session(self, ws)
+        with contextlib.suppress(ConnectionClosed):
+            await session.run()
+        await session.stop()
+
+
+class _Session:
+    """One connection: its session config, conversation and response in progress."""
+
+    def __init__(self, server: FakeOpenAIRealtimeServer, ws: ServerConnection) -> None:
+        self.server = server
+        self.ws = ws
+        self.conversation = Conversation(server.script)
+        self.config: dict[str, Any] = {
+            "type": "realtime",
+            "object": "realtime.session",
+            "id": server.new_id("sess"),
+            "output_modalities": ["audio"],
+            "audio": {
+                "input": {
+                    "format": {"type": "audio/pcm", "rate": RATE},
+                    "turn_detection": {"type": "server_vad", "silence_duration_ms": 500},
+                    "transcription": None,
+                },
+                "output": {"format": {"type": "audio/pcm", "rate": RATE}, "voice": "alloy"},
+            },
+            "tools": [],
+        }
+        self.vad: EnergyVad | None = None
+        self.buffer = bytearray()
+        self.committed: list[str] = []
+        """User audio items committed since the last response (their transcripts are due)."""
+        self.task: asyncio.Task[None] | None = None
+        self.duplicate = False
+        self._configure_vad()
+
+    async def run(self) -> None:
+        await self.send({"type": "session.created", "session": self.config})
+        async for raw in self.ws:
+            try:
+                event = ev.parse_client_event(raw)
+            except ProtocolError as exc:
+                await self.error("invalid_request_error", "invalid_event", str(exc), None)
+                continue
+            self.server.received.append(event.dump())
+            await self.handle(event)
+
+    async def stop(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+
+    async def send(self, payload: dict[str, Any]) -> None:
+        text = json.dumps({"event_id": self.server.new_id("event"), **payload})
+        await self.ws.send(text)
+        if self.duplicate and payload["type"].startswith(_OUTPUT_EVENTS):
+            await self.ws.send(text)  # a redelivery: same event id
+
+    async def error(self, type_: str, code: str, message: str, event_id: str | None) -> None:
+        detail = {"type": type_, "code": code, "message": message, "event_id": event_id}
+        await self.send({"type": "error", "error": detail})
+
+    # -- client events --------------------------------------------------------------------
+
+    async def handle(self, event: ev.ClientEvent) -> None:
+        if isinstance(event, ev.SessionUpdate):
+            _merge(self.config, event.session.dump())
+            self._configure_vad()
+            await self.send({"type": "session.updated", "session": self.config})
+        elif isinstance(event, ev.InputAudioBufferAppend):
+            await self.append(b64decode(event.audio))
+        elif isinstance(event, ev.InputAudioBufferCommit):
+            if not self.buffer:
+                await self.error(
+                    "invalid_request_error",
+                    "input_audio_buffer_commit_empty",
+                    "the input audio buffer is empty",
+                    event.event_id,
+                )
+                return
+            await self.commit()
+        elif isinstance(event, ev.InputAudioBufferClear):
+            self.buffer.clear()
+            await self.send({"type": "input_audio_buffer.cleared"})
+        elif isinstance(event, ev.ConversationItemCreate):
+            await self.add_item(event.item)
+        elif isinstance(event, ev.ConversationItemTruncate):
+            await self.send({**event.dump(), "type": "conversation.item.truncated"})
+        elif isinstance(event, ev.ResponseCreate):
+            if self.task is not None and not self.task.done():
+                await self.error(
+                    "invalid_request_error",
+                    "conversation_already_has_active_response",
+                    "a response is in progress",
+                    event.event_id,
+                )
+                return
+            self.start_response(event.event_id)
+        elif isinstance(event, ev.ResponseCancel):
+            await self.stop()
+
+    def _configure_vad(self) -> None:
+        detection = self.config["audio"]["input"].get("turn_detection")
+        if detection is None:
+            self.vad = None
+        elif self.vad is None:
+            self.vad = EnergyVad(
+                RATE,
+                prefix_ms=detection.get("prefix_padding_ms") or 300,
+                silence_ms=detection.get("silence_duration_ms") or 500,
+            )
+
+    async def append(self, pcm: bytes) -> None:
+        self.buffer.extend(pcm)
+        if self.vad is None:
+            return
+        detection = self.config["audio"]["input"]["turn_detection"] or {}
+        for kind, ms in self.vad.feed(pcm):
+            if kind == "started":
+                await self.send({"type": "input_audio_buffer.speech_started", "audio_start_ms": ms})
+                if detection.get("interrupt_response", True):
+                    await self.stop()  # barge-in: the response in progress is cancelled
+            else:
+                await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": ms})
+                await self.commit()
+                if detection.get("create_response", True):
+                    self.start_response(None)
+
+    async def commit(self) -> None:
+        item_id = self.server.new_id("item")
+        self.buffer.clear()
+        self.committed.append(item_id)
+        self.conversation.user_audio()
+        await self.send({"type": "input_audio_buffer.committed", "item_id": item_id})
+        item = {"id": item_id, "type": "message", "role": "user"}
+        item["content"] = [{"type": "input_audio", "transcript": None}]
+        await self.send({"type": "conversation.item.added", "item": item})
+
+    async def add_item(self, item: ev.ConversationItem) -> None:
+        item.id = item.id or self.server.new_id("item")
+        text = " ".join(p.text or p.transcript or "" for p in item.content or [])
+        if item.type == "message" and item.role == "user":
+            self.conversation.user_text(text)
+        elif item.type == "message" and item.role == "assistant":
+            self.conversation.assistant(text)
+        elif item.type == "function_call" and item.call_id:
+            try:
+                arguments = json.loads(item.arguments or "{}")
+            except json.JSONDecodeError:
+                arguments = {}
+            call = ScriptCall(item.name or "", arguments if isinstance(arguments, dict) else {})
+            self.conversation.assistant(calls={item.call_id: call})
+        elif item.type == "function_call_output" and item.call_id:
+            self.conversation.result(item.call_id, item.output or "")
+        await self.send({"type": "conversation.item.added", "item": item.dump()})
+
+    # -- responses ------------------------------------------------------------------------
+
+    def start_response(self, trigger: str | None) -> None:
+        self.server.responses += 1
+        number, t0 = self.server.responses, time.perf_counter()
+        self.task = asyncio.create_task(self.respond(number, trigger, t0))
+
+    async def respond(self, number: int, trigger: str | None, t0: float) -> None:
+        faults = fault_kinds(self.server.faults, number)
+        self.duplicate = "duplicate" in faults
+        items, self.committed = self.committed, []
+        refusal = next((_REFUSALS[k] for k in faults if k in _REFUSALS), None)
+        if refusal is not None:
+            await self.error(*refusal, trigger)
+            return
+        reply = self.conversation.reply(list(faults.values()))
+        response: dict[str, Any] = {"id": self.server.new_id("resp"), "object": "realtime.response"}
+        response.update(status="in_progress", output=[])
+        await self.send({"type": "response.created", "response": response})
+        transcribe = bool(self.config["audio"]["input"].get("transcription"))
+        if transcribe and not self.server.out_of_order:
+            await self.user_transcripts(items)
+        try:
+            if "hang" in faults:
+                await asyncio.sleep(3600)
+            await asyncio.sleep(self.server.ttfb)
+            said = await self.speak(response, reply.text, t0, "drop" in faults)
+            made = await self.call(response, reply.calls, "drop" in faults and not said)
+            self.conversation.assistant(reply.text, made)
+        except asyncio.CancelledError:
+            response["status"] = "cancelled"
+            with contextlib.suppress(ConnectionClosed):
+                await self.send({"type": "response.done", "response": response})
+            raise
+        response.update(status="completed", usage=_usage(self.conversation.last_user_text, reply))
+        await self.send({"type": "response.done", "response": response})
+        if transcribe and self.server.out_of_order:
+            await self.user_transcripts(items)
+        self.duplicate = False
+
+    async def user_transcripts(self, item_ids: list[str]) -> None:
+        for item_id in item_ids:
+            await self.send(
+                {
+                    "type": "conversation.item.input_audio_transcription.completed",
+                    "item_id": item_id,
+                    "content_index": 0,
+                    "transcript": self.conversation.last_user_text,
+                }
+            )
+
+    async def drop(self) -> None:
+        """Cut the connection without a close frame, as a network failure does."""
+        self.ws.transport.abort()
+        await asyncio.sleep(3600)
+
+    async def call(
+        self, response: dict[str, Any], calls: Sequence[ScriptCall], drop: bool
+    ) -> dict[str, ScriptCall]:
+        made: dict[str, ScriptCall] = {}
+        for call in calls:
+            call_id, arguments = self.server.new_id("call"), call.arguments_json()
+            item = {"id": self.server.new_id("item"), "type": "function_call"}
+            item.update(status="completed", call_id=call_id, name=call.name, arguments=arguments)
+            where = {"response_id": response["id"], "item_id": item["id"]}
+            where["output_index"] = len(response["output"])
+            await self.send({"type": "response.output_item.added", **where, "item": item})
+            if drop:
+                await self.drop()
+            await self.send(
+                {"type": "response.function_call_arguments.delta", **where}
+                | {"call_id": call_id, "delta": arguments}
+            )
+            await self.send(
+                {"type": "response.function_call_arguments.done", **where}
+                | {"call_id": call_id, "name": call.name, "arguments": arguments}
+            )
+            await self.send({"type": "response.output_item.done", **where, "item": item})
+            response["output"].append(item)
+            made[call_id] = call
+        return made
+
+    async def speak(self, response: dict[str, Any], text: str, t0: float, drop: bool) -> bool:
+        if not text:
+            return False
+        audio_out = "audio" in self.config.get("output_modalities", ["audio"])
+        kind = "output_audio_transcript" if audio_out else "output_text"
+        item = {"id": self.server.new_id("item"), "type": "message", "role": "assistant"}
+        item.update(status="in_progress", content=[])
+        where = {"response_id": response["id"], "item_id": item["id"]}
+        where["output_index"] = len(response["output"])
+        part_where = {**where, "content_index": 0}
+        await self.send({"type": "response.output_item.added", **where, "item": item})
+        await self.send({"type": "conversation.item.added", "item": item})
+        part = {"type": "audio" if audio_out else "text", "transcript": ""}
+        await self.send({"type": "response.content_part.added", **part_where, "part": part})
+        words = _words(text)
+        chunks = split_chunks(synth_speech(text, RATE), RATE, self.server.audio_chunk_ms)
+        chunks = chunks if audio_out else [b""] * len(words)
+        sent, held = 0, []
+        for i, chunk in enumerate(chunks):
+            if i and self.server.chunk:
+                await asyncio.sleep(self.server.chunk)
+            if audio_out:
+                if i == 0:
+                    self.server.first_audio_delays.append(time.perf_counter() - t0)
+                await self.send(
+                    {"type": "response.output_audio.delta", **part_where, "delta": b64encode(chunk)}
+                )
+            due = round(len(words) * (i + 1) / len(chunks))
+            for j in range(sent, due):
+                if self.server.out_of_order and j == len(words) - 1 and j > 0:
+                    held.append(words[j])  # delivered after the .done below
+                    continue
+                await self.send({"type": f"response.{kind}.delta", **part_where, "delta": words[j]})
+            sent = due
+            if drop:
+                await self.drop()
+        if audio_out:
+            await self.send({"type": "response.output_audio.done", **part_where})
+        final = {"transcript": text} if audio_out else {"text": text}
+        await self.send({"type": f"response.{kind}.done", **part_where, **final})
+        for word in held:
+            await self.send({"type": f"response.{kind}.delta", **part_where, "delta": word})
+        done_part = {"type": part["type"], "transcript": text}
+        await self.send({"type": "response.content_part.done", **part_where, "part": done_part})
+        item.update(status="completed", content=[done_part])
+        await self.send({"type": "response.output_item.done", **where, "item": item})
+        await self.send({"type": "conversation.item.done", "item": item})
+        response["output"].append(item)
+        return True
+
+
+def _words(text: str) -> list[str]:
+    words = text.split(" ")
+    return [w if i == 0 else " " + w for i, w in enumerate(words)]
+
+
+def _usage(user_text: str, reply: Reply) -> dict[str, Any]:
+    said = len(reply.text.split()) + 5 * len(reply.calls)
+    heard = len(user_text.split()) + 1
+    return {
+        "total_tokens": said + heard,
+        "input_tokens": heard,
+        "output_tokens": said,
+        "input_token_details": {"cached_tokens": 0, "text_tokens": heard, "audio_tokens": 0},
+        "output_token_details": {"text_tokens": said, "audio_tokens": said},
+    }
+
+
+def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
+    """Apply a ``session.update`` the way the server does: present fields replace."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = value

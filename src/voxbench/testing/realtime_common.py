@@ -1,0 +1,181 @@
+"""Media and conversation helpers shared by the realtime fake servers.
+
+What the fake model *says* comes from ``voxbench.testing.scripts`` (``GoldenScript``,
+``ListScript``, ``FaultPlan``), shared with the HTTP fakes. This module adds what only
+speech servers need:
+
+- ``synth_speech``: deterministic PCM16 whose duration follows the text (one tone burst per
+  word), standing in for the model's voice;
+- ``EnergyVad``: the server-VAD simulation (speech start/stop from frame energy);
+- ``Conversation``: the provider-neutral conversation a server hands its script, built from
+  wire items (user text or audio, calls made, results received, what was said).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from voxbench.testing.scripts import (
+    Fault,
+    FaultPlan,
+    Reply,
+    Script,
+    ScriptCall,
+    ScriptMessage,
+    ToolOutcome,
+)
+
+
+def speech_duration(text: str, words_per_second: float = 2.5) -> float:
+    """Seconds of synthetic speech for ``text`` (at least a quarter second)."""
+    return max(0.25, len(text.split()) / words_per_second)
+
+
+def synth_speech(text: str, sample_rate: int, words_per_second: float = 2.5) -> bytes:
+    """Mono PCM16 standing in for speaking ``text``: one tone burst per word, 20% gaps."""
+    words = text.split() or [""]
+    word_samples = int(sample_rate / words_per_second)
+    burst = int(word_samples * 0.8)
+    t = np.arange(burst) / sample_rate
+    ramp = min(burst // 4, int(0.01 * sample_rate)) or 1
+    envelope = np.ones(burst)
+    envelope[:ramp] = np.linspace(0.0, 1.0, ramp)
+    envelope[-ramp:] = np.linspace(1.0, 0.0, ramp)
+    out = np.zeros(word_samples * len(words), dtype=np.float64)
+    for i, word in enumerate(words):
+        pitch = 140.0 + 12.0 * (sum(map(ord, word)) % 10)  # deterministic per word
+        tone = np.sin(2 * np.pi * pitch * t) + 0.4 * np.sin(2 * np.pi * 2 * pitch * t)
+        out[i * word_samples : i * word_samples + burst] = 0.25 * tone * envelope
+    samples = int(round(speech_duration(text, words_per_second) * sample_rate))
+    out = np.pad(out, (0, max(0, samples - len(out))))[:samples]
+    return (out * 32767).astype("<i2").tobytes()
+
+
+def split_chunks(pcm: bytes, sample_rate: int, chunk_ms: int) -> list[bytes]:
+    """``pcm`` cut into chunks of ``chunk_ms`` (the last may be shorter)."""
+    size = max(2, int(sample_rate * chunk_ms / 1000) * 2)
+    return [pcm[i : i + size] for i in range(0, len(pcm), size)] or [b""]
+
+
+def split_words(text: str) -> list[str]:
+    """Transcript deltas: each word with the space before it."""
+    words = text.split(" ")
+    return [w if i == 0 else " " + w for i, w in enumerate(words)]
+
+
+class EnergyVad:
+    """Frame-energy voice activity detection, the fakes' stand-in for server VAD.
+
+    A 20 ms frame is speech when its RMS exceeds ``threshold`` (of full scale). Speech starts
+    at the first speech frame (reported ``prefix_ms`` earlier) and stops after
+    ``silence_ms`` of non-speech frames.
+    """
+
+    def __init__(
+        self,
+        sample_rate: int,
+        *,
+        threshold: float = 0.02,
+        prefix_ms: int = 300,
+        silence_ms: int = 500,
+    ) -> None:
+        self.sample_rate = sample_rate
+        self.threshold = threshold
+        self.prefix_ms = prefix_ms
+        self.silence_ms = silence_ms
+        self._frame = int(sample_rate * 0.02) * 2
+        self._rest = b""
+        self._pos_ms = 0
+        self._speaking = False
+        self._silence = 0
+
+    def feed(self, pcm: bytes) -> list[tuple[str, int]]:
+        """Audio in; ``("started", start_ms)`` / ``("stopped", end_ms)`` out."""
+        data = self._rest + pcm
+        out: list[tuple[str, int]] = []
+        usable = len(data) - len(data) % self._frame
+        for start in range(0, usable, self._frame):
+            frame = np.frombuffer(data[start : start + self._frame], dtype="<i2") / 32768.0
+            speech = float(np.sqrt(np.mean(frame**2))) > self.threshold
+            if speech and not self._speaking:
+                self._speaking = True
+                out.append(("started", max(0, self._pos_ms - self.prefix_ms)))
+            if self._speaking:
+                self._silence = 0 if speech else self._silence + 20
+                if self._silence >= self.silence_ms:
+                    self._speaking = False
+                    self._silence = 0
+                    out.append(("stopped", self._pos_ms + 20))
+            self._pos_ms += 20
+        self._rest = data[usable:]
+        return out
+
+    @property
+    def speaking(self) -> bool:
+        """Inside detected speech."""
+        return self._speaking
+
+
+@dataclass
+class Conversation:
+    """The conversation one connection has seen, as the script reads it."""
+
+    script: Script
+    messages: list[ScriptMessage] = field(default_factory=list)
+    calls: dict[str, ScriptCall] = field(default_factory=dict)
+    """Calls the fake model made, by call id (to name their results)."""
+
+    def user_text(self, text: str) -> None:
+        """The user typed (or a history item holds) ``text``."""
+        self.messages.append(ScriptMessage("user", text))
+
+    def user_audio(self) -> str:
+        """The user spoke: what they said is the script's transcript for that position."""
+        number = sum(1 for m in self.messages if m.role == "user") + 1
+        text = self.script.transcribe(number)
+        self.messages.append(ScriptMessage("user", text))
+        return text
+
+    def assistant(self, text: str = "", calls: dict[str, ScriptCall] | None = None) -> None:
+        """The model said ``text`` and/or made ``calls`` (history items included)."""
+        self.calls.update(calls or {})
+        self.messages.append(ScriptMessage("assistant", text, tuple((calls or {}).values())))
+
+    def result(self, call_id: str, output: Any) -> None:
+        """A tool result came back; results in a row form one tool message."""
+        if isinstance(output, str):
+            with contextlib.suppress(json.JSONDecodeError):
+                output = json.loads(output)
+        call = self.calls.get(call_id)
+        outcome = ToolOutcome(call_id, call.name if call else "", output)
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last.role == "tool":
+            self.messages[-1] = ScriptMessage("tool", results=(*last.results, outcome))
+        else:
+            self.messages.append(ScriptMessage("tool", results=(outcome,)))
+
+    def reply(self, faults: list[Fault]) -> Reply:
+        """The script's answer; a ``malformed_args`` fault cuts each call's JSON short."""
+        reply = self.script.reply(self.messages)
+        if any(f.kind == "malformed_args" for f in faults) and reply.calls:
+            broken = tuple(
+                ScriptCall(c.name, c.arguments, raw_arguments=c.arguments_json()[:-1] + ', "')
+                for c in reply.calls
+            )
+            reply = Reply(text=reply.text, calls=broken)
+        return reply
+
+    @property
+    def last_user_text(self) -> str:
+        """What the user said last."""
+        return next((m.text for m in reversed(self.messages) if m.role == "user"), "")
+
+
+def fault_kinds(plan: FaultPlan, number: int) -> dict[str, Fault]:
+    """The faults hitting response ``number``, by kind."""
+    return {f.kind: f for f in plan.for_request(number)}

@@ -1,0 +1,67 @@
+"""Helpers for realtime adapter tests: run the smoke benchmark, drain session events."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from voxbench.benchmarks.loader import load_benchmark
+from voxbench.cli._evaluate import evaluate_run
+from voxbench.core.benchmark import Benchmark
+from voxbench.core.events import SessionEvent, TurnComplete
+from voxbench.core.records import Judgment, Scorecard
+from voxbench.core.session import Session
+from voxbench.runner.artifacts import RunDirectory
+from voxbench.runner.config import RunConfig
+from voxbench.runner.conversation import run_conversation
+
+
+@pytest.fixture
+def smoke() -> Benchmark:
+    return load_benchmark("smoke")
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dummy keys for every realtime provider (the fakes accept any)."""
+    for var in ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "XAI_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(var, "test-key-123456")
+    monkeypatch.setenv("ULTRAVOX_API_KEY", "test-key-123456")
+
+
+async def run_smoke(
+    tmp_path: Path, target: str, base_url: str, **config: Any
+) -> tuple[RunDirectory, Scorecard, list[Judgment]]:
+    """Run the smoke benchmark against ``target`` and judge it deterministically."""
+    config.setdefault("turn_timeout", 20.0)
+    path = await run_conversation(
+        RunConfig(benchmark="smoke", target=target, base_url=base_url, runs_dir=tmp_path, **config)
+    )
+    card, judgments = await asyncio.to_thread(evaluate_run, path)  # it runs its own loop
+    return RunDirectory.open_existing(path), card, judgments
+
+
+def assert_perfect(run: RunDirectory, card: Scorecard, judgments: list[Judgment]) -> None:
+    """Every turn ok and every deterministic judgment passed."""
+    records = run.turns()
+    assert [r.status for r in records] == ["ok"] * len(records), [r.errors for r in records]
+    failed = [j for j in judgments if j.passed is False]
+    assert not failed, failed
+    assert card.strict_pass.rate == 1.0
+
+
+async def collect_turn(session: Session, seconds: float = 10.0) -> list[SessionEvent]:
+    """Events until (and with) the next ``TurnComplete``."""
+    out: list[SessionEvent] = []
+
+    async def drain() -> None:
+        async for event in session.events():
+            out.append(event)
+            if isinstance(event, TurnComplete):
+                return
+
+    await asyncio.wait_for(drain(), seconds)
+    return out
