@@ -48,3 +48,51 @@ class ScriptedSession(InProcessSession):
 
     async def emit_error(self, **kwargs: Any) -> None:
         await self._queue.put(TargetError(**kwargs))
+
+
+class ToneAgent(InProcessSession):
+    """An audio agent: after ``delay`` seconds it answers each turn with ``seconds`` of tone."""
+
+    def __init__(
+        self,
+        delay: float = 0.0,
+        seconds: float = 0.5,
+        in_process: bool = True,
+        silent_turns: set[int] | None = None,
+    ) -> None:
+        super().__init__("test/tone")
+        self.info = self.info.model_copy(
+            update={
+                "input_modality": "audio",
+                "output_modality": "audio",
+                "input_sample_rate": 16_000,
+                "output_sample_rate": 24_000,
+                "in_process": in_process,
+            }
+        )
+        self.delay = delay
+        self.seconds = seconds
+        self.silent_turns = silent_turns or set()
+        self.received: list[tuple[float, int]] = []  # (monotonic arrival, samples)
+        self.turns = 0
+
+    async def send_user_audio(self, pcm: bytes, sample_rate: int) -> None:
+        import time
+
+        self.received.append((time.monotonic(), len(pcm) // 2))
+
+    async def respond(self, user_text: str) -> None:
+        import numpy as np
+
+        from voxbench.core.events import AssistantAudio
+
+        turn = self.turns
+        self.turns += 1
+        if turn in self.silent_turns:
+            await asyncio.sleep(3600)
+        await asyncio.sleep(self.delay)
+        t = np.arange(int(24_000 * self.seconds)) / 24_000
+        tone = (0.3 * np.sin(2 * np.pi * 220 * t) * 32767).astype("<i2").tobytes()
+        for i in range(0, len(tone), 4800):
+            await self._queue.put(AssistantAudio(pcm=tone[i : i + 4800], sample_rate=24_000))
+        await self.say("tone")

@@ -1,0 +1,131 @@
+"""Audio mode: paced streaming, the recording, the watchdog, cascades and their timings."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.runner.scripted import ToneAgent
+from voxbench.analysis.turn_taking import analyse_recorded_run
+from voxbench.audio.vad import detect_speech
+from voxbench.audio.wav import read_wav
+from voxbench.audio.wer import word_error_rate
+from voxbench.runner.artifacts import RunDirectory
+from voxbench.runner.config import RunConfig
+from voxbench.runner.conversation import run_conversation
+
+
+def audio_config(tmp_path: Path, **kw) -> RunConfig:
+    kw.setdefault("heard_asr", "none")
+    kw.setdefault("inter_turn_gap", 0.3)
+    return RunConfig(
+        benchmark="smoke", target="local/oracle", mode="audio", runs_dir=tmp_path / "runs", **kw
+    )
+
+
+async def test_oracle_audio_run_records_an_aligned_conversation(tmp_path: Path) -> None:
+    path = await run_conversation(audio_config(tmp_path, only_turns="0-3"))
+    run = RunDirectory.open_existing(path)
+    records = run.turns()
+    assert [r.status for r in records] == ["ok"] * 4
+    wav = read_wav(path / "conversation.wav")
+    assert wav.channels == 2 and wav.sample_rate == 24_000
+    origin = next(e.data["origin"] for e in run.events() if e.type == "recording_started")
+    for rec in records:
+        t = rec.timings
+        assert t.user_speech_start is not None and t.user_speech_end > t.user_speech_start
+        assert t.agent_speech_start is not None and t.agent_speech_start > t.user_speech_end
+        assert 0 <= t.voice_to_voice < 1.0  # in-process: real processing time only
+        # The agent channel is silent while the user speaks, and vice versa.
+        a, b = (round((x - origin) * 24_000) for x in (t.user_speech_start, t.user_speech_end))
+        user, agent = wav.samples[a:b, 0], wav.samples[a:b, 1]
+        assert np.abs(user).max() > 0.05 and np.abs(agent).max() < 1e-3
+    # The recording's VAD agrees with the runner's stamps to within a few milliseconds.
+    report = analyse_recorded_run(path)
+    for rec, timing in zip(records, report.turns, strict=True):
+        assert timing.issues == []
+        assert abs(timing.voice_to_voice - rec.timings.voice_to_voice) < 0.03
+
+
+async def test_virtual_clock_runs_faster_than_real_time(tmp_path: Path) -> None:
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    path = await run_conversation(audio_config(tmp_path, only_turns="0-2"))
+    wall = loop.time() - began
+    audio_seconds = read_wav(path / "conversation.wav").duration
+    assert audio_seconds > 2 * wall  # ratio, not an absolute time
+
+
+async def test_real_clock_paces_audio_like_a_microphone(tmp_path: Path) -> None:
+    agent = ToneAgent(in_process=False)
+    await run_conversation(
+        audio_config(tmp_path, only_turns="9", clock="real", inter_turn_gap=0.0),
+        session_factory=lambda: agent,
+    )
+    times = [t for t, _ in agent.received]
+    samples = sum(n for _, n in agent.received)
+    ratio = (samples / 16_000) / (times[-1] - times[0])
+    assert 0.85 < ratio < 1.15
+    chunk_sizes = {n for _, n in agent.received[:-2]}
+    assert chunk_sizes == {320}  # 20 ms at 16 kHz
+
+
+async def test_watchdog_records_a_no_response_and_the_run_goes_on(tmp_path: Path) -> None:
+    sessions: list[ToneAgent] = []
+
+    def factory() -> ToneAgent:
+        sessions.append(ToneAgent(silent_turns={1} if not sessions else set()))
+        return sessions[-1]
+
+    path = await run_conversation(
+        audio_config(tmp_path, only_turns="0-2", no_response_timeout=0.5), session_factory=factory
+    )
+    records = RunDirectory.open_existing(path).turns()
+    assert [r.status for r in records] == ["ok", "no_response", "ok"]
+    assert "no response within 0.5 s" in records[1].errors[0]
+    assert (
+        len(sessions) == 2
+    )  # a fresh session after the silent one; its audio was not replayed into it
+    assert sum(n for _, n in sessions[0].received) > 0
+
+
+async def test_agent_talking_over_the_user_is_negative_latency(tmp_path: Path) -> None:
+    class Interrupter(ToneAgent):
+        async def send_user_audio(self, pcm: bytes, sample_rate: int) -> None:
+            await super().send_user_audio(pcm, sample_rate)
+            if len(self.received) == 10:  # 200 ms into the user's turn
+                await self.end_user_turn()
+
+    path = await run_conversation(
+        audio_config(tmp_path, only_turns="1"), session_factory=lambda: Interrupter()
+    )
+    rec = RunDirectory.open_existing(path).turns()[0]
+    assert rec.timings.voice_to_voice < 0
+    report = analyse_recorded_run(path)
+    assert any(i.startswith("negative_latency") for i in report.turns[0].issues)
+    assert any(i.startswith("overlap") for i in report.turns[0].issues)
+
+
+@pytest.mark.slow
+async def test_local_cascade_reports_stage_timings_and_heard_text(tmp_path: Path) -> None:
+    config = audio_config(tmp_path, only_turns="0-1", heard_asr="local/whisper-tiny.en")
+    config = config.model_copy(update={"target": "cascade/local/baseline"})
+    path = await run_conversation(config)
+    records = RunDirectory.open_existing(path).turns()
+    for rec in records:
+        assert set(rec.timings.stages) == {"stt", "llm_first_token", "tts_first_audio"}
+        assert all(v >= 0 for v in rec.timings.stages.values())
+        assert rec.user_transcript and word_error_rate(rec.user_text, rec.user_transcript) < 0.3
+        assert rec.heard_text and word_error_rate(rec.assistant_text, rec.heard_text) < 0.6
+    assert read_wav(path / "conversation.wav").duration > 3
+
+
+def test_user_clips_keep_short_answers() -> None:
+    # A 0.45 s "Yes." must count as speech, or its turn would have no user speech end.
+    from voxbench.audio.tts import get_tts
+
+    yes = get_tts("local/espeak").synthesize("Yes.")
+    assert detect_speech(yes, min_speech_ms=100, min_silence_ms=300)
