@@ -1,0 +1,145 @@
+"""Score a directory of model outputs (FDB layout) in ``fdb-v1`` or ``voxbench`` mode.
+
+One bad sample (malformed annotation, unreadable wav) becomes an error row for that sample;
+the others are still scored. Per-sample scores go to ``fdb_scores_<mode>.jsonl`` and the
+summary to ``fdb_summary_<mode>.json`` in the scored directory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voxbench.core.errors import VoxbenchError
+from voxbench.fullduplex import score_fdb_v1, score_voxbench
+from voxbench.fullduplex.corpus import (
+    OUTPUT_JSON,
+    OUTPUT_WAV,
+    FdbSample,
+    SkippedSample,
+    scan_corpus,
+)
+from voxbench.fullduplex.judge import ChatJudge
+from voxbench.fullduplex.sample_context import MODES, Mode, SampleScore, ScoringContext
+from voxbench.fullduplex.summary import summarize, write_json
+from voxbench.fullduplex.transcripts import TranscriptStore
+
+log = logging.getLogger(__name__)
+
+RUN_RECORD_FILE = "voxbench_fdb.json"
+"""The driver's per-sample record; scoring reads the target name from it."""
+UNNAMED_TARGET = "unnamed"
+
+
+@dataclass
+class ScoreReport:
+    """The outcome of scoring one directory."""
+
+    mode: Mode
+    scores: list[SampleScore]
+    summary: dict[str, Any]
+    skipped: list[SkippedSample] = field(default_factory=list)
+    transcribed: list[Path] = field(default_factory=list)
+
+
+def _target_of(sample: FdbSample, default: str) -> str:
+    record = sample.file(RUN_RECORD_FILE)
+    if record.is_file():
+        try:
+            name = json.loads(record.read_text(encoding="utf-8")).get("target")
+        except (OSError, ValueError, AttributeError):
+            name = None
+        if isinstance(name, str) and name:
+            return name
+    return default
+
+
+def score_samples(
+    samples: list[FdbSample],
+    ctx: ScoringContext,
+    mode: Mode,
+    progress: Callable[[FdbSample], None] | None = None,
+) -> list[SampleScore]:
+    """Score each sample; errors are recorded per sample, never raised."""
+    scorers = score_fdb_v1.SCORERS if mode == "fdb-v1" else score_voxbench.SCORERS
+    out = []
+    for sample in samples:
+        score = SampleScore(
+            sample=sample.relative,
+            subset=sample.subset,
+            category=sample.category,
+            target=_target_of(sample, ctx.target or UNNAMED_TARGET),
+        )
+        try:
+            scorers[sample.category](ctx, sample, score)
+        except (VoxbenchError, OSError) as exc:
+            score.error = str(exc)
+            log.warning("cannot score %s: %s", sample.path, exc)
+        out.append(score)
+        if progress is not None:
+            progress(sample)
+    return out
+
+
+def find_scorable(
+    out_dir: Path, mode: Mode
+) -> tuple[list[FdbSample], list[SkippedSample], list[str]]:
+    """Samples under ``out_dir`` that have an output to score in ``mode``."""
+    scan = scan_corpus(out_dir, require=())
+    samples, skipped, notes = [], list(scan.skipped), []
+    v15 = 0
+    for s in scan.samples:
+        if not (s.has(OUTPUT_WAV) or s.has(OUTPUT_JSON)):
+            skipped.append(SkippedSample(s.path, "no output.wav or output.json"))
+            log.warning("skipping %s: no output.wav or output.json", s.path)
+        elif mode == "fdb-v1" and s.category == "behavior":
+            v15 += 1
+        else:
+            samples.append(s)
+    if v15:
+        notes.append(
+            f"{v15} v1.5 overlap sample(s) not scored: the public v1 scripts have no metric "
+            "for them (use --mode voxbench)"
+        )
+    return samples, skipped, notes
+
+
+def score_directory(
+    out_dir: str | Path,
+    *,
+    mode: Mode = "fdb-v1",
+    transcripts: TranscriptStore | None = None,
+    judge: ChatJudge | None = None,
+    gt_file: Path | None = None,
+    target: str | None = None,
+    write: bool = True,
+    progress: Callable[[FdbSample], None] | None = None,
+    on_found: Callable[[int], None] | None = None,
+) -> ScoreReport:
+    """Score every sample under ``out_dir``; write the per-sample scores and the summary."""
+    if mode not in MODES:
+        raise VoxbenchError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    root = Path(out_dir)
+    store = transcripts or TranscriptStore()
+    ctx = ScoringContext(store, judge=judge, gt_file=gt_file, target=target)
+    samples, skipped, notes = find_scorable(root, mode)
+    if on_found is not None:
+        on_found(len(samples))
+    scores = score_samples(samples, ctx, mode, progress)
+    meta = {
+        "scored_dir": str(root.resolve()),
+        "asr": store.asr_name,
+        "judge": judge.describe() if judge is not None else None,
+        "skipped": [{"path": str(s.path), "reason": s.reason} for s in skipped],
+    }
+    summary = summarize(scores, mode=mode, meta=meta)
+    summary["notes"] = notes + summary["notes"]
+    if write:
+        lines = "".join(json.dumps(s.to_json(), ensure_ascii=False) + "\n" for s in scores)
+        (root / f"fdb_scores_{mode}.jsonl").write_text(lines, encoding="utf-8")
+        write_json(summary, root / f"fdb_summary_{mode}.json")
+    return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
