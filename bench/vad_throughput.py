@@ -1,0 +1,74 @@
+"""Throughput of Silero VAD (onnxruntime, one thread) on 10 minutes of speech.
+
+Builds ten minutes of eSpeak speech with silences between utterances at 24 kHz (the
+rate of synthesized benchmark audio, so resampling to 16 kHz is counted), then times
+``SileroVAD.probabilities`` (the model alone) and ``SileroVAD.segments`` (model,
+hysteresis and millisecond boundary refinement). Prints × real time.
+
+    python bench/vad_throughput.py [--minutes 10] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from voxbench.audio.tts import get_tts
+from voxbench.audio.vad import SileroVAD
+from voxbench.audio.wav import Audio, concatenate
+
+SENTENCES = (
+    "Hi! What time do the doors open tomorrow, and where do I check in?",
+    "Yes.",
+    "Please register me for the streaming ASR talk.",
+    "My sister is a student too. How much would two student tickets cost?",
+    "So which talk am I still registered for, and which room is it in?",
+)
+
+
+def ten_minutes(minutes: float, rate: int = 24_000) -> Audio:
+    tts = get_tts("local/espeak")
+    clips = [tts.synthesize(s).resampled(rate) for s in SENTENCES]
+    rng = np.random.default_rng(0)
+    parts: list[Audio] = []
+    total = 0.0
+    while total < minutes * 60:
+        clip = clips[len(parts) // 2 % len(clips)]
+        gap = Audio.silence(float(rng.uniform(0.3, 2.0)), rate)
+        parts += [clip, gap]
+        total += clip.duration + gap.duration
+    return concatenate(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    audio = ten_minutes(args.minutes)
+    vad = SileroVAD()
+    vad.probabilities(Audio.silence(1.0, 16_000))  # load the model
+
+    def best_of(fn) -> float:
+        times = []
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    model_only = best_of(lambda: vad.probabilities(audio))
+    full = best_of(lambda: vad.segments(audio))
+    segments = vad.segments(audio)
+    print(
+        f"audio: {audio.duration / 60:.1f} min at {audio.sample_rate} Hz, {len(segments)} segments"
+    )
+    print(f"Silero probabilities: {model_only:.2f} s, {audio.duration / model_only:.0f}x real time")
+    print(f"segments (+ refinement): {full:.2f} s, {audio.duration / full:.0f}x real time")
+
+
+if __name__ == "__main__":
+    main()
