@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,12 @@ def runner_events(path: Path, *types: str) -> list[dict[str, Any]]:
     return [r for r in rows if r["type"] in types]
 
 
-def assert_all_passed(path: Path) -> None:
+async def assert_all_passed(path: Path) -> None:
     """Judge the run; every judgment that applies must pass, every turn be ok."""
     from voxbench.cli._evaluate import evaluate_run
 
-    card, judgments = evaluate_run(path)
+    # On a worker thread: evaluate_run drives its own event loop.
+    card, judgments = await asyncio.to_thread(evaluate_run, path)
     failed = [
         (j.turn, j.dimension, j.evidence or j.reasoning) for j in judgments if j.passed is False
     ]

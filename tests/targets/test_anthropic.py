@@ -37,7 +37,7 @@ async def test_golden_script_through_the_adapter_scores_every_check(tmp_path: Pa
     async with FakeAnthropicServer(script, api_key="sk-ant-test-key-000000000000") as server:
         path = await run_smoke(tmp_path, "anthropic/claude-sonnet-4-5", server.url)
         first = server.requests[0]
-    assert_all_passed(path)
+    await assert_all_passed(path)
     assert first.headers["anthropic-version"] == "2023-06-01"
     body = first.json()
     assert body["system"].startswith("You are the voice assistant")

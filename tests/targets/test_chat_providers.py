@@ -148,3 +148,19 @@ async def test_target_can_be_a_class_path_to_a_users_adapter() -> None:
 def test_a_class_path_that_is_not_a_session_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="not a voxbench Session"):
         resolve_target(f"{__name__}:SETUP")
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("ollama/llama3.2:3b", "llama3.2:3b"),
+        (
+            "bedrock/anthropic.claude-3-5-haiku-20241022-v1:0",
+            "anthropic.claude-3-5-haiku-20241022-v1:0",
+        ),
+        ("openrouter/meta-llama/llama-3.1-8b-instruct", "meta-llama/llama-3.1-8b-instruct"),
+    ],
+)
+def test_model_names_with_dots_and_colons_are_not_class_paths(name: str, model: str) -> None:
+    session = resolve_target(name, base_url="http://127.0.0.1:9/v1")()
+    assert session.model == model

@@ -38,7 +38,7 @@ async def test_golden_script_through_the_adapter_scores_every_check(tmp_path: Pa
     async with FakeGeminiServer(script, api_key="AIza-test-key-0000") as server:
         path = await run_smoke(tmp_path, "gemini/gemini-3-flash-preview", server.url)
         first = server.requests[0]
-    assert_all_passed(path)
+    await assert_all_passed(path)
     assert first.query == {"alt": "sse"}
     assert first.headers["x-goog-api-key"] == "AIza-test-key-0000"
     body = first.json()

@@ -36,7 +36,7 @@ async def test_golden_script_through_the_adapter_scores_every_check(tmp_path: Pa
         GoldenScript(load_benchmark("smoke")), api_key="sk-test-key-for-the-fake-server"
     ) as server:
         path = await run_smoke(tmp_path, "openai/gpt-4o-mini", server.url)
-    assert_all_passed(path)
+    await assert_all_passed(path)
     records = turns(path)
     assert [c.name for c in records[4].tool_calls] == ["register_for_session"] * 2
     assert all(r.usage.get("input_tokens", 0) > 0 for r in records)

@@ -66,6 +66,15 @@ register_fake_server(
         "GEMINI_API_KEY=dummy voxbench run smoke --target gemini/gemini-2.5-flash --base-url {url}",
     )
 )
+register_fake_server(
+    FakeServerKind(
+        "bedrock",
+        "Amazon Bedrock runtime: /model/<id>/converse-stream (AWS event stream) and /converse",
+        "voxbench.testing.bedrock_http:FakeBedrockServer",
+        "AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=x voxbench run smoke "
+        "--target bedrock/anthropic.claude-3-5-haiku --base-url {url}",
+    )
+)
 
 
 def build_fake_server(

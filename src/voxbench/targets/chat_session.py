@@ -151,6 +151,10 @@ class ChatSession(Session, abc.ABC):
             except httpx.HTTPError as exc:
                 self._fail(error_from_exception(exc, provider=self.provider))
                 return
+            except Exception as exc:  # an adapter bug is a recorded failure, never a hang
+                message = f"{self.provider}: {type(exc).__name__}: {exc}"
+                self._fail(TargetError(category="protocol", message=message))
+                return
             calls = [
                 HistoryToolCall(call_id=c.call_id, name=c.name, arguments=c.arguments)
                 for c in step.calls

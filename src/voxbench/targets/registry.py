@@ -54,6 +54,7 @@ BUILTIN_PROVIDER_MODULES: tuple[str, ...] = (
     "voxbench.targets.openai_chat",
     "voxbench.targets.anthropic",
     "voxbench.targets.gemini",
+    "voxbench.targets.bedrock",
     "voxbench.targets.realtime.providers",
 )
 """Modules that register the built-in providers on import. They must not import optional
@@ -129,7 +130,7 @@ def resolve_target(
     """
     options = dict(options or {})
     name = route_target(name, options)  # openai/gpt-realtime → openai-realtime/gpt-realtime
-    if "." in name.split(":")[0] and (":" in name or name.count(".") >= 2):
+    if _is_class_path(name):
         cls = _import_class(name)
         context = TargetContext(model=name, benchmark=benchmark, base_url=base_url, options=options)
         return lambda: cls(context)
@@ -141,10 +142,16 @@ def resolve_target(
 
 def canonical_name(name: str) -> str:
     """The ``provider/model`` spelling of a target name."""
-    if ":" in name and "." in name.split(":")[0]:
+    if _is_class_path(name):
         return name
     provider, model = split_name(name)
     return f"{provider}/{model}" if model else provider
+
+
+def _is_class_path(name: str) -> bool:
+    # ``pkg.module:Class`` or ``pkg.module.Class``; never a ``provider/model`` name, whose
+    # model part may hold dots and colons (``bedrock/anthropic.claude-…-v1:0``, ``ollama/x:3b``).
+    return "/" not in name and "." in name.split(":")[0] and (":" in name or name.count(".") >= 2)
 
 
 def _import_class(path: str) -> Callable[[TargetContext], Session]:

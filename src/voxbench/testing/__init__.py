@@ -11,6 +11,7 @@ model answers) plus optional latency (``ttfb_ms``, ``chunk_ms``) and ``Fault``s:
 """
 
 from voxbench.testing.anthropic_http import FakeAnthropicServer
+from voxbench.testing.bedrock_http import FakeBedrockServer
 from voxbench.testing.gemini_http import FakeGeminiServer
 from voxbench.testing.http_server import HTTPServer, Request, Responder, ScriptedServer
 from voxbench.testing.openai_http import FakeOpenAIServer
@@ -30,6 +31,7 @@ from voxbench.testing.scripts import (
 
 __all__ = [
     "FakeAnthropicServer",
+    "FakeBedrockServer",
     "FakeGeminiServer",
     "FakeOpenAIServer",
     "Fault",

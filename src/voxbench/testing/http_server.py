@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from voxbench.testing.scripts import Fault, FaultPlan, Reply, Script, ScriptCall, ScriptMessage
 
@@ -257,7 +257,7 @@ async def _read_request(reader: asyncio.StreamReader) -> Request | None:
     parts = urlsplit(target)
     return Request(
         method=method.upper(),
-        path=parts.path,
+        path=unquote(parts.path),
         query=dict(parse_qsl(parts.query)),
         headers=headers,
         body=body,

@@ -1,0 +1,349 @@
+"""AWS Bedrock Converse (``ConverseStream``, tool use) as a Session: ``bedrock/<model id>``.
+
+An optional extra (``pip install 'voxbench[bedrock]'``): botocore signs the requests
+(SigV4) and decodes the binary event stream, so it is imported only when a Bedrock
+session starts. Protocol (Amazon Bedrock API Reference, ``ConverseStream`` and
+``ConverseStreamOutput``, as published 2025–2026): the request carries ``messages``
+(``content`` blocks ``text`` / ``toolUse {toolUseId, name, input}`` /
+``toolResult {toolUseId, content: [{json}], status}``), ``system`` and ``toolConfig.tools
+[{toolSpec: {name, description, inputSchema: {json}}}]``; the stream yields
+``messageStart``, ``contentBlockStart`` (``start.toolUse``), ``contentBlockDelta``
+(``delta.text`` or ``delta.toolUse.input`` JSON fragments), ``contentBlockStop``,
+``messageStop {stopReason}`` and ``metadata {usage}``; failures arrive as exceptions
+(``throttlingException``, ``internalServerException``, ``modelStreamErrorException``, …).
+botocore is synchronous: its stream is read on a thread and handed to the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from voxbench.core.errors import PrerequisiteError
+from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallRequested, Usage
+from voxbench.core.secrets import get_secret
+from voxbench.core.session import Session, SessionSetup
+from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
+from voxbench.targets.http import error_from_status
+from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
+from voxbench.targets.text_history import ChatMessage, parse_arguments, result_object, safe_call_id
+
+INSTALL_HINT = "Bedrock needs botocore: pip install 'voxbench[bedrock]'"
+KEY_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+THROTTLED = {"ThrottlingException", "throttlingException", "TooManyRequestsException"}
+TRANSIENT = {
+    "InternalServerException",
+    "internalServerException",
+    "ServiceUnavailableException",
+    "serviceUnavailableException",
+    "ModelStreamErrorException",
+    "modelStreamErrorException",
+    "ModelNotReadyException",
+}
+_DONE = object()
+
+
+@dataclass
+class _Block:
+    tool_id: str = ""
+    name: str = ""
+    parts: list[str] = field(default_factory=list)
+    is_tool: bool = False
+
+
+class BedrockSession(ChatSession):
+    """A Session over Bedrock ``ConverseStream``."""
+
+    provider = "bedrock"
+    key_vars = KEY_VARS
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._bedrock: Any = None
+        self._streams: set[Any] = set()
+
+    async def start(self, setup: SessionSetup) -> None:
+        try:
+            import botocore.config
+            import botocore.session
+        except ImportError:
+            raise PrerequisiteError(INSTALL_HINT) from None
+        await super().start(setup)
+        session = botocore.session.get_session()
+        access = get_secret("AWS_ACCESS_KEY_ID", required=False)
+        secret = get_secret("AWS_SECRET_ACCESS_KEY", required=False)
+        token = get_secret("AWS_SESSION_TOKEN", required=False)
+        if not (access and secret) and session.get_credentials() is None:
+            raise PrerequisiteError(
+                f"no AWS credentials for {self.info.name}: set AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+            )
+        region = (
+            self.options.get("region")
+            or os.environ.get("AWS_REGION")
+            or os.environ.get("AWS_DEFAULT_REGION")
+            or "us-east-1"
+        )
+        config = botocore.config.Config(
+            # One attempt: the runner owns retries (``max_attempts`` would count retries).
+            retries={"total_max_attempts": 1, "mode": "standard"},
+            read_timeout=float(self.options.get("timeout", 60)),
+            connect_timeout=10,
+        )
+        self._bedrock = session.create_client(
+            "bedrock-runtime",
+            region_name=region,
+            endpoint_url=self.base_url or None,
+            aws_access_key_id=access or None,
+            aws_secret_access_key=secret or None,
+            aws_session_token=token or None,
+            config=config,
+        )
+
+    def resolve_key(self) -> str | None:
+        return None  # botocore resolves credentials (env, profile, role) in start()
+
+    def request(self) -> dict[str, Any]:
+        """The ``ConverseStream`` arguments for the conversation so far."""
+        assert self.setup is not None
+        request: dict[str, Any] = {
+            "modelId": self.model,
+            "messages": render_messages(self.conversation),
+            "system": [{"text": self.setup.system_prompt}],
+        }
+        if self.setup.tools:
+            request["toolConfig"] = {
+                "tools": [
+                    {
+                        "toolSpec": {
+                            "name": t.name,
+                            "description": t.description,
+                            "inputSchema": {"json": t.parameters},
+                        }
+                    }
+                    for t in self.setup.tools
+                ]
+            }
+        inference = {
+            wire: self.options[key]
+            for key, wire in (
+                ("max_tokens", "maxTokens"),
+                ("temperature", "temperature"),
+                ("top_p", "topP"),
+            )
+            if key in self.options
+        }
+        if inference:
+            request["inferenceConfig"] = inference
+        return request
+
+    async def request_step(self, emit: Emit) -> StepResult:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        request = self.request()
+
+        def read() -> None:
+            # A daemon thread, not the loop's executor: a hung read must not hold up exit.
+            def put(item: Any) -> None:
+                with contextlib.suppress(RuntimeError):  # the loop closed: nobody listens
+                    loop.call_soon_threadsafe(queue.put_nowait, item)
+
+            stream = None
+            try:
+                stream = self._bedrock.converse_stream(**request)["stream"]
+                self._streams.add(stream)
+                for event in stream:
+                    put(event)
+                put(_DONE)
+            except Exception as exc:  # handed to the loop, classified there
+                put(exc)
+            finally:
+                if stream is not None:
+                    self._streams.discard(stream)
+                    stream.close()
+
+        threading.Thread(target=read, name=f"bedrock-{self.model}", daemon=True).start()
+        return await self._consume(queue, emit)
+
+    async def _consume(self, queue: asyncio.Queue[Any], emit: Emit) -> StepResult:
+        blocks: dict[int, _Block] = {}
+        text: list[str] = []
+        stop_reason: str | None = None
+        stopped = usage_sent = False
+        while True:
+            item = await queue.get()
+            if item is _DONE:
+                break
+            if isinstance(item, Exception):
+                raise StepFailed(classify(item))
+            if stopped and "metadata" not in item:
+                continue  # a repeated event after messageStop
+            if "contentBlockStart" in item:
+                event = item["contentBlockStart"]
+                index = event.get("contentBlockIndex", len(blocks))
+                tool = (event.get("start") or {}).get("toolUse")
+                if index not in blocks and tool:
+                    blocks[index] = _Block(tool["toolUseId"], tool["name"], is_tool=True)
+            elif "contentBlockDelta" in item:
+                event = item["contentBlockDelta"]
+                block = blocks.setdefault(event.get("contentBlockIndex", 0), _Block())
+                delta = event.get("delta") or {}
+                if delta.get("text"):
+                    text.append(delta["text"])
+                    emit(AssistantTextDelta(text=delta["text"]))
+                elif "toolUse" in delta:
+                    block.parts.append(delta["toolUse"].get("input", ""))
+            elif "messageStop" in item:
+                stop_reason = item["messageStop"].get("stopReason")
+                stopped = True
+            elif "metadata" in item and not usage_sent:
+                usage = item["metadata"].get("usage") or {}
+                emit(
+                    Usage(
+                        input_tokens=int(usage.get("inputTokens") or 0)
+                        + int(usage.get("cacheReadInputTokens") or 0),
+                        output_tokens=int(usage.get("outputTokens") or 0),
+                        cached_input_tokens=int(usage.get("cacheReadInputTokens") or 0),
+                    )
+                )
+                usage_sent = True  # a repeated metadata event is not counted twice
+        if not stopped:
+            raise self.protocol_error("the stream ended before messageStop")
+        calls = []
+        for _, block in sorted(blocks.items()):
+            if not block.is_tool:
+                continue
+            raw = "".join(block.parts)
+            arguments, error = parse_arguments(raw)
+            calls.append(
+                ToolCallRequested(
+                    call_id=block.tool_id,
+                    name=block.name,
+                    arguments=arguments,
+                    raw_arguments=raw if error else None,
+                    parse_error=error,
+                )
+            )
+        return StepResult(text="".join(text), calls=calls, stop_reason=stop_reason)
+
+    async def close(self) -> None:
+        for stream in list(self._streams):
+            with contextlib.suppress(Exception):  # closing a dead stream may fail
+                stream.close()  # unblocks the reading thread
+        await super().close()
+        if self._bedrock is not None:
+            self._bedrock.close()
+            self._bedrock = None
+
+
+def classify(exc: Exception) -> TargetError:
+    """A botocore failure as a ``TargetError`` (same taxonomy as the HTTP adapters)."""
+    from botocore import exceptions as aws
+
+    if isinstance(exc, aws.ClientError):
+        error = exc.response.get("Error", {})
+        code = error.get("Code", "")
+        message = error.get("Message", str(exc))
+        meta = exc.response.get("ResponseMetadata", {})
+        status = int(meta.get("HTTPStatusCode") or 0)
+        if code in THROTTLED:
+            status = 429
+        elif code in TRANSIENT:
+            status = 500 if status < 500 else status
+        elif code in ("UnrecognizedClientException", "InvalidSignatureException"):
+            status = 401
+        headers = {k.lower(): v for k, v in (meta.get("HTTPHeaders") or {}).items()}
+        return error_from_status(
+            status or 400,
+            headers,
+            f"{code}: {message}",
+            provider="bedrock",
+            key_vars=(*KEY_VARS, "AWS_PROFILE"),
+        )
+    from urllib3 import exceptions as transport  # botocore's HTTP layer
+
+    if isinstance(exc, aws.ReadTimeoutError | aws.ConnectTimeoutError | transport.TimeoutError):
+        return TargetError(
+            category="timeout", message=f"bedrock: timed out ({exc})", retryable=True
+        )
+    # A stream cut mid-response surfaces from urllib3 while the event stream is read.
+    if isinstance(exc, aws.BotoCoreError | OSError | transport.HTTPError):
+        return TargetError(
+            category="connectivity", message=f"bedrock: connection failed ({exc})", retryable=True
+        )
+    return TargetError(category="protocol", message=f"bedrock: {type(exc).__name__}: {exc}")
+
+
+def render_messages(conversation: list[ChatMessage]) -> list[dict[str, Any]]:
+    """The conversation as Converse ``messages`` (alternating roles, consecutive merged)."""
+    out: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for message in conversation:
+        if message.role == "user":
+            add("user", [{"text": message.text}] if message.text else [])
+            continue
+        blocks: list[dict[str, Any]] = [{"text": message.text}] if message.text else []
+        blocks += [
+            {
+                "toolUse": {
+                    "toolUseId": safe_call_id(c.call_id),
+                    "name": c.name,
+                    "input": c.arguments,
+                }
+            }
+            for c in message.calls
+        ]
+        add("assistant", blocks)
+        add(
+            "user",
+            [
+                {
+                    "toolResult": {
+                        "toolUseId": safe_call_id(c.call_id),
+                        "content": [{"json": result_object(c.result)}],
+                        "status": "error" if _is_error(c.result) else "success",
+                    }
+                }
+                for c in message.calls
+            ],
+        )
+    return out
+
+
+def _is_error(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("status") == "error"
+
+
+def _bedrock(context: TargetContext) -> Session:
+    if not context.model:
+        raise PrerequisiteError("bedrock needs a model id: bedrock/<model id>")
+    base_url = context.base_url or os.environ.get("BEDROCK_BASE_URL") or ""
+    return BedrockSession(
+        context.model,
+        base_url=base_url,
+        options=context.options,
+        target_name=f"bedrock/{context.model}",
+    )
+
+
+register_provider(
+    TargetProvider(
+        name="bedrock",
+        factory=_bedrock,
+        description="AWS Bedrock Converse (streaming, tools); pip install 'voxbench[bedrock]'",
+        kind="text",
+        env_vars=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"),
+    )
+)

@@ -1,0 +1,152 @@
+"""The Bedrock Converse adapter, through real botocore, against the fake Bedrock endpoint."""
+
+from __future__ import annotations
+
+import builtins
+from pathlib import Path
+
+import pytest
+
+from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.errors import PrerequisiteError
+from voxbench.core.session import HistoryMessage, HistoryToolCall, SessionSetup
+from voxbench.targets.bedrock import render_messages
+from voxbench.targets.text_history import messages_from_history
+from voxbench.testing import FakeBedrockServer, GoldenScript, ListScript, Reply, ScriptCall
+from voxbench.testing.bedrock_http import encode_event
+
+from .chat_fixtures import (
+    assert_all_passed,
+    drain_turn,
+    open_session,
+    run_smoke,
+    runner_events,
+    turns,
+)
+
+pytest.importorskip("botocore")
+
+TARGET = "bedrock/anthropic.claude-3-5-haiku-20241022-v1:0"
+SETUP = SessionSetup(system_prompt="Be brief.")
+
+
+@pytest.fixture(autouse=True)
+def _aws(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAFAKEFAKEFAKEFAKE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "fake-secret")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+
+
+async def test_golden_script_through_botocore_scores_every_check(tmp_path: Path) -> None:
+    async with FakeBedrockServer(GoldenScript(load_benchmark("smoke"))) as server:
+        path = await run_smoke(tmp_path, TARGET, server.url)
+        first = server.requests[0]
+    await assert_all_passed(path)
+    assert first.path == "/model/anthropic.claude-3-5-haiku-20241022-v1:0/converse-stream"
+    body = first.json()
+    assert body["system"] == [{"text": load_benchmark("smoke").render_system_prompt()}]
+    assert body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]["type"] == "object"
+    assert all(r.usage["input_tokens"] > 0 for r in turns(path))
+
+
+@pytest.mark.parametrize(("fault", "category"), [("429@2", "rate_limit"), ("500@2", "server")])
+async def test_throttling_and_server_errors_are_retried(
+    tmp_path: Path, fault: str, category: str
+) -> None:
+    async with FakeBedrockServer(GoldenScript(load_benchmark("smoke")), faults=[fault]) as server:
+        path = await run_smoke(tmp_path, TARGET, server.url)
+    (retry,) = runner_events(path, "turn_retry")
+    assert retry["data"]["reason"].startswith(category)
+    assert [r.status for r in turns(path)] == ["ok"] * 10
+
+
+async def test_a_dropped_stream_is_retried_and_a_hang_fails_its_turn(tmp_path: Path) -> None:
+    script = GoldenScript(load_benchmark("smoke"))
+    async with FakeBedrockServer(script, faults=["drop@3", "hang@5"]) as server:
+        path = await run_smoke(tmp_path, TARGET, server.url, turn_timeout=0.5)
+    records = turns(path)
+    assert [r.turn for r in records] == [str(i) for i in range(10)]
+    (retry,) = runner_events(path, "turn_retry")
+    assert retry["data"]["reason"].startswith("connectivity") and retry["data"]["reconnect"]
+    assert runner_events(path, "turn_timeout")
+    assert sum(r.status == "ok" for r in records) == 9
+
+
+async def test_parallel_tool_use_and_duplicated_events() -> None:
+    script = ListScript(
+        [
+            Reply(text="On it.", calls=(ScriptCall("a", {"x": 1}), ScriptCall("b", {}))),
+            Reply("Done."),
+        ]
+    )
+    async with FakeBedrockServer(script, faults=["duplicate"]) as server:
+        session = await open_session(TARGET, server.url, SETUP)
+        await session.send_user_text("go")
+        await session.end_user_turn()
+        events = await drain_turn(session)
+        await session.close()
+        follow_up = server.requests[1].json()["messages"]
+    assert [(e.name, e.arguments) for e in events if e.type == "tool_call"] == [
+        ("a", {"x": 1}),
+        ("b", {}),
+    ]
+    assert [e.type for e in events].count("usage") == 2
+    assert [m["role"] for m in follow_up] == ["user", "assistant", "user"]
+    results = [b["toolResult"] for b in follow_up[2]["content"]]
+    assert results[0]["content"] == [{"json": {"status": "ok", "echo": "a"}}]
+    assert events[-1].status == "completed"
+
+
+def test_history_maps_to_alternating_converse_messages() -> None:
+    history = [
+        HistoryMessage(role="user", text="Book."),
+        HistoryMessage(
+            role="assistant",
+            text="Booked.",
+            tool_calls=[
+                HistoryToolCall(
+                    call_id="call.1", name="book", arguments={"id": 1}, result={"status": "error"}
+                )
+            ],
+        ),
+        HistoryMessage(role="user", text="Thanks"),
+    ]
+    messages = render_messages(messages_from_history(history))
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
+    assert messages[1]["content"][0]["toolUse"] == {
+        "toolUseId": "call_1",
+        "name": "book",
+        "input": {"id": 1},
+    }
+    assert messages[2]["content"][0]["toolResult"]["status"] == "error"
+
+
+def test_event_stream_frames_decode_with_botocore() -> None:
+    from botocore.eventstream import EventStreamBuffer
+
+    buffer = EventStreamBuffer()
+    buffer.add_data(encode_event("messageStop", {"stopReason": "end_turn"}))
+    (message,) = list(buffer)
+    assert message.headers[":event-type"] == "messageStop"
+    assert message.payload == b'{"stopReason": "end_turn"}'
+
+
+async def test_missing_credentials_and_missing_botocore_are_prerequisite_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    with pytest.raises(PrerequisiteError, match="AWS_ACCESS_KEY_ID"):
+        await open_session(TARGET, "http://127.0.0.1:9", SETUP)
+    real_import = builtins.__import__
+
+    def no_botocore(name: str, *args: object, **kwargs: object):  # noqa: ANN202
+        if name.startswith("botocore"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_botocore)
+    with pytest.raises(PrerequisiteError, match=r"pip install 'voxbench\[bedrock\]'"):
+        await open_session(TARGET, "http://127.0.0.1:9", SETUP)
