@@ -59,6 +59,8 @@ class TargetInfo(BaseModel):
     name: str
     """``provider/model``."""
     input_modality: Literal["text", "audio"] = "text"
+    """``audio``: listens to ``send_user_audio`` natively (realtime models, cascades). In
+    audio mode the runner wraps a ``text`` target in a cascade (STT → target → TTS)."""
     output_modality: Literal["text", "audio"] = "text"
     input_sample_rate: int | None = None
     output_sample_rate: int | None = None

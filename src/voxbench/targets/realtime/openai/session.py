@@ -73,7 +73,7 @@ class OpenAIRealtimeSession(RealtimeSession):
         self.output_modalities: list[Any] = ["text"] if output == "text" else ["audio"]
         self.info = TargetInfo(
             name=f"{self.provider}/{model}",
-            input_modality="text",
+            input_modality="audio",
             output_modality="text" if output == "text" else "audio",
             input_sample_rate=ev.INPUT_SAMPLE_RATE,
             output_sample_rate=ev.OUTPUT_SAMPLE_RATE,
