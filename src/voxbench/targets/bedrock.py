@@ -342,7 +342,7 @@ register_provider(
     TargetProvider(
         name="bedrock",
         factory=_bedrock,
-        description="AWS Bedrock Converse (streaming, tools); pip install 'voxbench[bedrock]'",
+        description="AWS Bedrock Converse (streaming, tools); needs the bedrock extra (boto3)",
         kind="text",
         env_vars=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"),
     )
