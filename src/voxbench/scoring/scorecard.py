@@ -1,57 +1,67 @@
 """Scorecards: per-dimension pass rates with fixed denominators, strict per-turn pass,
-95% bootstrap intervals, latency percentiles and counts of what went wrong."""
+95% bootstrap intervals, latency percentiles and counts of what went wrong.
+
+Denominators come from the judgments, and the judges emit exactly one judgment per (turn,
+dimension the benchmark's rule table applies to that turn), whatever a model answered: a
+turn the judge could not decide is *undecided*, counted as scored and not passed, and
+listed. An absorbed failure (counted on its root cause) is counted as passed here and
+listed, so every failure is counted once.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
+from voxbench.scoring.stats import BOOTSTRAP_SAMPLES, PERCENTILES, bootstrap_ci, percentiles
 
-BOOTSTRAP_SAMPLES = 2000
-PERCENTILES = (50, 90, 95, 99)
-
-
-def bootstrap_ci(
-    outcomes: Sequence[bool], *, seed: int = 0, samples: int = BOOTSTRAP_SAMPLES
-) -> tuple[float, float] | None:
-    """95% percentile-bootstrap interval of a pass rate (None with no outcomes)."""
-    if not outcomes:
-        return None
-    data = np.asarray(outcomes, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(samples, len(data)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return (round(float(lo), 4), round(float(hi), 4))
+LATENCY_METRICS = ("ttfb", "ttft", "first_audio_latency", "voice_to_voice")
+STRICT = "strict_pass"
 
 
-def percentiles(values: Iterable[float | None]) -> dict[str, float]:
-    """p50/p90/p95/p99, mean and count of the non-missing values (values ≤ 0 included)."""
-    data = np.asarray([v for v in values if v is not None], dtype=float)
-    if data.size == 0:
-        return {"count": 0}
-    out = {f"p{p}": round(float(np.percentile(data, p)), 4) for p in PERCENTILES}
-    out["mean"] = round(float(data.mean()), 4)
-    out["count"] = int(data.size)
-    return out
+def scored(judgments: list[Judgment]) -> list[Judgment]:
+    """The judgments that count: decided ones and judge failures (not 'does not apply')."""
+    return [j for j in judgments if j.passed is not None or j.judge_failed]
 
 
 def dimension_score(dimension: str, judgments: list[Judgment], seed: int = 0) -> DimensionScore:
-    """Passes over scored turns; judge failures count as scored and not passed."""
-    scored = [j for j in judgments if j.passed is not None or j.judge_failed]
-    outcomes = [bool(j.passed) for j in scored]
+    """Passes over scored turns for one dimension."""
+    counted = scored(judgments)
+    outcomes = [bool(j.passed) for j in counted]
     passed = sum(outcomes)
     return DimensionScore(
         dimension=dimension,
         passed=passed,
-        scored=len(scored),
-        rate=round(passed / len(scored), 4) if scored else None,
+        scored=len(counted),
+        rate=round(passed / len(counted), 4) if counted else None,
         ci95=bootstrap_ci(outcomes, seed=seed),
-        failed_turns=[j.turn for j in scored if not j.passed],
+        failed_turns=[j.turn for j in counted if j.passed is False],
+        undecided_turns=[j.turn for j in counted if j.judge_failed],
+        absorbed_turns=[j.turn for j in counted if j.passed and j.absorbed_by],
     )
+
+
+def strict_outcomes(records: list[TurnRecord], judgments: list[Judgment]) -> dict[str, bool]:
+    """Per turn: completed, and every scored dimension passed (undecided is not a pass)."""
+    by_turn: dict[str, list[Judgment]] = defaultdict(list)
+    for j in judgments:
+        by_turn[j.turn].append(j)
+    return {
+        r.turn: r.status == "ok" and all(j.passed is True for j in scored(by_turn[r.turn]))
+        for r in records
+    }
+
+
+def _tool_turn_rate(judgments: list[Judgment], tool_turns: list[str]) -> dict[str, Any]:
+    wanted = set(tool_turns)
+    counted = [j for j in scored(judgments) if j.dimension == "tool_use" and j.turn in wanted]
+    passed = sum(bool(j.passed) for j in counted)
+    return {
+        "passed": passed,
+        "scored": len(counted),
+        "rate": round(passed / len(counted), 4) if counted else None,
+    }
 
 
 def build_scorecard(
@@ -63,24 +73,22 @@ def build_scorecard(
     judgments: list[Judgment],
     checks: dict[str, Any] | None = None,
     seed: int = 0,
+    judges: list[str] | None = None,
 ) -> Scorecard:
     """Aggregate judgments and records into a scorecard."""
     by_dim: dict[str, list[Judgment]] = defaultdict(list)
-    by_turn: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
         by_dim[j.dimension].append(j)
-        by_turn[j.turn].append(j)
     dimensions = [dimension_score(d, js, seed) for d, js in by_dim.items()]
-
-    strict = [
-        Judgment(
-            turn=r.turn,
-            dimension="strict_pass",
-            passed=r.status == "ok"
-            and all(j.passed for j in by_turn[r.turn] if j.passed is not None or j.judge_failed),
-        )
-        for r in records
+    strict = strict_outcomes(records, judgments)
+    strict_judgments = [
+        Judgment(turn=turn, dimension=STRICT, passed=ok) for turn, ok in strict.items()
     ]
+    checks = dict(checks or {})
+    if "tool_turn_ids" in checks:
+        tool_turns = checks.pop("tool_turn_ids")
+        checks["tool_use_over_tool_turns"] = _tool_turn_rate(judgments, tool_turns)
+        checks["tool_use_over_all_turns"] = _tool_turn_rate(judgments, [r.turn for r in records])
     counts = {
         "turns": len(records),
         "ok": sum(r.status == "ok" for r in records),
@@ -90,10 +98,11 @@ def build_scorecard(
         "retried": sum(r.retries > 0 for r in records),
         "reconnected": sum(r.reconnected for r in records),
         "judge_failures": sum(j.judge_failed for j in judgments),
+        "absorbed": sum(bool(j.absorbed_by) for j in judgments),
     }
     latency = {
-        name: percentiles(getattr(r.timings, name) for r in records)
-        for name in ("ttfb", "ttft", "first_audio_latency")
+        name: percentiles(getattr(r.timings, name, None) for r in records)
+        for name in LATENCY_METRICS
     }
     latency = {k: v for k, v in latency.items() if v.get("count")}
     return Scorecard(
@@ -102,9 +111,23 @@ def build_scorecard(
         target=target,
         turns=len(records),
         dimensions=dimensions,
-        strict_pass=dimension_score("strict_pass", strict, seed),
-        checks=checks or {},
+        strict_pass=dimension_score(STRICT, strict_judgments, seed),
+        checks=checks,
         latency=latency,
         counts=counts,
-        judges=sorted({f"{j.judge}@{j.judge_version}" for j in judgments}),
+        judges=judges
+        if judges is not None
+        else sorted({f"{j.judge}@{j.judge_version}" for j in judgments}),
     )
+
+
+__all__ = [
+    "BOOTSTRAP_SAMPLES",
+    "LATENCY_METRICS",
+    "PERCENTILES",
+    "bootstrap_ci",
+    "build_scorecard",
+    "dimension_score",
+    "percentiles",
+    "strict_outcomes",
+]

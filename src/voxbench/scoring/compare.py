@@ -1,0 +1,114 @@
+"""Compare two judged runs of the same benchmark, dimension by dimension, paired by turn.
+
+Each dimension's outcomes are paired on the turns both runs scored and decided; the
+difference is tested with the exact McNemar test on the discordant pairs (a sign test:
+under "no difference", a turn only A passes is as likely as one only B passes). Turns
+scored in one run only are left out of the test and counted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pydantic import BaseModel, ConfigDict
+
+from voxbench.core.errors import RunError
+from voxbench.core.records import Judgment, Scorecard, TurnRecord
+from voxbench.scoring.scorecard import STRICT, scored, strict_outcomes
+from voxbench.scoring.stats import mcnemar_exact
+
+
+class DimensionComparison(BaseModel):
+    """One dimension of A against B."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dimension: str
+    a_passed: int
+    a_scored: int
+    b_passed: int
+    b_scored: int
+    a_rate: float | None
+    b_rate: float | None
+    difference: float | None
+    """B's rate minus A's, over each run's own scored turns."""
+    paired_turns: int
+    only_a_passed: int
+    only_b_passed: int
+    p_value: float
+    """Two-sided exact McNemar p-value over the paired turns."""
+    unpaired_turns: int = 0
+
+
+class Comparison(BaseModel):
+    """Run A against run B."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str
+    run_a: str
+    run_b: str
+    target_a: str
+    target_b: str
+    test: str = "exact McNemar (two-sided) on turns paired by id"
+    dimensions: list[DimensionComparison]
+
+
+def _outcomes(judgments: list[Judgment]) -> dict[str, dict[str, bool | None]]:
+    out: dict[str, dict[str, bool | None]] = defaultdict(dict)
+    for j in scored(judgments):
+        out[j.dimension][j.turn] = None if j.judge_failed else bool(j.passed)
+    return out
+
+
+def _compare(
+    dimension: str, a: dict[str, bool | None], b: dict[str, bool | None]
+) -> DimensionComparison:
+    shared = [t for t in a if t in b and a[t] is not None and b[t] is not None]
+    only_a = sum(bool(a[t]) and not b[t] for t in shared)
+    only_b = sum(bool(b[t]) and not a[t] for t in shared)
+    a_passed, b_passed = sum(bool(v) for v in a.values()), sum(bool(v) for v in b.values())
+    a_rate = round(a_passed / len(a), 4) if a else None
+    b_rate = round(b_passed / len(b), 4) if b else None
+    return DimensionComparison(
+        dimension=dimension,
+        a_passed=a_passed,
+        a_scored=len(a),
+        b_passed=b_passed,
+        b_scored=len(b),
+        a_rate=a_rate,
+        b_rate=b_rate,
+        difference=round(b_rate - a_rate, 4) if a_rate is not None and b_rate is not None else None,
+        paired_turns=len(shared),
+        only_a_passed=only_a,
+        only_b_passed=only_b,
+        p_value=round(mcnemar_exact(only_a, only_b), 6),
+        unpaired_turns=len(set(a) ^ set(b)),
+    )
+
+
+def compare_runs(
+    card_a: Scorecard,
+    records_a: list[TurnRecord],
+    judgments_a: list[Judgment],
+    card_b: Scorecard,
+    records_b: list[TurnRecord],
+    judgments_b: list[Judgment],
+) -> Comparison:
+    """Per-dimension differences of B against A with a paired test."""
+    if card_a.benchmark != card_b.benchmark:
+        raise RunError(
+            f"cannot compare runs of different benchmarks ({card_a.benchmark} vs {card_b.benchmark})"
+        )
+    oa, ob = _outcomes(judgments_a), _outcomes(judgments_b)
+    oa[STRICT] = dict(strict_outcomes(records_a, judgments_a))
+    ob[STRICT] = dict(strict_outcomes(records_b, judgments_b))
+    order = [STRICT] + [d for d in oa if d != STRICT] + [d for d in ob if d not in oa]
+    return Comparison(
+        benchmark=card_a.benchmark,
+        run_a=card_a.run_id,
+        run_b=card_b.run_id,
+        target_a=card_a.target,
+        target_b=card_b.target,
+        dimensions=[_compare(d, oa.get(d, {}), ob.get(d, {})) for d in order],
+    )
