@@ -1,27 +1,59 @@
-"""Judge a run's artifacts and write judged.jsonl + scorecard.json (shared by run/judge/demo)."""
+"""Judge a run's artifacts and write judged.jsonl, scorecard.json and report.md.
+
+Shared by ``run``, ``judge``, ``show``, ``compare``, ``demo`` and ``bench check``.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
-from voxbench.core.errors import RunError
-from voxbench.core.records import Judgment, Scorecard
-from voxbench.judging.run import judge_records, write_judgments
+from voxbench.core.errors import ConfigError, RunError
+from voxbench.core.records import Judgment, Scorecard, TurnRecord
+from voxbench.judging.run import JudgeOptions, judge_run, read_judgments, write_judgments
+from voxbench.judging.turn_taking import TurnTakingAnalyser
+from voxbench.report.markdown import REPORT_FILE, render_report
 from voxbench.runner.artifacts import RunDirectory, write_json_atomic
-from voxbench.runner.config import RunConfig
+from voxbench.runner.config import RunConfig, parse_turn_selection
 from voxbench.runner.conversation import run_conversation
+from voxbench.scoring.compat import COMPAT_NAMES, conversation_bench_summary
 from voxbench.scoring.scorecard import build_scorecard
 
 SCORECARD_FILE = "scorecard.json"
+COMPAT_FILE = "compat_conversation_bench.json"
 
 
-def evaluate_run(path: str | Path) -> tuple[Scorecard, list[Judgment]]:
-    """Judge the run at ``path`` deterministically and write its judgments and scorecard."""
-    run_dir = RunDirectory.open_existing(path)
+@dataclass
+class Evaluation:
+    """A judged run: its scorecard, judgments and the turns they are about."""
+
+    card: Scorecard
+    judgments: list[Judgment]
+    records: list[TurnRecord]
+    compat: dict[str, Any] | None = None
+
+
+def turn_taking_analyser() -> TurnTakingAnalyser:
+    """The turn-taking analysis of ``analysis/``, imported only when a recording is analysed
+    (it loads the VAD model)."""
+
+    def analyse(run_path: Path, records: list[TurnRecord]) -> list[Judgment]:
+        from voxbench.analysis import turn_taking
+
+        hook = getattr(turn_taking, "judge_turn_taking", None)
+        if hook is not None:
+            return hook(run_path, records)
+        return turn_taking.turn_taking_judgments(turn_taking.analyse_recorded_run(run_path))
+
+    return analyse
+
+
+def _benchmark_of(run_dir: RunDirectory) -> Benchmark:
     info = run_dir.info()
     benchmark = load_benchmark(info.benchmark_path or info.benchmark)
     if benchmark.content_hash != info.benchmark_hash:
@@ -29,20 +61,95 @@ def evaluate_run(path: str | Path) -> tuple[Scorecard, list[Judgment]]:
             f"{run_dir.path}: benchmark {benchmark.id} changed since this run "
             f"(hash {info.benchmark_hash} → {benchmark.content_hash})"
         )
-    records = run_dir.turns()
-    judgments, totals = judge_records(benchmark, records)
-    write_judgments(run_dir.path, judgments)
+    return benchmark
+
+
+async def evaluate_run_async(
+    path: str | Path,
+    *,
+    judge: str | None = None,
+    judge_base_url: str | None = None,
+    only_turns: str | list[int] | None = None,
+    skip_turn_taking: bool = False,
+    deterministic_only: bool = False,
+    compat: str | None = None,
+    use_cache: bool = True,
+) -> Evaluation:
+    """Judge the run at ``path`` and write its judgments, scorecard and report."""
+    if compat is not None and compat not in COMPAT_NAMES:
+        raise ConfigError(
+            f"unknown compatibility summary {compat!r}",
+            field="--compat",
+            expected=", ".join(COMPAT_NAMES),
+        )
+    run_dir = RunDirectory.open_existing(path)
+    info = run_dir.info()
+    benchmark = _benchmark_of(run_dir)
+    turns = parse_turn_selection(only_turns) if isinstance(only_turns, str) else only_turns
+    options = JudgeOptions(
+        judge=judge,
+        base_url=judge_base_url,
+        only_turns=turns,
+        skip_turn_taking=skip_turn_taking,
+        deterministic_only=deterministic_only,
+        use_cache=use_cache,
+    )
+    judged = await judge_run(
+        benchmark,
+        run_dir.turns(),
+        run_path=run_dir.path,
+        options=options,
+        turn_taking=turn_taking_analyser(),
+    )
+    write_judgments(run_dir.path, judged.judgments)
+    checks = dict(judged.totals) | {"turn_taking": judged.turn_taking}
+    if judged.llm:
+        checks["llm_judge"] = judged.llm
     card = build_scorecard(
         run_id=info.run_id,
         benchmark=info.benchmark,
         target=info.target.name,
-        records=records,
-        judgments=judgments,
-        checks=totals,
+        records=judged.records,
+        judgments=judged.judgments,
+        checks=checks,
         seed=info.seed,
+        judges=judged.judges,
     )
     write_json_atomic(run_dir.path / SCORECARD_FILE, card.model_dump(mode="json"))
-    return card, judgments
+    summary = None
+    if compat is not None:
+        summary = conversation_bench_summary(benchmark, card, judged.records, judged.judgments)
+        write_json_atomic(run_dir.path / COMPAT_FILE, summary)
+    report = render_report(card, judged.records, judged.judgments, summary)
+    (run_dir.path / REPORT_FILE).write_text(report, encoding="utf-8")
+    return Evaluation(card=card, judgments=judged.judgments, records=judged.records, compat=summary)
+
+
+def evaluate_run(path: str | Path, **options: Any) -> tuple[Scorecard, list[Judgment]]:
+    """Judge the run at ``path`` (deterministically unless a judge is given); see
+    ``evaluate_run_async`` for the options."""
+    result = asyncio.run(evaluate_run_async(path, **options))
+    return result.card, result.judgments
+
+
+def load_or_evaluate(path: str | Path) -> tuple[Scorecard, list[Judgment]]:
+    """The run's saved scorecard and judgments, or a deterministic judging when it has none
+    (so showing a run never throws away an LLM judge's verdicts)."""
+    run_dir = RunDirectory.open_existing(path)
+    card_file = run_dir.path / SCORECARD_FILE
+    judgments = read_judgments(run_dir.path)
+    transcript = run_dir.path / "transcript.jsonl"
+    fresh = (
+        judgments is not None
+        and card_file.is_file()
+        and (not transcript.is_file() or card_file.stat().st_mtime >= transcript.stat().st_mtime)
+    )
+    if fresh and judgments is not None:
+        try:
+            return Scorecard.model_validate_json(card_file.read_text(encoding="utf-8")), judgments
+        except ValueError:
+            pass  # an unreadable or older-format scorecard: judge again
+    return evaluate_run(path)
 
 
 def oracle_check(benchmark: Benchmark) -> list[str]:
@@ -50,12 +157,15 @@ def oracle_check(benchmark: Benchmark) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="voxbench-oracle-") as tmp:
         config = RunConfig(benchmark=str(benchmark.root), target="local/oracle", runs_dir=Path(tmp))
         path = asyncio.run(run_conversation(config))
-        card, judgments = evaluate_run(path)
+        card, judgments = evaluate_run(path, deterministic_only=True, skip_turn_taking=True)
     problems = [
         f"oracle fails {j.dimension} on turn {j.turn}: {'; '.join(j.evidence) or j.reasoning}"
         for j in judgments
-        if j.passed is False
+        if j.passed is not True or j.absorbed_by
     ]
+    end = card.checks.get("end_state")
+    if end is not None and not end["passed"]:
+        problems.append("oracle's final backend state differs: " + "; ".join(end["diff"]))
     if card.counts.get("ok") != card.turns:
         problems.append(f"oracle completed {card.counts.get('ok')} of {card.turns} turns")
     return problems

@@ -2,18 +2,80 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from voxbench.cli._evaluate import evaluate_run
+from voxbench.cli._evaluate import evaluate_run_async
+from voxbench.report.markdown import REPORT_FILE
 from voxbench.report.terminal import scorecards_table
 
 console = Console()
 
+JUDGE_HELP = (
+    "LLM judge as provider:model or provider/model: anthropic:MODEL, openai:MODEL, "
+    "gemini:MODEL, openai-compatible:MODEL (with --judge-base-url). Without it, only the "
+    "deterministic judge runs."
+)
 
-def judge_command(run_dir: Path = typer.Argument(..., help="A run directory.")) -> None:
-    """Judge a run: writes judged.jsonl and scorecard.json, prints the scorecard."""
-    card, _ = evaluate_run(run_dir)
+
+def judge_command(
+    run_dir: Path = typer.Argument(..., help="A run directory."),
+    judge: str = typer.Option(None, "--judge", "-j", help=JUDGE_HELP),
+    judge_base_url: str = typer.Option(
+        None, "--judge-base-url", help="Endpoint of the judge (self-hosted, proxy, fake server)."
+    ),
+    only_turns: str = typer.Option(
+        None, "--only-turns", help="Turn positions to judge, e.g. 0,3-5."
+    ),
+    skip_turn_taking: bool = typer.Option(
+        False, "--skip-turn-taking", help="Do not analyse turn taking from the recording."
+    ),
+    deterministic_only: bool = typer.Option(
+        False, "--deterministic-only", help="Judge with code only, even if --judge is given."
+    ),
+    compat: str = typer.Option(
+        None,
+        "--compat",
+        help="Also write a summary with another benchmark's counting rules: conversation-bench.",
+    ),
+    no_cache: bool = typer.Option(
+        False, "--no-cache", help="Ask the LLM judge again even for turns judged before."
+    ),
+) -> None:
+    """Judge a run: writes judged.jsonl, scorecard.json and report.md, prints the scorecard."""
+    result = asyncio.run(
+        evaluate_run_async(
+            run_dir,
+            judge=judge,
+            judge_base_url=judge_base_url,
+            only_turns=only_turns,
+            skip_turn_taking=skip_turn_taking,
+            deterministic_only=deterministic_only,
+            compat=compat,
+            use_cache=not no_cache,
+        )
+    )
+    card = result.card
     console.print(scorecards_table([card], title=f"{card.benchmark} · {card.target}"))
+    llm = card.checks.get("llm_judge")
+    if llm:
+        console.print(
+            f"LLM judge: {llm['turns_asked']} turns, {llm['from_cache']} from cache, "
+            f"{llm['calls']} calls, {len(llm['failed_turns'])} failed"
+        )
+    if result.compat is not None:
+        passes = result.compat["passes"]
+        totals = result.compat["category_totals"]
+        n = result.compat["turns_scored"]
+        console.print(
+            "conversation-bench compat: "
+            + ", ".join(
+                f"{dim} {value}/{totals.get(dim, n)}"
+                for dim, value in passes.items()
+                if value is not None
+            )
+        )
+    console.print(f"report: [b]{Path(run_dir) / REPORT_FILE}[/b]")

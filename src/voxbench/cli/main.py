@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from voxbench import __version__
 from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show
+from voxbench.cli.compare import compare_command
 from voxbench.cli.synth import synth_command
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
@@ -25,6 +26,7 @@ app.command("run")(run.run_command)
 app.command("demo")(run.demo_command)
 app.command("show")(show.show_command)
 app.command("judge")(judge.judge_command)
+app.command("compare")(compare_command)
 app.command("analyze")(analyze.analyze_command)
 app.command("fake-server")(fake_server.fake_server_command)
 app.command("synth")(synth_command)

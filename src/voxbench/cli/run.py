@@ -101,8 +101,12 @@ def run_command(
         "--clock",
         help="Audio mode: auto (virtual time for in-process targets), real or virtual.",
     ),
+    judge: str = typer.Option(
+        None, "--judge", "-j", help="Also judge with an LLM at the end, as provider:model."
+    ),
+    judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
 ) -> None:
-    """Run a benchmark against a target and print its deterministic scorecard."""
+    """Run a benchmark against a target and print its scorecard."""
     if resume is not None:
         path = execute(None, resume=resume)
     else:
@@ -129,7 +133,7 @@ def run_command(
                 )
             config = build_config({k: v for k, v in flags.items() if v is not None})
         path = execute(config)
-    card, _ = evaluate_run(path)
+    card, _ = evaluate_run(path, judge=judge, judge_base_url=judge_base_url)
     console.print(scorecards_table([card], title=f"{card.benchmark} · {card.target}"))
     console.print(f"run directory: [b]{path}[/b]  (details: voxbench show {path})")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from voxbench.cli._evaluate import evaluate_run
+from voxbench.cli._evaluate import load_or_evaluate
 from voxbench.report.terminal import scorecards_table, turns_table
 from voxbench.runner.artifacts import RunDirectory
 
@@ -22,7 +22,7 @@ def show_command(
     """Show each turn of a run: user, agent, tool calls and verdicts."""
     run = RunDirectory.open_existing(run_dir)
     info = run.info()
-    card, judgments = evaluate_run(run_dir)
+    card, judgments = load_or_evaluate(run_dir)
     records = run.turns()
     if failures:
         failed = {j.turn for j in judgments if j.passed is False} | {

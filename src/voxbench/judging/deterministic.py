@@ -1,181 +1,214 @@
-"""Deterministic checks: everything about a turn that code can decide, no model involved.
+"""The deterministic judge: everything about a run that code can decide, no model involved.
 
-- ``tool_use``: every required call made with matching arguments, no forbidden call, no
-  spurious call (one that is neither required nor allowed). Scored on every turn, so a
-  model that never calls a tool cannot score high and one that calls tools at random fails.
-- ``facts``: every must-mention fact said, no must-not-claim claim made (over what the agent
-  said: the heard transcript in audio runs). Scored on turns that list facts or claims.
-- ``state``: the backend's state after the turn matches the expected partial state. Scored
-  on turns that give one.
+Dimensions (each turn that the rule applies to gets exactly one judgment, so denominators
+come from the benchmark, never from what a judge returned):
+
+- ``tool_use`` (every turn): every required call made with matching arguments, no forbidden
+  call, no spurious call (neither required nor allowed). A model that never calls a tool
+  cannot score high, and one that calls tools at random fails. A call made one turn early
+  or late is credited where it was made and counted once, on the turn it was due.
+- ``facts`` (turns listing must-mention facts or must-not-claim claims): over what the agent
+  said (the heard transcript in audio runs). A false claim always fails; a missing
+  report of an action the agent did not perform is counted on that missing action.
+- ``state`` (turns giving an expected backend state): the state after the turn. A failure
+  that only echoes an earlier penalized one is absorbed, naming the root cause.
+
+Turns the agent never reached (it ended the conversation) fail every dimension. The
+run-level end-state check compares the final backend state with the last expected value of
+every state key.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from voxbench.benchmarks.backend import state_matches
-from voxbench.core.benchmark import Benchmark, ExpectedCall, Turn
-from voxbench.core.matching import call_matches
-from voxbench.core.records import Judgment, ToolCallRecord, TurnRecord
+from voxbench.core.benchmark import Benchmark, Turn
+from voxbench.core.records import Judgment, TurnRecord
+from voxbench.judging.cascade import CascadeResult, absorb_cascades
+from voxbench.judging.checks import TurnChecks, check_turn, describe_call
+from voxbench.judging.realign import realign_calls
 
 JUDGE_NAME = "deterministic"
-JUDGE_VERSION = "deterministic-1"
+JUDGE_VERSION = "deterministic-2"
+"""Bump whenever a rule below changes what a verdict is."""
 DETERMINISTIC_DIMENSIONS = ("tool_use", "facts", "state")
+NOT_REACHED = "not attempted: the conversation had already ended"
 
 
 @dataclass
-class TurnChecks:
-    """What the deterministic checks found on one turn."""
+class DeterministicResult:
+    """Judgments, the raw findings per turn, and run-level totals."""
 
-    turn: str
-    required: int = 0
-    matched: int = 0
-    missing: list[str] = field(default_factory=list)
-    forbidden_made: list[str] = field(default_factory=list)
-    spurious: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
-    facts: int = 0
-    facts_covered: int = 0
-    facts_missing: list[str] = field(default_factory=list)
-    false_claims: list[str] = field(default_factory=list)
-    state_checked: bool = False
-    state_diff: list[str] = field(default_factory=list)
-
-    @property
-    def involves_tools(self) -> bool:
-        """The turn expected a call, or the agent made one."""
-        return bool(self.required or self.forbidden_made or self.spurious or self.matched)
+    judgments: list[Judgment]
+    checks: dict[str, TurnChecks]
+    cascade: CascadeResult
+    totals: dict[str, Any] = field(default_factory=dict)
 
 
-def describe_call(name: str, args: dict) -> str:
-    """``name(a=1, b='x')`` for reports."""
-    inner = ", ".join(f"{k}={v!r}" for k, v in args.items())
-    return f"{name}({inner})"
-
-
-def check_turn(turn: Turn, record: TurnRecord) -> TurnChecks:
-    """Run every deterministic check of ``turn`` on what happened in ``record``."""
-    checks = TurnChecks(turn=turn.id)
-    expect = turn.expect
-    calls = [c for c in record.tool_calls if not c.is_duplicate]
-    checks.duplicates = [
-        describe_call(c.name, c.arguments) for c in record.tool_calls if c.is_duplicate
-    ]
-
-    used: set[int] = set()
-    checks.required = len(expect.required_calls)
-    for want in expect.required_calls:
-        hit = _find(want, calls, used)
-        if hit is None:
-            checks.missing.append(describe_call(want.name, want.args))
-        else:
-            checks.matched += 1
-    for i, call in enumerate(calls):
-        if any(call_matches(f, call.name, call.arguments) for f in expect.forbidden_calls):
-            checks.forbidden_made.append(describe_call(call.name, call.arguments))
-            continue
-        if i in used:
-            continue
-        justified = any(
-            call_matches(a, call.name, call.arguments) for a in expect.allowed_calls
-        ) or any(call_matches(r, call.name, call.arguments) for r in expect.required_calls)
-        if not justified or call.parse_error:
-            checks.spurious.append(describe_call(call.name, call.arguments))
-
-    said = record.spoken_text
-    checks.facts = len(expect.must_mention)
-    for fact in expect.must_mention:
-        if fact.matches(said):
-            checks.facts_covered += 1
-        else:
-            checks.facts_missing.append(fact.name)
-    checks.false_claims = [claim.name for claim in expect.must_not_claim if claim.matches(said)]
-
-    if expect.state is not None and record.status != "ended_early":
-        checks.state_checked = True
-        checks.state_diff = state_matches(expect.state, record.state_after)
-    elif expect.state is not None:
-        checks.state_checked = True
-        checks.state_diff = ["the conversation had already ended"]
-    return checks
-
-
-def _find(want: ExpectedCall, calls: list[ToolCallRecord], used: set[int]) -> int | None:
-    for i, call in enumerate(calls):
-        if i not in used and not call.parse_error and call_matches(want, call.name, call.arguments):
-            used.add(i)
-            return i
-    return None
-
-
-def judgments_for(turn: Turn, checks: TurnChecks) -> list[Judgment]:
-    """Turn the checks of one turn into per-dimension judgments."""
-    out: list[Judgment] = []
-    tool_problems = (
-        [f"missing call {c}" for c in checks.missing]
-        + [f"forbidden call {c}" for c in checks.forbidden_made]
-        + [f"spurious call {c}" for c in checks.spurious]
+def _judgment(turn: Turn, dimension: str, passed: bool, reasoning: str, **kw: Any) -> Judgment:
+    return Judgment(
+        turn=turn.id,
+        dimension=dimension,
+        passed=passed,
+        reasoning=reasoning,
+        judge=JUDGE_NAME,
+        judge_version=JUDGE_VERSION,
+        **kw,
     )
-    if checks.required:
-        summary = f"{checks.matched}/{checks.required} required calls made"
+
+
+def _tool_use(turn: Turn, c: TurnChecks) -> Judgment:
+    details = {
+        "matched": c.matched,
+        "missing": c.missing_calls,
+        "shifted": [vars(s) for s in c.shifted_out],
+        "credited": [vars(s) for s in c.credited],
+        "wrong_arguments": [vars(w) for w in c.wrong_args],
+        "forbidden": c.forbidden,
+        "spurious": c.spurious,
+        "malformed": c.malformed,
+        "duplicates": c.duplicates,
+    }
+    if c.status == "ended_early":
+        return _judgment(turn, "tool_use", False, NOT_REACHED, details=details)
+    problems = c.tool_problems
+    if c.required:
+        on_time = c.required - len(c.missing) - len(c.wrong_args) - len(c.shifted_out)
+        summary = f"{on_time}/{c.required} required calls made on time"
+    elif c.matched or c.credited or c.allowed:
+        summary = "no call required on this turn"
     else:
-        summary = "no call expected"
-    out.append(
-        Judgment(
-            turn=turn.id,
-            dimension="tool_use",
-            passed=not tool_problems,
-            reasoning=summary + ("; " + "; ".join(tool_problems) if tool_problems else ""),
-            evidence=[*tool_problems, *(f"duplicate call {d}" for d in checks.duplicates)],
-            judge=JUDGE_NAME,
-            judge_version=JUDGE_VERSION,
-        )
+        summary = "no call required, none made"
+    notes = [
+        f"credited {s.call}: required on turn {s.expected_turn}, made here one turn {s.when}"
+        for s in c.credited
+    ]
+    notes += [f"allowed call {a}" for a in c.allowed if a not in c.spurious]
+    notes += [f"duplicate call {d} (reported, not penalized)" for d in c.duplicates]
+    reasoning = summary + ("; " + "; ".join(problems) if problems else "")
+    return _judgment(
+        turn, "tool_use", not problems, reasoning, evidence=[*problems, *notes], details=details
     )
-    if turn.expect.must_mention or turn.expect.must_not_claim:
-        problems = [f"did not mention {f}" for f in checks.facts_missing] + [
-            f"claimed {c}" for c in checks.false_claims
-        ]
-        out.append(
-            Judgment(
-                turn=turn.id,
-                dimension="facts",
-                passed=not problems,
-                reasoning=f"{checks.facts_covered}/{checks.facts} facts mentioned"
-                + (f", {len(checks.false_claims)} false claims" if checks.false_claims else ""),
-                evidence=problems,
-                judge=JUDGE_NAME,
-                judge_version=JUDGE_VERSION,
-            )
+
+
+def _facts(turn: Turn, c: TurnChecks, absorbed_root: str | None) -> Judgment:
+    if c.status == "ended_early":
+        return _judgment(turn, "facts", False, NOT_REACHED)
+    missing = [f"did not mention {f.name}" for f in c.facts_missing]
+    claims = [f"claimed {claim} (the benchmark marks this false)" for claim in c.false_claims]
+    counted = [
+        f"did not mention {f.name}"
+        for f in c.facts_missing
+        if not (absorbed_root and f.kind == "action")
+    ]
+    reasoning = f"{c.facts - len(c.facts_missing)}/{c.facts} facts mentioned"
+    if c.false_claims:
+        reasoning += f", {len(c.false_claims)} false claim(s)"
+    passed = not counted and not claims
+    absorbed = absorbed_root if (passed and missing) else None
+    if absorbed:
+        reasoning += f"; the unreported action was never performed: counted on {absorbed}"
+    return _judgment(
+        turn,
+        "facts",
+        passed,
+        reasoning,
+        evidence=[*claims, *missing],
+        absorbed_by=absorbed,
+        details={"missing": [f.name for f in c.facts_missing], "false_claims": c.false_claims},
+    )
+
+
+def _state(turn: Turn, c: TurnChecks, roots: list[str] | None) -> Judgment:
+    if not c.state_diff:
+        return _judgment(turn, "state", True, "backend state as expected")
+    if roots:
+        return _judgment(
+            turn,
+            "state",
+            True,
+            "backend state differs only because of an earlier penalized failure ("
+            + ", ".join(roots)
+            + ")",
+            evidence=c.state_diff,
+            absorbed_by=roots[0],
+            details={"diff": c.state_diff, "roots": roots},
         )
-    if checks.state_checked:
-        out.append(
-            Judgment(
-                turn=turn.id,
-                dimension="state",
-                passed=not checks.state_diff,
-                reasoning="backend state as expected"
-                if not checks.state_diff
-                else "backend state differs",
-                evidence=checks.state_diff,
-                judge=JUDGE_NAME,
-                judge_version=JUDGE_VERSION,
-            )
-        )
+    reason = NOT_REACHED if c.status == "ended_early" else "backend state differs"
+    return _judgment(
+        turn, "state", False, reason, evidence=c.state_diff, details={"diff": c.state_diff}
+    )
+
+
+def totals_of(checks: list[TurnChecks], cascade: CascadeResult) -> dict[str, Any]:
+    """Run-level totals of the deterministic findings (for the scorecard)."""
+    tool_turns = [c for c in checks if c.involves_tools]
+    out: dict[str, Any] = {
+        "turns": len(checks),
+        "tool_use_passed": sum(c.tool_ok and c.status != "ended_early" for c in checks),
+        "tool_turns": len(tool_turns),
+        "tool_turn_ids": [c.turn for c in tool_turns],
+        "tool_turns_passed": sum(c.tool_ok and c.status != "ended_early" for c in tool_turns),
+        "required_calls": sum(c.required for c in checks),
+        "required_calls_on_time": sum(len(c.matched) for c in checks),
+        "calls_early": sum(s.when == "early" for c in checks for s in c.shifted_out),
+        "calls_late": sum(s.when == "late" for c in checks for s in c.shifted_out),
+        "missing_calls": sum(len(c.missing) for c in checks),
+        "wrong_argument_calls": sum(len(c.wrong_args) for c in checks),
+        "forbidden_calls_made": sum(len(c.forbidden) for c in checks),
+        "spurious_calls": sum(len(c.spurious) for c in checks),
+        "malformed_calls": sum(len(c.malformed) for c in checks),
+        "duplicate_calls": sum(len(c.duplicates) for c in checks),
+        "facts": sum(c.facts for c in checks),
+        "facts_covered": sum(c.facts - len(c.facts_missing) for c in checks),
+        "false_claims": sum(len(c.false_claims) for c in checks),
+        "state_checks": sum(c.state_checked for c in checks),
+        "state_checks_passed": sum(c.state_checked and not c.state_diff for c in checks),
+        "state_failures_absorbed": len(cascade.state_absorbed),
+    }
+    if cascade.end_state is not None:
+        end = cascade.end_state
+        out["end_state"] = {
+            "passed": end.passed,
+            "diff": end.diff,
+            "explained_by": end.explained_by,
+            "expected": end.expected,
+        }
+    if cascade.note:
+        out["cascade_note"] = cascade.note
     return out
 
 
-def judge_deterministic(
-    benchmark: Benchmark, records: list[TurnRecord]
-) -> tuple[list[Judgment], dict[str, TurnChecks]]:
-    """Judgments and raw checks for every recorded turn."""
+def judge_deterministic(benchmark: Benchmark, records: list[TurnRecord]) -> DeterministicResult:
+    """Judge every recorded turn of a run (records in conversation order)."""
     by_id = {t.id: t for t in benchmark.turns}
+    pairs = [(by_id[r.turn], r) for r in records if r.turn in by_id]
+    turns = [t for t, _ in pairs]
+    kept = [r for _, r in pairs]
+    checks = [check_turn(t, r) for t, r in pairs]
+    realign_calls(turns, kept, checks)
+    cascade = absorb_cascades(benchmark, turns, kept, checks)
     judgments: list[Judgment] = []
-    checks: dict[str, TurnChecks] = {}
-    for record in records:
-        turn = by_id.get(record.turn)
-        if turn is None:
-            continue
-        found = check_turn(turn, record)
-        checks[record.turn] = found
-        judgments += judgments_for(turn, found)
-    return judgments, checks
+    for pos, (turn, c) in enumerate(zip(turns, checks, strict=True)):
+        judgments.append(_tool_use(turn, c))
+        if c.facts_checked:
+            judgments.append(_facts(turn, c, cascade.facts_absorbed.get(pos)))
+        if c.state_checked:
+            judgments.append(_state(turn, c, cascade.state_absorbed.get(pos)))
+    return DeterministicResult(
+        judgments=judgments,
+        checks={c.turn: c for c in checks},
+        cascade=cascade,
+        totals=totals_of(checks, cascade),
+    )
+
+
+__all__ = [
+    "DETERMINISTIC_DIMENSIONS",
+    "JUDGE_NAME",
+    "JUDGE_VERSION",
+    "DeterministicResult",
+    "describe_call",
+    "judge_deterministic",
+]

@@ -1,51 +1,167 @@
-"""Judge a recorded run from its artifacts alone (no model call to the target)."""
+"""Judge a recorded run from its artifacts alone (the target is never called again).
+
+Order: the deterministic judge on every recorded turn (realignment and cascades need the
+whole conversation), then the LLM judge on the selected turns, then the absorption rules
+that merge the two, then the turn-taking hook. The result is one judgment per (turn,
+applicable dimension), in conversation order.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from voxbench.core.benchmark import Benchmark
+from voxbench.core.errors import RunError
 from voxbench.core.records import Judgment, TurnRecord
-from voxbench.judging.deterministic import TurnChecks, judge_deterministic
+from voxbench.judging.absorption import combine_turn, resolve_chains
+from voxbench.judging.cache import JudgmentCache
+from voxbench.judging.deterministic import JUDGE_NAME, JUDGE_VERSION, judge_deterministic
+from voxbench.judging.llm import make_judge_client
+from voxbench.judging.llm.base import JudgeClient
+from voxbench.judging.llm_judge import CONCURRENCY, LLMJudge, TurnOutcome
+from voxbench.judging.turn_taking import TurnTakingAnalyser, turn_taking_judgments
 
 JUDGED_FILE = "judged.jsonl"
 
 
-def check_totals(checks: dict[str, TurnChecks]) -> dict[str, Any]:
-    """Run-level totals of the deterministic checks."""
-    values = list(checks.values())
-    tool_turns = [c for c in values if c.involves_tools]
-    tool_turns_ok = [c for c in tool_turns if not (c.missing or c.forbidden_made or c.spurious)]
+@dataclass
+class JudgeOptions:
+    """How to judge a run."""
+
+    judge: str | None = None
+    """LLM judge as ``provider/model``; None judges with code only."""
+    base_url: str | None = None
+    only_turns: list[int] | None = None
+    """Turn positions (0-based, as in the benchmark) to judge; None judges every turn."""
+    skip_turn_taking: bool = False
+    deterministic_only: bool = False
+    use_cache: bool = True
+    cache_dir: Path | None = None
+    concurrency: int = CONCURRENCY
+
+
+@dataclass
+class JudgedRun:
+    """Everything judging produced."""
+
+    judgments: list[Judgment]
+    records: list[TurnRecord]
+    """The judged turns."""
+    totals: dict[str, Any]
+    judges: list[str]
+    turn_taking: str
+    llm: dict[str, Any] = field(default_factory=dict)
+
+
+def _llm_stats(outcomes: list[TurnOutcome]) -> dict[str, Any]:
+    asked = [o for o in outcomes if o.dimensions and o.decided_by_code is None]
+    usage: dict[str, int] = {}
+    for o in outcomes:
+        for key, value in o.usage.items():
+            usage[key] = usage.get(key, 0) + value
     return {
-        "required_calls": sum(c.required for c in values),
-        "required_calls_matched": sum(c.matched for c in values),
-        "forbidden_calls_made": sum(len(c.forbidden_made) for c in values),
-        "spurious_calls": sum(len(c.spurious) for c in values),
-        "duplicate_calls": sum(len(c.duplicates) for c in values),
-        "facts": sum(c.facts for c in values),
-        "facts_covered": sum(c.facts_covered for c in values),
-        "false_claims": sum(len(c.false_claims) for c in values),
-        "state_checks": sum(c.state_checked for c in values),
-        "state_checks_passed": sum(c.state_checked and not c.state_diff for c in values),
-        "tool_turns": len(tool_turns),
-        "tool_turns_passed": len(tool_turns_ok),
+        "turns_asked": len(asked),
+        "from_cache": sum(o.cached for o in asked),
+        "calls": sum(o.attempts for o in asked),
+        "retried_turns": sum(o.attempts > 1 for o in asked),
+        "failed_turns": [o.turn for o in asked if o.verdict is None],
+        "decided_by_code": sum(o.decided_by_code is not None for o in outcomes),
+        "usage": usage,
     }
 
 
-def judge_records(
-    benchmark: Benchmark, records: list[TurnRecord]
-) -> tuple[list[Judgment], dict[str, Any]]:
-    """Deterministic judgments of ``records`` and the totals of their checks."""
-    judgments, checks = judge_deterministic(benchmark, records)
-    return judgments, check_totals(checks)
+async def judge_run(
+    benchmark: Benchmark,
+    records: list[TurnRecord],
+    *,
+    run_path: Path | None = None,
+    options: JudgeOptions | None = None,
+    client: JudgeClient | None = None,
+    turn_taking: TurnTakingAnalyser | None = None,
+) -> JudgedRun:
+    """Judge ``records`` of ``benchmark``; ``client`` overrides ``options.judge`` (tests)."""
+    options = options or JudgeOptions()
+    det = judge_deterministic(benchmark, records)
+    if options.only_turns is not None:
+        wanted = set(options.only_turns)
+        selected = {r.turn for r in records if r.index in wanted}
+    else:
+        selected = {r.turn for r in records}
+    by_turn: dict[str, list[Judgment]] = {}
+    for j in det.judgments:
+        by_turn.setdefault(j.turn, []).append(j)
+    judges = [f"{JUDGE_NAME}@{JUDGE_VERSION}"]
+    llm_stats: dict[str, Any] = {}
+
+    use_llm = not options.deterministic_only and (client is not None or options.judge)
+    if use_llm:
+        if client is None:
+            client = make_judge_client(str(options.judge), base_url=options.base_url)
+        cache = JudgmentCache(options.cache_dir) if options.use_cache else None
+        judge = LLMJudge(client, cache=cache, concurrency=options.concurrency)
+        try:
+            outcomes = await judge.judge_turns(benchmark, records, det.checks, selected)
+        finally:
+            await client.aclose()
+        for outcome in outcomes:
+            own = by_turn[outcome.turn]
+            tool_use = next(j for j in own if j.dimension == "tool_use")
+            moved, extra = combine_turn(
+                tool_use, det.checks[outcome.turn], outcome, judge.name, judge.version
+            )
+            by_turn[outcome.turn] = [moved if j is tool_use else j for j in own] + extra
+        judges.append(f"{judge.name}@{judge.version}")
+        llm_stats = _llm_stats(outcomes)
+
+    tt, tt_status = turn_taking_judgments(
+        run_path,
+        [r for r in records if r.turn in selected],
+        turn_taking,
+        skip=options.skip_turn_taking,
+    )
+    for j in tt:
+        by_turn.setdefault(j.turn, []).append(j)
+    judges += sorted({f"{j.judge}@{j.judge_version}".rstrip("@") for j in tt})
+
+    ordered = [j for r in records for j in by_turn.get(r.turn, [])]
+    resolved = [j for j in resolve_chains(ordered) if j.turn in selected]
+    return JudgedRun(
+        judgments=resolved,
+        records=[r for r in records if r.turn in selected],
+        totals=det.totals,
+        judges=judges,
+        turn_taking=tt_status,
+        llm=llm_stats,
+    )
 
 
 def write_judgments(run_path: Path, judgments: list[Judgment]) -> Path:
-    """Write ``judged.jsonl`` (one judgment per line)."""
+    """Write ``judged.jsonl`` (one judgment per line) through a temporary file."""
     path = run_path / JUDGED_FILE
-    with path.open("w", encoding="utf-8") as f:
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as f:
         for j in judgments:
             f.write(json.dumps(j.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    tmp.replace(path)
     return path
+
+
+def read_judgments(run_path: Path) -> list[Judgment] | None:
+    """``judged.jsonl`` of a run, or None when the run was never judged."""
+    path = run_path / JUDGED_FILE
+    if not path.is_file():
+        return None
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(Judgment.model_validate_json(line))
+        except ValidationError as exc:
+            raise RunError(f"{path}:{number}: not a judgment: {exc.errors()[0]['msg']}") from exc
+    return out

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
+from voxbench.scoring.compare import Comparison
 
 
 def _rate(score: DimensionScore | None) -> str:
@@ -16,6 +17,20 @@ def _rate(score: DimensionScore | None) -> str:
     if score.ci95 is not None:
         text += f" [{score.ci95[0]:.0%}–{score.ci95[1]:.0%}]"
     return text
+
+
+def _share(value: dict | None) -> str:
+    if not value or value.get("rate") is None:
+        return "—"
+    return f"{value['passed']}/{value['scored']} {value['rate']:.0%}"
+
+
+def _end_state(value: dict | None) -> str:
+    if value is None:
+        return "—"
+    if value["passed"]:
+        return "[green]as expected[/green]"
+    return "[red]differs[/red]: " + "; ".join(value["diff"])
 
 
 def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Table:
@@ -30,9 +45,14 @@ def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Ta
     table.add_row("[b]strict per-turn pass[/b]", *(f"[b]{_rate(c.strict_pass)}[/b]" for c in cards))
     for dim in dims:
         table.add_row(dim, *(_rate(c.dimension(dim)) for c in cards))
+    for label, key in (
+        ("tool use over tool turns", "tool_use_over_tool_turns"),
+        ("tool use over all turns", "tool_use_over_all_turns"),
+    ):
+        if any(key in c.checks for c in cards):
+            table.add_row(label, *(_share(c.checks.get(key)) for c in cards))
     check_rows = (
-        ("required calls matched", "required_calls_matched", "required_calls"),
-        ("tool turns passed", "tool_turns_passed", "tool_turns"),
+        ("required calls on time", "required_calls_on_time", "required_calls"),
         ("facts covered", "facts_covered", "facts"),
         ("state checks passed", "state_checks_passed", "state_checks"),
     )
@@ -40,13 +60,28 @@ def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Ta
         if any(den in c.checks for c in cards):
             table.add_row(label, *(f"{c.checks.get(num, 0)}/{c.checks.get(den, 0)}" for c in cards))
     for label, key in (
+        ("calls early / late", None),
+        ("missing calls", "missing_calls"),
+        ("wrong-argument calls", "wrong_argument_calls"),
         ("forbidden calls made", "forbidden_calls_made"),
         ("spurious calls", "spurious_calls"),
         ("false claims", "false_claims"),
         ("duplicate calls", "duplicate_calls"),
+        ("state failures absorbed", "state_failures_absorbed"),
     ):
-        if any(key in c.checks for c in cards):
+        if key is None:
+            if any(c.checks.get("calls_early") or c.checks.get("calls_late") for c in cards):
+                table.add_row(
+                    label,
+                    *(
+                        f"{c.checks.get('calls_early', 0)} / {c.checks.get('calls_late', 0)}"
+                        for c in cards
+                    ),
+                )
+        elif any(key in c.checks for c in cards):
             table.add_row(label, *(str(c.checks.get(key, 0)) for c in cards))
+    if any("end_state" in c.checks for c in cards):
+        table.add_row("end state", *(_end_state(c.checks.get("end_state")) for c in cards))
     for key in ("no_response", "error", "retried", "reconnected", "ended_early", "judge_failures"):
         if any(c.counts.get(key) for c in cards):
             table.add_row(key.replace("_", " "), *(str(c.counts.get(key, 0)) for c in cards))
@@ -90,14 +125,17 @@ def turns_table(
         )
         verdicts = []
         for j in by_turn.get(rec.turn, []):
-            mark = (
-                "[green]✓[/green]"
-                if j.passed
-                else ("[yellow]?[/yellow]" if j.passed is None else "[red]✗[/red]")
-            )
+            if j.absorbed_by:
+                mark = "[cyan]↪[/cyan]"
+            elif j.passed:
+                mark = "[green]✓[/green]"
+            else:
+                mark = "[yellow]?[/yellow]" if j.passed is None else "[red]✗[/red]"
             line = f"{mark} {j.dimension}"
-            if j.passed is False and j.evidence:
-                line += ": " + "; ".join(j.evidence)
+            if j.absorbed_by:
+                line += f" (counted on {j.absorbed_by})"
+            if j.passed is False:
+                line += ": " + ("; ".join(j.evidence) or j.reasoning)
             verdicts.append(line)
         if rec.status != "ok":
             verdicts.insert(
@@ -116,3 +154,29 @@ def turns_table(
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def comparison_table(comparison: Comparison) -> Table:
+    """Per-dimension rates of two runs, their difference and the paired test."""
+    table = Table(
+        title=f"{comparison.benchmark}: {comparison.target_a} (A) vs {comparison.target_b} (B)",
+        title_justify="left",
+        caption=comparison.test,
+    )
+    for col in ("dimension", "A", "B", "B − A", "paired", "only A / only B", "p"):
+        table.add_column(col, justify="left" if col == "dimension" else "right")
+    for d in comparison.dimensions:
+        diff = "—" if d.difference is None else f"{d.difference:+.1%}"
+        p = f"{d.p_value:.3g}"
+        if d.p_value < 0.05:
+            p = f"[b]{p}[/b]"
+        table.add_row(
+            "[b]strict per-turn pass[/b]" if d.dimension == "strict_pass" else d.dimension,
+            f"{d.a_passed}/{d.a_scored}" + (f" {d.a_rate:.0%}" if d.a_rate is not None else ""),
+            f"{d.b_passed}/{d.b_scored}" + (f" {d.b_rate:.0%}" if d.b_rate is not None else ""),
+            diff,
+            str(d.paired_turns),
+            f"{d.only_a_passed} / {d.only_b_passed}",
+            p,
+        )
+    return table

@@ -1,0 +1,243 @@
+"""Phase 1 of the deterministic judge: what code can see on one turn, taken alone.
+
+For each turn it matches the calls the agent made against the benchmark's required,
+allowed and forbidden calls (with the benchmark's argument matchers), and the agent's
+words against the must-mention facts and must-not-claim claims, and compares the
+backend's state after the turn with the expected partial state. Phase 2
+(``judging.realign``) then looks across turns: calls made one turn early or late, and
+failures that are only the echo of an earlier one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from voxbench.benchmarks.backend import state_matches
+from voxbench.core.benchmark import ExpectedCall, FactPattern, Turn
+from voxbench.core.matching import call_matches, value_matches
+from voxbench.core.records import ToolCallRecord, TurnRecord
+
+
+def describe_call(name: str, args: dict[str, Any]) -> str:
+    """``name(a=1, b='x')`` for reports."""
+    inner = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return f"{name}({inner})"
+
+
+def describe_expected(call: ExpectedCall) -> str:
+    """An expected call as ``name(args)``."""
+    return describe_call(call.name, call.args)
+
+
+@dataclass
+class ShiftedCall:
+    """A required call made on a neighbouring turn instead of its own."""
+
+    expected_turn: str
+    made_turn: str
+    call: str
+    when: str
+    """``early`` (made on the turn before) or ``late`` (on the turn after)."""
+    made_call: int = -1
+    """Position of the credited call in the made turn's call list."""
+
+
+@dataclass
+class WrongArguments:
+    """A required call made with the right tool but arguments that do not match."""
+
+    expected: str
+    made: str
+    differences: list[str]
+
+
+@dataclass
+class TurnChecks:
+    """Everything code found on one turn; phase 2 moves items between the lists."""
+
+    turn: str
+    index: int
+    status: str = "ok"
+    required: int = 0
+    matched: list[str] = field(default_factory=list)
+    missing: list[ExpectedCall] = field(default_factory=list)
+    """Required calls not made on this turn (nor, after phase 2, on a neighbour)."""
+    wrong_args: list[WrongArguments] = field(default_factory=list)
+    shifted_out: list[ShiftedCall] = field(default_factory=list)
+    """This turn's required calls that were made early or late (penalized here, once)."""
+    credited: list[ShiftedCall] = field(default_factory=list)
+    """Calls made here that belong to a neighbour's requirement (credited, not spurious)."""
+    forbidden: list[str] = field(default_factory=list)
+    spurious: list[str] = field(default_factory=list)
+    malformed: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)
+    unmatched_calls: list[int] = field(default_factory=list)
+    """Positions (in the record's call list) of calls no requirement of this turn claimed."""
+    facts_checked: bool = False
+    facts: int = 0
+    facts_missing: list[FactPattern] = field(default_factory=list)
+    false_claims: list[str] = field(default_factory=list)
+    state_checked: bool = False
+    state_diff: list[str] = field(default_factory=list)
+
+    @property
+    def tool_problems(self) -> list[str]:
+        """Why tool use fails on this turn, one readable line each."""
+        lines = [f"missing call {describe_expected(c)}" for c in self.missing]
+        lines += [
+            f"wrong arguments: made {w.made} instead of {w.expected} ({'; '.join(w.differences)})"
+            for w in self.wrong_args
+        ]
+        lines += [
+            f"{s.call} made one turn {s.when} (on turn {s.made_turn}, credited there)"
+            for s in self.shifted_out
+        ]
+        lines += [f"forbidden call {c}" for c in self.forbidden]
+        lines += [f"spurious call {c} (neither required nor allowed)" for c in self.spurious]
+        lines += [f"malformed call {c}" for c in self.malformed]
+        return lines
+
+    @property
+    def tool_ok(self) -> bool:
+        """Tool use passes on this turn."""
+        return not self.tool_problems
+
+    @property
+    def involves_tools(self) -> bool:
+        """The turn expected a call, or the agent made one."""
+        return bool(
+            self.required
+            or self.matched
+            or self.credited
+            or self.forbidden
+            or self.spurious
+            or self.malformed
+            or self.wrong_args
+            or self.allowed
+        )
+
+    @property
+    def missing_calls(self) -> list[str]:
+        """Required calls never made (neither here nor on a neighbour), as text."""
+        return [describe_expected(c) for c in self.missing] + [w.expected for w in self.wrong_args]
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready digest (for the LLM judge's context and for reports)."""
+        return {
+            "required_calls": self.required,
+            "matched_calls": self.matched,
+            "tool_use_problems": self.tool_problems,
+            "credited_calls": [
+                f"{s.call} (required on turn {s.expected_turn}, made one turn {s.when})"
+                for s in self.credited
+            ],
+            "duplicate_calls": self.duplicates,
+            "facts_missing": [f.name for f in self.facts_missing],
+            "false_claims": self.false_claims,
+            "state_diff": self.state_diff,
+        }
+
+
+def _usable(call: ToolCallRecord) -> bool:
+    return not call.is_duplicate and call.parse_error is None
+
+
+def _argument_differences(want: ExpectedCall, args: dict[str, Any]) -> list[str]:
+    out = []
+    for arg, golden in want.args.items():
+        if arg not in args:
+            out.append(f"{arg}: missing (expected {golden!r})")
+        elif not value_matches(want.matcher_for(arg), golden, args[arg]):
+            out.append(f"{arg}: expected {golden!r}, got {args[arg]!r}")
+    return out
+
+
+def check_turn(turn: Turn, record: TurnRecord) -> TurnChecks:
+    """Phase 1: every deterministic check of ``turn`` on what happened in ``record``."""
+    expect = turn.expect
+    checks = TurnChecks(turn=turn.id, index=record.index, status=record.status)
+    checks.required = len(expect.required_calls)
+    calls = record.tool_calls
+    checks.duplicates = [describe_call(c.name, c.arguments) for c in calls if c.is_duplicate]
+    checks.malformed = [
+        f"{c.name}({c.raw_arguments or ''}): {c.parse_error}"
+        for c in calls
+        if c.parse_error is not None
+    ]
+
+    claimed: set[int] = set()
+    for want in expect.required_calls:
+        hit = next(
+            (
+                i
+                for i, c in enumerate(calls)
+                if i not in claimed and _usable(c) and call_matches(want, c.name, c.arguments)
+            ),
+            None,
+        )
+        if hit is None:
+            checks.missing.append(want)
+        else:
+            claimed.add(hit)
+            checks.matched.append(describe_call(calls[hit].name, calls[hit].arguments))
+
+    for i, call in enumerate(calls):
+        if not _usable(call):
+            continue
+        text = describe_call(call.name, call.arguments)
+        if any(call_matches(f, call.name, call.arguments) for f in expect.forbidden_calls):
+            checks.forbidden.append(text)
+            continue
+        if i in claimed:
+            continue
+        # A repeat of a required call (a retry after a transient error) is justified.
+        if any(call_matches(r, call.name, call.arguments) for r in expect.required_calls):
+            continue
+        if any(call_matches(a, call.name, call.arguments) for a in expect.allowed_calls):
+            checks.allowed.append(text)
+        checks.unmatched_calls.append(i)
+    # Unmatched calls that are not allowed are spurious until phase 2 credits them.
+    checks.spurious = [
+        describe_call(calls[i].name, calls[i].arguments)
+        for i in checks.unmatched_calls
+        if not any(call_matches(a, calls[i].name, calls[i].arguments) for a in expect.allowed_calls)
+    ]
+
+    if expect.must_mention or expect.must_not_claim:
+        said = record.spoken_text if record.status != "ended_early" else ""
+        checks.facts_checked = True
+        checks.facts = len(expect.must_mention)
+        checks.facts_missing = [f for f in expect.must_mention if not f.matches(said)]
+        checks.false_claims = [c.name for c in expect.must_not_claim if c.matches(said)]
+
+    if expect.state is not None:
+        checks.state_checked = True
+        if record.status == "ended_early":
+            checks.state_diff = ["not reached: the conversation had already ended"]
+        else:
+            checks.state_diff = state_matches(expect.state, record.state_after)
+    return checks
+
+
+def pair_wrong_arguments(record: TurnRecord, checks: TurnChecks) -> None:
+    """Report a missing call and a spurious call of the same tool as one wrong-argument call."""
+    calls = record.tool_calls
+    for want in list(checks.missing):
+        for i in list(checks.unmatched_calls):
+            call = calls[i]
+            text = describe_call(call.name, call.arguments)
+            if call.name != want.name or text not in checks.spurious:
+                continue
+            checks.missing.remove(want)
+            checks.unmatched_calls.remove(i)
+            checks.spurious.remove(text)
+            checks.wrong_args.append(
+                WrongArguments(
+                    expected=describe_expected(want),
+                    made=text,
+                    differences=_argument_differences(want, call.arguments),
+                )
+            )
+            break

@@ -1,0 +1,223 @@
+"""``report.md``: a run's scorecard and its failures turn by turn, with reasoning and evidence."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
+from voxbench.core.secrets import redact_text
+
+REPORT_FILE = "report.md"
+
+
+def _pct(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate:.1%}"
+
+
+def _ci(score: DimensionScore) -> str:
+    return "—" if score.ci95 is None else f"{score.ci95[0]:.1%} – {score.ci95[1]:.1%}"
+
+
+def _turns(turns: list[str], limit: int = 12) -> str:
+    if not turns:
+        return ""
+    shown = ", ".join(turns[:limit])
+    return shown + (f" … (+{len(turns) - limit})" if len(turns) > limit else "")
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _quote(text: str) -> str:
+    lines = str(text).strip().splitlines() or [""]
+    return "\n".join(f"> {line}" if line else ">" for line in lines)
+
+
+def scorecard_section(card: Scorecard) -> list[str]:
+    """The scorecard as markdown tables and lines."""
+    out = [
+        "| dimension | passed / scored | rate | 95% CI | failed turns | undecided | absorbed |",
+        "|---|---:|---:|---|---|---|---|",
+    ]
+    for score in [card.strict_pass, *card.dimensions]:
+        name = "**strict per-turn pass**" if score is card.strict_pass else score.dimension
+        out.append(
+            f"| {name} | {score.passed}/{score.scored} | {_pct(score.rate)} | {_ci(score)} | "
+            f"{_turns(score.failed_turns)} | {_turns(score.undecided_turns)} | "
+            f"{_turns(score.absorbed_turns)} |"
+        )
+    out.append("")
+    c = card.checks
+    for key, label in (
+        ("tool_use_over_tool_turns", "turns involving tools"),
+        ("tool_use_over_all_turns", "all turns"),
+    ):
+        if key in c:
+            v = c[key]
+            out.append(f"- Tool use over {label}: {v['passed']}/{v['scored']} ({_pct(v['rate'])})")
+    lines = (
+        ("required calls made on time", "required_calls_on_time", "required_calls"),
+        ("facts mentioned", "facts_covered", "facts"),
+        ("state checks as expected", "state_checks_passed", "state_checks"),
+    )
+    for label, num, den in lines:
+        if den in c:
+            out.append(f"- {label.capitalize()}: {c.get(num, 0)}/{c[den]}")
+    extras = [
+        (label, c[key])
+        for key, label in (
+            ("calls_early", "calls made one turn early"),
+            ("calls_late", "calls made one turn late"),
+            ("missing_calls", "missing calls"),
+            ("wrong_argument_calls", "calls with wrong arguments"),
+            ("spurious_calls", "spurious calls"),
+            ("forbidden_calls_made", "forbidden calls"),
+            ("malformed_calls", "malformed calls"),
+            ("duplicate_calls", "duplicate calls"),
+            ("false_claims", "false claims"),
+            ("state_failures_absorbed", "state failures absorbed into their root cause"),
+        )
+        if c.get(key)
+    ]
+    if extras:
+        out.append("- " + "; ".join(f"{label}: {value}" for label, value in extras))
+    end = c.get("end_state")
+    if end is not None:
+        if end["passed"]:
+            out.append("- End state: as expected")
+        else:
+            why = f" (explained by {', '.join(end['explained_by'])})" if end["explained_by"] else ""
+            out.append(f"- End state: differs{why}: " + "; ".join(end["diff"]))
+    if c.get("cascade_note"):
+        out.append(f"- Note: {c['cascade_note']}")
+    if c.get("turn_taking"):
+        out.append(f"- Turn taking: {c['turn_taking']}")
+    counts = {k: v for k, v in card.counts.items() if k not in ("turns", "ok") and v}
+    if counts:
+        out.append(
+            "- Counts: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
+        )
+    llm = c.get("llm_judge")
+    if llm:
+        usage = llm.get("usage", {})
+        out.append(
+            f"- LLM judge: {llm['turns_asked']} turns asked, {llm['from_cache']} from cache, "
+            f"{llm['calls']} calls, {llm['retried_turns']} retried, "
+            f"{len(llm['failed_turns'])} failed; tokens in/out "
+            f"{usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}"
+        )
+    if card.latency:
+        out += [
+            "",
+            "| latency (ms) | p50 | p90 | p95 | p99 | mean | n |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for metric, v in card.latency.items():
+            cells = " | ".join(f"{v[k] * 1000:.0f}" for k in ("p50", "p90", "p95", "p99", "mean"))
+            out.append(f"| {metric} | {cells} | {v['count']} |")
+    return out
+
+
+def _judgment_line(j: Judgment) -> str:
+    if j.judge_failed:
+        mark = "? (undecided)"
+    elif j.absorbed_by:
+        mark = f"↪ (absorbed into {j.absorbed_by})"
+    else:
+        mark = "✗"
+    line = f"- {mark} **{j.dimension}** [{j.judge}]: {_cell(j.reasoning)}"
+    if j.evidence:
+        line += "\n" + "\n".join(f"  - {_cell(e)}" for e in j.evidence)
+    return line
+
+
+def failures_section(records: list[TurnRecord], judgments: list[Judgment]) -> list[str]:
+    """Every turn with a failed, undecided or absorbed judgment, with what happened."""
+    by_turn: dict[str, list[Judgment]] = defaultdict(list)
+    for j in judgments:
+        by_turn[j.turn].append(j)
+    out: list[str] = []
+    for record in records:
+        notable = [
+            j
+            for j in by_turn.get(record.turn, [])
+            if j.passed is False or j.judge_failed or j.absorbed_by
+        ]
+        if not notable and record.status == "ok":
+            continue
+        out += [
+            "",
+            f"### Turn {record.turn} ({record.status})",
+            "",
+            "User:",
+            _quote(record.user_text),
+        ]
+        out += ["", "Agent said:", _quote(record.spoken_text or "(nothing)")]
+        if record.heard_text is not None and record.heard_text != record.assistant_text:
+            out += ["", "Provider transcript:", _quote(record.assistant_text)]
+        if record.tool_calls:
+            out += ["", "Tool calls:"]
+            for call in record.tool_calls:
+                args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+                result = (
+                    (call.result.get("error") or call.result.get("status"))
+                    if isinstance(call.result, dict)
+                    else call.result
+                )
+                dup = " (duplicate)" if call.is_duplicate else ""
+                out.append(f"- `{call.name}({_cell(args)})` → {_cell(str(result))}{dup}")
+        if record.errors:
+            out += ["", "Errors: " + "; ".join(_cell(e) for e in record.errors)]
+        out += [""] + [_judgment_line(j) for j in notable]
+    return out or ["", "No failures."]
+
+
+def compat_section(summary: dict[str, Any]) -> list[str]:
+    """The ConversationBench-compatible summary."""
+    out = [
+        "",
+        "## ConversationBench-compatible summary",
+        "",
+        "| dimension | passes | of | rate |",
+        "|---|---:|---:|---:|",
+    ]
+    totals = summary["category_totals"]
+    for dim, value in summary["passes"].items():
+        den = totals.get(dim, summary["turns_scored"])
+        rate = summary["rates"].get(dim)
+        out.append(f"| {dim} | {'—' if value is None else value} | {den} | {_pct(rate)} |")
+    tp = summary["turn_pass"]
+    out.append(
+        f"| turn_pass (tool ∧ instruction ∧ kb) | {tp['count'] if tp['count'] is not None else '—'} | {tp['total']} | {_pct(tp['rate'])} |"
+    )
+    out += ["", "Differences from the public benchmark's counting:"]
+    out += [f"- {note}" for note in summary["notes"]]
+    return out
+
+
+def render_report(
+    card: Scorecard,
+    records: list[TurnRecord],
+    judgments: list[Judgment],
+    compat: dict[str, Any] | None = None,
+) -> str:
+    """The whole ``report.md``."""
+    out = [
+        f"# {card.benchmark} · {card.target}",
+        "",
+        f"Run `{card.run_id}`, {card.turns} turns judged by "
+        + ", ".join(f"`{j}`" for j in card.judges)
+        + ".",
+        "",
+        "## Scorecard",
+        "",
+        *scorecard_section(card),
+        "",
+        "## Failures turn by turn",
+        *failures_section(records, judgments),
+    ]
+    if compat is not None:
+        out += compat_section(compat)
+    return redact_text("\n".join(out).rstrip() + "\n")

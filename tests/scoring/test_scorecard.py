@@ -1,0 +1,96 @@
+"""Scorecards: fixed denominators, undecided and absorbed turns, strict pass, statistics."""
+
+from __future__ import annotations
+
+from voxbench.core.records import Judgment, TurnRecord, TurnTimings
+from voxbench.scoring.scorecard import build_scorecard, dimension_score
+from voxbench.scoring.stats import bootstrap_ci, mcnemar_exact, percentiles
+
+
+def record(turn: str, status: str = "ok", ttfb: float | None = 0.5) -> TurnRecord:
+    return TurnRecord(
+        turn=turn,
+        index=int(turn),
+        user_text="u",
+        timings=TurnTimings(start=0.0, ttfb=ttfb),
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+def j(turn: str, dim: str, passed: bool | None, **kw) -> Judgment:
+    return Judgment(turn=turn, dimension=dim, passed=passed, **kw)
+
+
+def test_undecided_turns_count_in_the_denominator_and_are_listed() -> None:
+    score = dimension_score(
+        "kb_grounding",
+        [
+            j("0", "kb_grounding", True),
+            j("1", "kb_grounding", False),
+            j("2", "kb_grounding", None, judge_failed=True),
+            j("3", "kb_grounding", True, absorbed_by="turn 1 tool_use"),
+            j("4", "kb_grounding", None),  # does not apply: not scored
+        ],
+    )
+    assert (score.passed, score.scored, score.rate) == (2, 4, 0.5)
+    assert score.failed_turns == ["1"] and score.undecided_turns == ["2"]
+    assert score.absorbed_turns == ["3"]
+
+
+def test_strict_pass_needs_a_completed_turn_and_every_dimension() -> None:
+    records = [record("0"), record("1"), record("2"), record("3", status="no_response")]
+    judgments = [
+        j("0", "tool_use", True),
+        j("0", "kb_grounding", True),
+        j("1", "tool_use", True),
+        j("1", "kb_grounding", None, judge_failed=True),
+        j("2", "tool_use", True, absorbed_by="turn 1 tool_use"),
+        j("3", "tool_use", True),
+    ]
+    card = build_scorecard(
+        run_id="r", benchmark="b", target="t", records=records, judgments=judgments
+    )
+    assert card.strict_pass.failed_turns == ["1", "3"]
+    assert (card.strict_pass.passed, card.strict_pass.scored) == (2, 4)
+    assert card.counts["no_response"] == 1 and card.counts["judge_failures"] == 1
+    assert card.counts["absorbed"] == 1
+    assert card.latency["ttfb"]["p50"] == 0.5
+
+
+def test_tool_use_rates_over_tool_turns_and_all_turns() -> None:
+    records = [record(str(i)) for i in range(4)]
+    judgments = [j("0", "tool_use", True), j("1", "tool_use", False)]
+    judgments += [j("2", "tool_use", True), j("3", "tool_use", True)]
+    card = build_scorecard(
+        run_id="r",
+        benchmark="b",
+        target="t",
+        records=records,
+        judgments=judgments,
+        checks={"tool_turn_ids": ["1", "2"]},
+    )
+    assert card.checks["tool_use_over_tool_turns"] == {"passed": 1, "scored": 2, "rate": 0.5}
+    assert card.checks["tool_use_over_all_turns"] == {"passed": 3, "scored": 4, "rate": 0.75}
+    assert "tool_turn_ids" not in card.checks
+
+
+def test_bootstrap_is_reproducible_and_bounded() -> None:
+    outcomes = [True] * 7 + [False] * 3
+    assert bootstrap_ci(outcomes, seed=3) == bootstrap_ci(outcomes, seed=3)
+    lo, hi = bootstrap_ci(outcomes, seed=3)
+    assert 0.0 <= lo < 0.7 < hi <= 1.0
+    assert bootstrap_ci([True] * 5) == (1.0, 1.0)
+    assert bootstrap_ci([]) is None
+
+
+def test_percentiles_keep_values_at_or_below_zero() -> None:
+    stats = percentiles([-0.2, 0.0, 0.4, None, 1.0])
+    assert stats["count"] == 4 and stats["min"] == -0.2 and stats["p50"] == 0.2
+
+
+def test_exact_mcnemar() -> None:
+    assert mcnemar_exact(5, 0) == 0.0625
+    assert mcnemar_exact(0, 5) == 0.0625
+    assert mcnemar_exact(0, 0) == 1.0
+    assert abs(mcnemar_exact(6, 0) - 0.03125) < 1e-12
+    assert mcnemar_exact(3, 3) == 1.0
