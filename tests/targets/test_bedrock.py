@@ -37,6 +37,8 @@ def _aws(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    for var in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "BEDROCK_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
 
 
 async def test_golden_script_through_botocore_scores_every_check(tmp_path: Path) -> None:

@@ -32,7 +32,11 @@ def test_every_text_provider_is_registered_with_its_key_variable() -> None:
 
 
 @pytest.mark.parametrize("spec", [s for s in COMPATIBLE_PROVIDERS if s.key_required], ids=str)
-async def test_a_missing_key_names_its_variable_at_session_start(spec: Any) -> None:
+async def test_a_missing_key_names_its_variable_at_session_start(
+    spec: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in spec.key_vars:
+        monkeypatch.delenv(var, raising=False)
     factory = resolve_target(f"{spec.name}/some-model", base_url="http://127.0.0.1:9/v1")
     session = factory()  # building the session needs no key
     with pytest.raises(PrerequisiteError, match=spec.key_vars[0]):
