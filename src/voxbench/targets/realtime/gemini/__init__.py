@@ -1,0 +1,1 @@
+"""Gemini Live (BidiGenerateContent websocket)."""

@@ -1,0 +1,405 @@
+"""The Gemini Live adapter: raw BidiGenerateContent websocket mapped onto ``Session``.
+
+Raw websocket through our own ``events.py`` (no SDK), so the fake server can check what we
+send. Inputs: text goes out at ``end_user_turn`` as ``clientContent`` with
+``turnComplete: true``; audio is resampled to 16 kHz and streamed as ``realtimeInput.audio``.
+Turns are manual by default (automatic activity detection disabled: the adapter brackets
+the user's audio with ``activityStart`` / ``activityEnd``); ``automatic_activity_detection``
+hands turn-taking to the server (``end_user_turn`` then sends ``audioStreamEnd``).
+
+Outputs map through one dispatch table over the fields a server message carries.
+``TurnComplete`` follows ``turnComplete`` when no call is pending; a function call's answer
+goes back in one ``toolResponse`` per ``toolCall`` message. History is replayed as
+``clientContent`` turns (``turnComplete: false``), tool calls written as text: whether a
+Live session accepts ``functionCall`` parts in client content is not documented.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from voxbench.core.errors import ProtocolError
+from voxbench.core.events import (
+    AssistantAudio,
+    AssistantTextDelta,
+    Interrupted,
+    TargetError,
+    ToolCallRequested,
+    TurnComplete,
+    Usage,
+    UserTranscript,
+)
+from voxbench.core.secrets import get_secret, redact_text
+from voxbench.core.session import HistoryMessage, SessionSetup, TargetInfo
+from voxbench.targets.realtime.audio import PcmResampler, b64decode, b64encode, rate_from_mime
+from voxbench.targets.realtime.base import (
+    RealtimeSession,
+    close_category,
+    describe_history_call,
+    parse_tool_arguments,
+)
+from voxbench.targets.realtime.gemini import events as ev
+
+log = logging.getLogger(__name__)
+
+_SETUP_MESSAGES = 16
+
+
+class GeminiLiveSession(RealtimeSession):
+    """A conversation with a Gemini Live model over one websocket."""
+
+    provider = "gemini-live"
+    default_base_url = "wss://generativelanguage.googleapis.com"
+    key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+    def __init__(
+        self, model: str, *, base_url: str | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(options)
+        self.model = model
+        self.base_url = base_url
+        self.automatic_vad = bool(self.options.get("automatic_activity_detection", False))
+        self.text_output = self.options.get("output", "audio") == "text"
+        self.voice: str | None = self.options.get("voice")
+        self.transcript_grace = float(self.options.get("transcript_grace", 1.0))
+        self.info = TargetInfo(
+            name=f"{self.provider}/{model}",
+            output_modality="text" if self.text_output else "audio",
+            input_sample_rate=ev.INPUT_SAMPLE_RATE,
+            output_sample_rate=ev.OUTPUT_SAMPLE_RATE,
+        )
+        self.resumption_handle: str | None = None
+        """The latest ``sessionResumptionUpdate`` handle, for callers that resume."""
+        self._resample = PcmResampler(ev.INPUT_SAMPLE_RATE)
+        self._transcribe_input = False
+        self._text: list[str] = []
+        self._in_activity = False
+        self._audio_turn = False
+        self._turn_active = False
+        self._interrupted = False
+        self._heard = False
+        self._seen_calls: set[str] = set()
+        self._batches: list[list[tuple[str, str]]] = []
+        self._results: dict[str, Any] = {}
+        self._pending_complete: asyncio.Task[None] | None = None
+        self._going_away: str | None = None
+        self._handlers: list[tuple[str, Callable[[Any], None]]] = [
+            ("interrupted", self._on_interrupted),
+            ("inputTranscription", self._on_input_transcription),
+            ("outputTranscription", self._on_output_transcription),
+            ("modelTurn", self._on_model_turn),
+            ("usageMetadata", self._on_usage),
+            ("toolCall", self._on_tool_call),
+            ("toolCallCancellation", self._on_tool_cancellation),
+            ("goAway", self._on_go_away),
+            ("sessionResumptionUpdate", self._on_resumption),
+            ("turnComplete", self._on_turn_complete),
+        ]
+        """Field → handler, in the order a combined message is processed."""
+
+    # -- connection -----------------------------------------------------------------------
+
+    def api_key(self) -> str:
+        explicit = self.options.get("api_key")
+        key = str(explicit) if explicit else get_secret(*self.key_env, purpose=self.provider)
+        assert key is not None
+        return key
+
+    def url(self, key: str) -> str:
+        """The BidiGenerateContent endpoint with the key as the ``key`` query parameter."""
+        parts = urlsplit((self.base_url or self.default_base_url).rstrip("/"))
+        scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+        path = parts.path if parts.path.endswith("BidiGenerateContent") else parts.path + ev.WS_PATH
+        return urlunsplit((scheme, parts.netloc, path, urlencode({"key": key}), ""))
+
+    def setup_message(self, setup: SessionSetup) -> ev.Setup:
+        """The ``setup`` payload for ``setup``."""
+        self._transcribe_input = setup.modality == "audio" or self.automatic_vad
+        speech = None
+        if self.voice:
+            speech = {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": self.voice}}}
+        return ev.Setup(
+            model=self.model if self.model.startswith("models/") else f"models/{self.model}",
+            generationConfig=ev.GenerationConfig(
+                responseModalities=["TEXT" if self.text_output else "AUDIO"], speechConfig=speech
+            ),
+            systemInstruction=ev.Content(parts=[ev.Part(text=setup.system_prompt)]),
+            tools=[
+                ev.Tool(
+                    functionDeclarations=[
+                        ev.FunctionDeclaration(
+                            name=t.name, description=t.description, parameters=t.parameters
+                        )
+                        for t in setup.tools
+                    ]
+                )
+            ]
+            if setup.tools
+            else None,
+            realtimeInputConfig=ev.RealtimeInputConfig(
+                automaticActivityDetection=ev.AutomaticActivityDetection(
+                    disabled=not self.automatic_vad
+                )
+            ),
+            inputAudioTranscription={} if self._transcribe_input else None,
+            outputAudioTranscription=None if self.text_output else {},
+        )
+
+    async def start(self, setup: SessionSetup) -> None:
+        await self.open_socket(self.url(self.api_key()))
+        await self.send_message(ev.ClientMessage(setup=self.setup_message(setup)))
+        for _ in range(_SETUP_MESSAGES):
+            if "setupComplete" in await self.recv_json():
+                break
+        else:
+            raise ProtocolError(f"{self.provider}: no setupComplete after setup")
+        if setup.history:
+            turns = history_turns(setup.history)
+            await self.send_message(ev.ClientMessage(clientContent=ev.ClientContent(turns=turns)))
+        self.start_receiving()
+
+    async def send_message(self, message: ev.ClientMessage) -> None:
+        """The one way out."""
+        await self.send_text(message.to_json())
+
+    def on_closed(self, code: int | None, reason: str) -> TargetError:
+        category = "bad_request" if code == 1007 else close_category(code)
+        away = f" after goAway (time left {self._going_away})" if self._going_away else ""
+        detail = f"code {code}" + (f": {reason}" if reason else "") if code else "no close frame"
+        return TargetError(
+            category=category,
+            message=redact_text(f"{self.provider}: websocket closed ({detail}){away}"),
+            retryable=code != 1007,
+            fatal=True,
+        )
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    async def send_user_text(self, text: str) -> None:
+        self._text.append(text)
+
+    async def send_user_audio(self, pcm: bytes, sample_rate: int) -> None:
+        if not self.automatic_vad and not self._in_activity:
+            self._in_activity = True
+            await self.send_message(
+                ev.ClientMessage(realtimeInput=ev.RealtimeInput(activityStart={}))
+            )
+        await self._stream(self._resample(pcm, sample_rate))
+
+    async def _stream(self, pcm: bytes) -> None:
+        if pcm:
+            self._audio_turn = True
+            blob = ev.Blob(mimeType=ev.INPUT_MIME, data=b64encode(pcm))
+            await self.send_message(ev.ClientMessage(realtimeInput=ev.RealtimeInput(audio=blob)))
+
+    async def end_user_turn(self) -> None:
+        self._turn_active = True
+        await self._stream(self._resample.flush())
+        if self._in_activity:
+            self._in_activity = False
+            await self.send_message(
+                ev.ClientMessage(realtimeInput=ev.RealtimeInput(activityEnd={}))
+            )
+        elif self.automatic_vad and self._audio_turn:
+            await self.send_message(
+                ev.ClientMessage(realtimeInput=ev.RealtimeInput(audioStreamEnd=True))
+            )
+        if self._text:
+            text, self._text = " ".join(self._text), []
+            turn = ev.Content(role="user", parts=[ev.Part(text=text)])
+            await self.send_message(
+                ev.ClientMessage(clientContent=ev.ClientContent(turns=[turn], turnComplete=True))
+            )
+
+    async def send_tool_result(self, call_id: str, result: Any) -> None:
+        if call_id not in self._seen_calls:
+            log.warning("%s: result for unknown call %s ignored", self.provider, call_id)
+            return
+        self._results.setdefault(call_id, result)
+        while self._batches and all(c in self._results for c, _ in self._batches[0]):
+            batch = self._batches.pop(0)
+            responses = [
+                ev.FunctionResponse(
+                    id=call_id, name=name, response=_as_object(self._results.pop(call_id))
+                )
+                for call_id, name in batch
+            ]
+            await self.send_message(
+                ev.ClientMessage(toolResponse=ev.ToolResponse(functionResponses=responses))
+            )
+
+    async def close(self) -> None:
+        if self._pending_complete is not None:
+            self._pending_complete.cancel()
+        await super().close()
+
+    # -- outputs --------------------------------------------------------------------------
+
+    async def on_message(self, message: str | bytes) -> None:
+        # The Live API sends its JSON in binary frames as often as in text frames.
+        msg = ev.parse_server_message(message)
+        for field in msg.unknown_fields():
+            self.note_unknown(field)
+        content = msg.serverContent
+        terminator_only = content is not None and not (
+            content.modelTurn or content.outputTranscription or msg.toolCall
+        )
+        if terminator_only and content.turnComplete and not self._turn_active:
+            return  # a repeated terminator (with its usage) for a turn already complete
+        fields: dict[str, Any] = {
+            "usageMetadata": msg.usageMetadata,
+            "toolCall": msg.toolCall,
+            "toolCallCancellation": msg.toolCallCancellation,
+            "goAway": msg.goAway,
+            "sessionResumptionUpdate": msg.sessionResumptionUpdate,
+        }
+        if content is not None:
+            fields |= {
+                "interrupted": content.interrupted or None,
+                "inputTranscription": content.inputTranscription,
+                "outputTranscription": content.outputTranscription,
+                "modelTurn": content.modelTurn,
+                "turnComplete": content.turnComplete or None,
+            }
+        for name, handler in self._handlers:
+            if fields.get(name) is not None:
+                handler(fields[name])
+
+    def _on_interrupted(self, _: bool) -> None:
+        self._interrupted = True
+        self.emit(Interrupted())
+
+    def _on_input_transcription(self, transcription: ev.Transcription) -> None:
+        if transcription.text:
+            self._heard = True
+            self.emit(UserTranscript(text=transcription.text))
+            if self._pending_complete is not None:
+                # Heard at last: finish soon (a transcript may come in several pieces).
+                self._pending_complete.cancel()
+                settle = min(self.transcript_grace, 0.1)
+                self._pending_complete = asyncio.create_task(self._complete_after_grace(settle))
+
+    def _on_output_transcription(self, transcription: ev.Transcription) -> None:
+        self._turn_active = True
+        if transcription.text and not self.text_output:
+            self.emit(AssistantTextDelta(text=transcription.text))
+
+    def _on_model_turn(self, content: ev.Content) -> None:
+        self._turn_active = True
+        for part in content.parts:
+            if part.inlineData is not None and part.inlineData.mimeType.startswith("audio/"):
+                pcm = b64decode(part.inlineData.data, "serverContent.modelTurn audio")
+                rate = rate_from_mime(part.inlineData.mimeType, ev.OUTPUT_SAMPLE_RATE)
+                if pcm:
+                    self.emit(AssistantAudio(pcm=pcm, sample_rate=rate))
+            elif part.text and self.text_output and not part.thought:
+                self.emit(AssistantTextDelta(text=part.text))
+
+    def _on_usage(self, usage: ev.UsageMetadata) -> None:
+        def audio(details: list[ev.ModalityTokenCount]) -> int:
+            return sum(d.tokenCount for d in details if d.modality.upper() == "AUDIO")
+
+        self.emit(
+            Usage(
+                input_tokens=usage.promptTokenCount,
+                output_tokens=usage.responseTokenCount,
+                cached_input_tokens=usage.cachedContentTokenCount,
+                audio_input_tokens=audio(usage.promptTokensDetails),
+                audio_output_tokens=audio(usage.responseTokensDetails),
+            )
+        )
+
+    def _on_tool_call(self, tool_call: ev.ToolCall) -> None:
+        self._turn_active = True
+        batch: list[tuple[str, str]] = []
+        for call in tool_call.functionCalls:
+            call_id = call.id or self.next_id("call")
+            if call_id in self._seen_calls:
+                continue  # a repeated toolCall message
+            self._seen_calls.add(call_id)
+            batch.append((call_id, call.name))
+            arguments, error = _arguments(call.args)
+            self.emit(
+                ToolCallRequested(
+                    call_id=call_id,
+                    name=call.name,
+                    arguments=arguments,
+                    raw_arguments=str(call.args) if error else None,
+                    parse_error=error,
+                )
+            )
+        if batch:
+            self._batches.append(batch)
+
+    def _on_tool_cancellation(self, cancellation: ev.ToolCallCancellation) -> None:
+        cancelled = set(cancellation.ids)
+        self._batches = [[c for c in b if c[0] not in cancelled] for b in self._batches]
+        self._batches = [b for b in self._batches if b]
+        log.info("%s: server cancelled calls %s", self.provider, sorted(cancelled))
+
+    def _on_go_away(self, go_away: ev.GoAway) -> None:
+        self._going_away = go_away.timeLeft or "unknown"
+        log.info("%s: server will disconnect (time left %s)", self.provider, self._going_away)
+
+    def _on_resumption(self, update: ev.SessionResumptionUpdate) -> None:
+        if update.resumable and update.newHandle:
+            self.resumption_handle = update.newHandle
+
+    def _on_turn_complete(self, _: bool) -> None:
+        if self._batches or self._pending_complete is not None:
+            return  # calls pending: the model's turn goes on after the tool response
+        if self._audio_turn and self._transcribe_input and not self._heard:
+            # The input transcript has no ordering guarantee: give it a moment to arrive.
+            self._pending_complete = asyncio.create_task(
+                self._complete_after_grace(self.transcript_grace)
+            )
+            return
+        self._complete()
+
+    async def _complete_after_grace(self, seconds: float) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(seconds)
+            self._complete()
+
+    def _complete(self) -> None:
+        if not self._turn_active:
+            return
+        self._pending_complete = None
+        status = "cancelled" if self._interrupted else "completed"
+        self._turn_active = self._interrupted = self._heard = self._audio_turn = False
+        self.emit(TurnComplete(status=status))
+
+
+def history_turns(history: list[HistoryMessage]) -> list[ev.Content]:
+    """The conversation so far as ``clientContent`` turns (tool calls written as text)."""
+    turns: list[ev.Content] = []
+    for message in history:
+        if message.role == "user":
+            turns.append(ev.Content(role="user", parts=[ev.Part(text=message.text)]))
+            continue
+        lines = [describe_history_call(c) for c in message.tool_calls]
+        if message.text:
+            lines.append(message.text)
+        if lines:
+            turns.append(ev.Content(role="model", parts=[ev.Part(text="\n".join(lines))]))
+    return turns
+
+
+def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None:
+        return {}, None
+    if isinstance(raw, str):
+        return parse_tool_arguments(raw)
+    return {}, f"args are a JSON {type(raw).__name__}, not an object"
+
+
+def _as_object(result: Any) -> dict[str, Any]:
+    # ``FunctionResponse.response`` is a Struct: a non-object result is wrapped.
+    return result if isinstance(result, dict) else {"result": result}

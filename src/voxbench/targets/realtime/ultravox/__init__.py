@@ -1,0 +1,1 @@
+"""Ultravox realtime calls (REST call creation, then a websocket)."""

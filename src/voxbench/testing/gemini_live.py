@@ -1,0 +1,336 @@
+"""A fake Gemini Live server (BidiGenerateContent websocket) on 127.0.0.1, driven by a script.
+
+It parses and answers with ``voxbench.targets.realtime.gemini.events`` (the adapter's own
+models): the first message must be ``setup`` (answered by ``setupComplete``); user turns
+come as ``clientContent`` (``turnComplete: true``), as ``realtimeInput`` audio bracketed by
+``activityStart`` / ``activityEnd`` (automatic activity detection disabled), or as audio
+whose end a simulated server VAD (``EnergyVad``) detects. Answers stream as
+``serverContent.modelTurn`` inline audio (``audio/pcm;rate=24000``) with
+``outputTranscription`` pieces, then ``generationComplete`` and ``turnComplete`` with
+``usageMetadata``; calls go out as ``toolCall`` and continue on ``toolResponse``. The key is
+checked in the ``key`` query parameter (or ``x-goog-api-key``).
+
+Faults are keyed by response number: ``server_error`` / ``rate_limit`` / ``unauthorized``
+close the socket with 1011 / 1011 / 1008 and a reason (the Live API has no error message),
+``drop`` cuts it without a close frame after the first chunk, ``hang`` never answers,
+``malformed_args`` sends ``args`` as cut-off JSON text instead of an object, ``duplicate``
+repeats every structural message (``toolCall``, the terminator with its usage).
+``out_of_order=True`` sends the user's input transcription after ``turnComplete``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from voxbench.core.errors import ProtocolError
+from voxbench.targets.realtime.audio import b64decode, b64encode
+from voxbench.targets.realtime.gemini import events as ev
+from voxbench.testing.realtime_common import (
+    Conversation,
+    EnergyVad,
+    fault_kinds,
+    split_chunks,
+    synth_speech,
+)
+from voxbench.testing.scripts import Fault, FaultPlan, Reply, Script, ScriptCall
+
+RATE = ev.OUTPUT_SAMPLE_RATE
+_CLOSES = {
+    "server_error": (1011, "Internal error encountered."),
+    "rate_limit": (1011, "RESOURCE_EXHAUSTED: quota exceeded"),
+    "unauthorized": (1008, "API key not valid."),
+}
+
+
+class FakeGeminiLiveServer:
+    """A Gemini-Live-compatible websocket server for tests and dry runs."""
+
+    provider = "gemini-live"
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        faults: Sequence[str | Fault] = (),
+        ttfb_ms: float = 0.0,
+        chunk_ms: float = 0.0,
+        audio_chunk_ms: int = 100,
+        out_of_order: bool = False,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.script = script
+        self.faults = FaultPlan.parse(faults)
+        self.ttfb = ttfb_ms / 1000
+        self.chunk = chunk_ms / 1000
+        self.audio_chunk_ms = audio_chunk_ms
+        self.out_of_order = out_of_order
+        self.api_key = api_key
+        self.host = host
+        self.port = port
+        self.received: list[dict[str, Any]] = []
+        """Every client message, as sent, across connections."""
+        self.handshakes: list[dict[str, Any]] = []
+        self.first_audio_delays: list[float] = []
+        self.responses = 0
+        self._ids = itertools.count(1)
+        self._server: Server | None = None
+
+    @property
+    def url(self) -> str:
+        """The adapter's ``base_url``."""
+        return f"ws://{self.host}:{self.port}"
+
+    def new_id(self, prefix: str) -> str:
+        return f"{prefix}-{next(self._ids):06d}"
+
+    async def start(self) -> None:
+        self._server = await serve(
+            self._handle, self.host, self.port, process_request=self._check, max_size=None
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> FakeGeminiLiveServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled (the CLI's foreground mode)."""
+        if self._server is None:
+            await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.stop()
+
+    def _check(self, connection: ServerConnection, request: Request) -> Response | None:
+        url = urlsplit(request.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        key = query.get("key") or request.headers.get("x-goog-api-key")
+        self.handshakes.append({"path": url.path, "has_key": bool(key)})
+        if not url.path.endswith(ev.WS_PATH):
+            return connection.respond(HTTPStatus.NOT_FOUND, f"expected {ev.WS_PATH}\n")
+        if not key or (self.api_key is not None and key != self.api_key):
+            return connection.respond(HTTPStatus.FORBIDDEN, "API key not valid.\n")
+        return None
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        session = _Session(self, ws)
+        with contextlib.suppress(ConnectionClosed):
+            await session.run()
+        await session.stop()
+
+
+class _Session:
+    def __init__(self, server: FakeGeminiLiveServer, ws: ServerConnection) -> None:
+        self.server = server
+        self.ws = ws
+        self.conversation = Conversation(server.script)
+        self.setup: ev.Setup | None = None
+        self.vad: EnergyVad | None = None
+        self.in_activity = False
+        self.audio = bytearray()
+        self.outstanding: dict[str, ScriptCall] = {}
+        self.answered: dict[str, Any] = {}
+        self.task: asyncio.Task[None] | None = None
+        self.duplicate = False
+
+    async def run(self) -> None:
+        async for raw in self.ws:
+            try:
+                message = ev.parse_client_message(raw)
+            except ProtocolError as exc:
+                await self.ws.close(1007, str(exc)[:120])
+                return
+            self.server.received.append(message.dump())
+            if self.setup is None and message.setup is None:
+                await self.ws.close(1007, "the first message must be setup")
+                return
+            await self.handle(message)
+
+    async def stop(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+
+    async def send(self, payload: dict[str, Any], *, structural: bool = False) -> None:
+        text = json.dumps(payload)
+        await self.ws.send(text)
+        if structural and self.duplicate:
+            await self.ws.send(text)
+
+    async def handle(self, message: ev.ClientMessage) -> None:
+        if message.setup is not None:
+            self.setup = message.setup
+            detection = message.setup.realtimeInputConfig or ev.RealtimeInputConfig()
+            aad = detection.automaticActivityDetection
+            if not (aad and aad.disabled):
+                self.vad = EnergyVad(
+                    ev.INPUT_SAMPLE_RATE, silence_ms=aad and aad.silenceDurationMs or 500
+                )
+            await self.send({"setupComplete": {}})
+        elif message.clientContent is not None:
+            for turn in message.clientContent.turns:
+                text = " ".join(p.text or "" for p in turn.parts)
+                if turn.role == "model":
+                    self.conversation.assistant(text)
+                else:
+                    self.conversation.user_text(text)
+            if message.clientContent.turnComplete:
+                self.start_response(audio=False)
+        elif message.realtimeInput is not None:
+            await self.realtime_input(message.realtimeInput)
+        elif message.toolResponse is not None:
+            for response in message.toolResponse.functionResponses:
+                if response.id in self.outstanding:
+                    self.answered[response.id] = response.response
+            if self.outstanding and set(self.outstanding) <= set(self.answered):
+                for call_id in self.outstanding:
+                    self.conversation.result(call_id, self.answered[call_id])
+                self.outstanding.clear()
+                self.answered.clear()
+                self.start_response(audio=False)
+
+    async def realtime_input(self, data: ev.RealtimeInput) -> None:
+        if data.activityStart is not None:
+            self.in_activity = True
+            self.audio.clear()
+        if data.audio is not None:
+            pcm = b64decode(data.audio.data)
+            self.audio.extend(pcm)
+            if self.vad is not None:
+                for kind, _ in self.vad.feed(pcm):
+                    if kind == "started" and self.task is not None and not self.task.done():
+                        await self.stop()  # barge-in
+                        await self.send({"serverContent": {"interrupted": True}})
+                    elif kind == "stopped":
+                        self.start_response(audio=True)
+        if data.text:
+            self.conversation.user_text(data.text)
+            self.start_response(audio=False)
+        if data.activityEnd is not None and self.in_activity:
+            self.in_activity = False
+            self.start_response(audio=True)
+        if data.audioStreamEnd and self.vad is not None and self.vad.speaking:
+            self.start_response(audio=True)
+
+    def start_response(self, audio: bool) -> None:
+        self.server.responses += 1
+        number, t0 = self.server.responses, time.perf_counter()
+        heard = self.conversation.user_audio() if audio else None
+        self.audio.clear()
+        self.task = asyncio.create_task(self.respond(number, heard, t0))
+
+    async def respond(self, number: int, heard: str | None, t0: float) -> None:
+        faults = fault_kinds(self.server.faults, number)
+        self.duplicate = "duplicate" in faults
+        close = next((_CLOSES[k] for k in faults if k in _CLOSES), None)
+        if close is not None:
+            await self.ws.close(*close)
+            return
+        reply = self.conversation.reply(list(faults.values()))
+        transcribe = (
+            heard is not None and self.setup and self.setup.inputAudioTranscription is not None
+        )
+        if transcribe and not self.server.out_of_order:
+            await self.send({"serverContent": {"inputTranscription": {"text": heard}}})
+        if "hang" in faults:
+            await asyncio.sleep(3600)
+        await asyncio.sleep(self.server.ttfb)
+        await self.speak(reply.text, t0, "drop" in faults)
+        if reply.calls:
+            await self.call(reply.calls, "drop" in faults and not reply.text)
+            return
+        self.conversation.assistant(reply.text)
+        await self.send({"serverContent": {"generationComplete": True}}, structural=True)
+        await self.send(
+            {"serverContent": {"turnComplete": True}, "usageMetadata": _usage(heard or "", reply)},
+            structural=True,
+        )
+        if transcribe and self.server.out_of_order:
+            await self.send({"serverContent": {"inputTranscription": {"text": heard}}})
+
+    async def drop(self) -> None:
+        self.ws.transport.abort()
+        await asyncio.sleep(3600)
+
+    async def call(self, calls: Sequence[ScriptCall], drop: bool) -> None:
+        made: dict[str, ScriptCall] = {}
+        wire = []
+        for call in calls:
+            call_id = self.server.new_id("function-call")
+            made[call_id] = call
+            args: Any = call.arguments if call.raw_arguments is None else call.raw_arguments
+            wire.append({"id": call_id, "name": call.name, "args": args})
+        if drop:
+            await self.drop()
+        self.conversation.assistant("", made)
+        self.outstanding = made
+        await self.send({"toolCall": {"functionCalls": wire}}, structural=True)
+
+    async def speak(self, text: str, t0: float, drop: bool) -> None:
+        if not text:
+            return
+        assert self.setup is not None
+        config = self.setup.generationConfig or ev.GenerationConfig()
+        text_out = (config.responseModalities or ["AUDIO"]) == ["TEXT"]
+        words = [w if i == 0 else " " + w for i, w in enumerate(text.split(" "))]
+        chunks = (
+            [b""] * len(words)
+            if text_out
+            else split_chunks(synth_speech(text, RATE), RATE, self.server.audio_chunk_ms)
+        )
+        sent = 0
+        for i, chunk in enumerate(chunks):
+            if i and self.server.chunk:
+                await asyncio.sleep(self.server.chunk)
+            due = round(len(words) * (i + 1) / len(chunks))
+            piece = "".join(words[sent:due])
+            sent = due
+            if text_out:
+                await self.send({"serverContent": {"modelTurn": {"parts": [{"text": piece}]}}})
+            else:
+                if i == 0:
+                    self.server.first_audio_delays.append(time.perf_counter() - t0)
+                blob = {"mimeType": f"audio/pcm;rate={RATE}", "data": b64encode(chunk)}
+                content: dict[str, Any] = {"modelTurn": {"parts": [{"inlineData": blob}]}}
+                if piece and self.setup.outputAudioTranscription is not None:
+                    content["outputTranscription"] = {"text": piece}
+                await self.send({"serverContent": content})
+            if drop:
+                await self.drop()
+
+
+def _usage(heard: str, reply: Reply) -> dict[str, Any]:
+    said = len(reply.text.split()) + 5 * len(reply.calls)
+    prompt = len(heard.split()) + 1
+    return {
+        "promptTokenCount": prompt,
+        "responseTokenCount": said,
+        "totalTokenCount": prompt + said,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
+        "responseTokensDetails": [{"modality": "AUDIO", "tokenCount": said}],
+    }

@@ -1,0 +1,154 @@
+"""The Gemini Live adapter against the fake server: smoke, audio turns, faults."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import numpy as np
+
+from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
+from voxbench.core.benchmark import Benchmark
+from voxbench.core.events import (
+    AssistantAudio,
+    AssistantTextDelta,
+    TurnComplete,
+    Usage,
+    UserTranscript,
+)
+from voxbench.core.session import SessionSetup
+from voxbench.targets.realtime.gemini.session import GeminiLiveSession
+from voxbench.testing.gemini_live import FakeGeminiLiveServer
+from voxbench.testing.scripts import GoldenScript, ListScript, Reply
+
+TARGET = "gemini-live/gemini-3.1-flash-live-preview"
+
+
+def tone(seconds: float, rate: int) -> bytes:
+    t = np.arange(int(seconds * rate)) / rate
+    return (0.3 * np.sin(2 * np.pi * 220 * t) * 32767).astype("<i2").tobytes()
+
+
+async def test_smoke_scores_perfectly(tmp_path: Path, smoke: Benchmark, keys: None) -> None:
+    async with FakeGeminiLiveServer(GoldenScript(smoke)) as server:
+        run, card, judgments = await run_smoke(tmp_path, TARGET, server.url)
+    assert_perfect(run, card, judgments)
+    assert [c.name for c in run.turns()[4].tool_calls] == ["register_for_session"] * 2
+    setup = server.received[0]["setup"]
+    assert setup["model"] == "models/gemini-3.1-flash-live-preview"
+    assert setup["generationConfig"]["responseModalities"] == ["AUDIO"]
+    assert setup["realtimeInputConfig"]["automaticActivityDetection"]["disabled"] is True
+    declared = {f["name"] for f in setup["tools"][0]["functionDeclarations"]}
+    assert declared >= {"register_for_session", "end_session"}
+    responses = [m["toolResponse"] for m in server.received if "toolResponse" in m]
+    assert responses[0]["functionResponses"][0]["response"]["status"] == "success"
+    assert server.handshakes[0]["has_key"]
+
+
+async def test_gemini_model_name_routes_to_live(
+    tmp_path: Path, smoke: Benchmark, keys: None
+) -> None:
+    async with FakeGeminiLiveServer(GoldenScript(smoke)) as server:
+        run, _, _ = await run_smoke(
+            tmp_path,
+            "gemini/gemini-2.5-flash-native-audio-preview-12-2025",
+            server.url,
+            only_turns="0",
+        )
+    assert run.turns()[0].status == "ok" and server.received
+
+
+async def test_manual_activity_audio_turn(keys: None) -> None:
+    script = ListScript([Reply(text="Loud and clear.")], transcripts=["can you hear me"])
+    async with FakeGeminiLiveServer(script) as server:
+        session = GeminiLiveSession("gemini-3.1-flash-live-preview", base_url=server.url)
+        await session.start(SessionSetup(system_prompt="Be brief.", modality="audio"))
+        audio = tone(1.0, 24000)
+        for i in range(0, len(audio), 4800):
+            await session.send_user_audio(audio[i : i + 4800], 24000)
+        await session.end_user_turn()
+        events = await collect_turn(session)
+        await session.close()
+    inputs = [m["realtimeInput"] for m in server.received if "realtimeInput" in m]
+    assert "activityStart" in inputs[0] and "activityEnd" in inputs[-1]
+    streamed = b"".join(base64.b64decode(i["audio"]["data"]) for i in inputs if "audio" in i)
+    assert abs(len(streamed) / 2 - 16000) <= 32  # resampled to 16 kHz
+    assert {i["audio"]["mimeType"] for i in inputs if "audio" in i} == {"audio/pcm;rate=16000"}
+    assert "".join(e.text for e in events if isinstance(e, AssistantTextDelta)) == "Loud and clear."
+    assert all(e.sample_rate == 24000 for e in events if isinstance(e, AssistantAudio))
+    assert [e.text for e in events if isinstance(e, UserTranscript)] == ["can you hear me"]
+    assert any(isinstance(e, Usage) and e.audio_output_tokens for e in events)
+    assert isinstance(events[-1], TurnComplete) and events[-1].status == "completed"
+
+
+async def test_automatic_activity_detection(keys: None) -> None:
+    script = ListScript([Reply(text="Got it.")], transcripts=["hello"])
+    async with FakeGeminiLiveServer(script) as server:
+        session = GeminiLiveSession(
+            "gemini-3.1-flash-live-preview",
+            base_url=server.url,
+            options={"automatic_activity_detection": True},
+        )
+        await session.start(SessionSetup(system_prompt="x", modality="audio"))
+        speech = tone(0.6, 16000) + b"\x00\x00" * 9600  # then 0.6 s of silence
+        for i in range(0, len(speech), 640):
+            await session.send_user_audio(speech[i : i + 640], 16000)
+        events = await collect_turn(session)
+        await session.close()
+    setup = server.received[0]["setup"]
+    assert setup["realtimeInputConfig"]["automaticActivityDetection"]["disabled"] is False
+    assert not any("activityStart" in m.get("realtimeInput", {}) for m in server.received)
+    assert "".join(e.text for e in events if isinstance(e, AssistantTextDelta)) == "Got it."
+
+
+async def test_drop_reconnects_with_history(tmp_path: Path, smoke: Benchmark, keys: None) -> None:
+    async with FakeGeminiLiveServer(GoldenScript(smoke), faults=["drop@3"]) as server:
+        run, card, judgments = await run_smoke(tmp_path, TARGET, server.url)
+    assert_perfect(run, card, judgments)
+    records = run.turns()
+    assert records[1].reconnected and records[1].retries == 1
+    setups = [i for i, m in enumerate(server.received) if "setup" in m]
+    history = server.received[setups[1] + 1]["clientContent"]
+    assert history["turnComplete"] is False
+    assert [t["role"] for t in history["turns"]] == ["user", "model"]
+    assert history["turns"][0]["parts"][0]["text"] == smoke.turns[0].text
+
+
+async def test_close_with_error_code_is_retried(
+    tmp_path: Path, smoke: Benchmark, keys: None
+) -> None:
+    async with FakeGeminiLiveServer(GoldenScript(smoke), faults=["server_error@1"]) as server:
+        run, card, judgments = await run_smoke(tmp_path, TARGET, server.url)
+    assert_perfect(run, card, judgments)
+    assert run.turns()[0].reconnected
+    errors = [e for e in run.events() if e.type == "target_error"]
+    assert errors[0].data["category"] == "server" and "1011" in errors[0].data["message"]
+
+
+async def test_malformed_args_and_duplicates(tmp_path: Path, smoke: Benchmark, keys: None) -> None:
+    faults = ["malformed_args@2", "duplicate"]
+    async with FakeGeminiLiveServer(GoldenScript(smoke), faults=faults) as server:
+        run, _, _ = await run_smoke(tmp_path, TARGET, server.url)
+    records = run.turns()
+    calls = records[1].tool_calls
+    assert calls[0].parse_error and calls[0].result["error"] == "MALFORMED_ARGUMENTS"
+    assert calls[1].result["status"] == "success"
+    assert all(r.status == "ok" for r in records)
+    for record, turn in zip(records, smoke.turns, strict=True):
+        assert record.assistant_text == turn.golden_text
+    assert sum(e.type == "turn_complete" for e in run.events()) == len(smoke.turns)
+
+
+async def test_input_transcript_after_turn_complete(keys: None) -> None:
+    script = ListScript([Reply(text="One."), Reply(text="Two.")], transcripts=["first", "second"])
+    async with FakeGeminiLiveServer(script, out_of_order=True) as server:
+        session = GeminiLiveSession("m", base_url=server.url)
+        await session.start(SessionSetup(system_prompt="x", modality="audio"))
+        turns = []
+        for _ in range(2):
+            await session.send_user_audio(tone(0.2, 16000), 16000)
+            await session.end_user_turn()
+            turns.append(await collect_turn(session))
+        await session.close()
+    for events, heard in zip(turns, ["first", "second"], strict=True):
+        assert [e.text for e in events if isinstance(e, UserTranscript)] == [heard]
