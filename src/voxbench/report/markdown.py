@@ -116,7 +116,7 @@ def scorecard_section(card: Scorecard) -> list[str]:
         ]
         for metric, v in card.latency.items():
             cells = " | ".join(f"{v[k] * 1000:.0f}" for k in ("p50", "p90", "p95", "p99", "mean"))
-            out.append(f"| {metric} | {cells} | {v['count']} |")
+            out.append(f"| {metric} | {cells} | {int(v['count'])} |")
     return out
 
 
