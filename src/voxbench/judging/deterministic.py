@@ -84,7 +84,7 @@ def _tool_use(turn: Turn, c: TurnChecks) -> Judgment:
         f"credited {s.call}: required on turn {s.expected_turn}, made here one turn {s.when}"
         for s in c.credited
     ]
-    notes += [f"allowed call {a}" for a in c.allowed if a not in c.spurious]
+    notes += [f"allowed call {a}" for a in c.allowed]
     notes += [f"duplicate call {d} (reported, not penalized)" for d in c.duplicates]
     reasoning = summary + ("; " + "; ".join(problems) if problems else "")
     return _judgment(

@@ -59,6 +59,8 @@ def realign_calls(turns: list[Turn], records: list[TurnRecord], checks: list[Tur
                 neighbour.unmatched_calls.remove(hit)
                 if made in neighbour.spurious:
                     neighbour.spurious.remove(made)
+                if made in neighbour.allowed:
+                    neighbour.allowed.remove(made)
                 neighbour.credited.append(shift)
                 check.missing.remove(want)
                 check.shifted_out.append(shift)

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import RunError
 from voxbench.core.records import Judgment, TurnRecord
+from voxbench.core.secrets import redact
 from voxbench.judging.absorption import combine_turn, resolve_chains
 from voxbench.judging.cache import JudgmentCache
 from voxbench.judging.deterministic import JUDGE_NAME, JUDGE_VERSION, judge_deterministic
@@ -146,7 +147,7 @@ def write_judgments(run_path: Path, judgments: list[Judgment]) -> Path:
     tmp = path.with_suffix(".jsonl.tmp")
     with tmp.open("w", encoding="utf-8") as f:
         for j in judgments:
-            f.write(json.dumps(j.model_dump(mode="json"), ensure_ascii=False) + "\n")
+            f.write(json.dumps(redact(j.model_dump(mode="json")), ensure_ascii=False) + "\n")
     tmp.replace(path)
     return path
 
