@@ -68,6 +68,32 @@ register_fake_server(
 )
 register_fake_server(
     FakeServerKind(
+        "openai-realtime",
+        "OpenAI Realtime (GA) websocket: /v1/realtime?model=<m>, manual commits or server VAD",
+        "voxbench.testing.openai_realtime:FakeOpenAIRealtimeServer",
+        "OPENAI_API_KEY=dummy voxbench run smoke --target openai-realtime/gpt-realtime "
+        "--base-url {url}",
+    )
+)
+register_fake_server(
+    FakeServerKind(
+        "gemini-live",
+        "Gemini Live websocket: BidiGenerateContent (setup, clientContent, realtimeInput, toolCall)",
+        "voxbench.testing.gemini_live:FakeGeminiLiveServer",
+        "GEMINI_API_KEY=dummy voxbench run smoke --target gemini-live/gemini-3.1-flash-live-preview "
+        "--base-url {url}",
+    )
+)
+register_fake_server(
+    FakeServerKind(
+        "ultravox",
+        "Ultravox: POST /api/calls, then the call's websocket (data messages + binary audio)",
+        "voxbench.testing.ultravox:FakeUltravoxServer",
+        "ULTRAVOX_API_KEY=dummy voxbench run smoke --target ultravox/ultravox-v0.7 --base-url {url}",
+    )
+)
+register_fake_server(
+    FakeServerKind(
         "bedrock",
         "Amazon Bedrock runtime: /model/<id>/converse-stream (AWS event stream) and /converse",
         "voxbench.testing.bedrock_http:FakeBedrockServer",

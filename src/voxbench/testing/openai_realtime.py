@@ -251,7 +251,7 @@ class _Session:
                     event.event_id,
                 )
                 return
-            self.start_response(event.event_id)
+            await self.start_response(event.event_id)
         elif isinstance(event, ev.ResponseCancel):
             await self.stop()
 
@@ -280,7 +280,7 @@ class _Session:
                 await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": ms})
                 await self.commit()
                 if detection.get("create_response", True):
-                    self.start_response(None)
+                    await self.start_response(None)
 
     async def commit(self) -> None:
         item_id = self.server.new_id("item")
@@ -312,12 +312,11 @@ class _Session:
 
     # -- responses ------------------------------------------------------------------------
 
-    def start_response(self, trigger: str | None) -> None:
+    async def start_response(self, trigger: str | None) -> None:
+        """Open a response at once (so its ``response.created`` precedes anything the client
+        sends next), then stream it in a task that ``response.cancel`` can stop."""
         self.server.responses += 1
         number, t0 = self.server.responses, time.perf_counter()
-        self.task = asyncio.create_task(self.respond(number, trigger, t0))
-
-    async def respond(self, number: int, trigger: str | None, t0: float) -> None:
         faults = fault_kinds(self.server.faults, number)
         self.duplicate = "duplicate" in faults
         items, self.committed = self.committed, []
@@ -329,6 +328,16 @@ class _Session:
         response: dict[str, Any] = {"id": self.server.new_id("resp"), "object": "realtime.response"}
         response.update(status="in_progress", output=[])
         await self.send({"type": "response.created", "response": response})
+        self.task = asyncio.create_task(self.respond(response, reply, faults, items, t0))
+
+    async def respond(
+        self,
+        response: dict[str, Any],
+        reply: Reply,
+        faults: dict[str, Fault],
+        items: list[str],
+        t0: float,
+    ) -> None:
         transcribe = bool(self.config["audio"]["input"].get("transcription"))
         if transcribe and not self.server.out_of_order:
             await self.user_transcripts(items)

@@ -152,3 +152,19 @@ async def test_input_transcript_after_turn_complete(keys: None) -> None:
         await session.close()
     for events, heard in zip(turns, ["first", "second"], strict=True):
         assert [e.text for e in events if isinstance(e, UserTranscript)] == [heard]
+
+
+async def test_open_microphone_silence_does_not_open_an_activity(keys: None) -> None:
+    script = ListScript([Reply(text="Still here.")], transcripts=["hi"])
+    async with FakeGeminiLiveServer(script, chunk_ms=5) as server:
+        session = GeminiLiveSession("m", base_url=server.url)
+        await session.start(SessionSetup(system_prompt="x", modality="audio"))
+        await session.send_user_audio(tone(0.3, 16000), 16000)
+        await session.end_user_turn()
+        for _ in range(5):  # the runner keeps the microphone open while the agent answers
+            await session.send_user_audio(b"\x00\x00" * 320, 16000)
+        events = await collect_turn(session)
+        await session.close()
+    inputs = [m["realtimeInput"] for m in server.received if "realtimeInput" in m]
+    assert sum("activityStart" in i for i in inputs) == 1
+    assert isinstance(events[-1], TurnComplete) and events[-1].status == "completed"

@@ -100,7 +100,7 @@ async def test_user_transcript_after_response_done_stays_in_its_turn(keys: None)
         await session.start(SessionSetup(system_prompt="x", modality="audio"))
         turns = []
         for _ in range(2):
-            await session.send_user_audio(b"\x10\x00" * 4800, 24000)
+            await session.send_user_audio(b"\x00\x10" * 4800, 24000)  # a steady non-silent level
             await session.end_user_turn()
             turns.append(await collect_turn(session))
         await session.close()

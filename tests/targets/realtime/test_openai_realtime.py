@@ -140,3 +140,26 @@ async def test_parallel_calls_are_answered_together(keys: None) -> None:
     # both outputs, then a single response.create
     tail = kinds[kinds.index("conversation.item.create", 2) :]
     assert tail == ["conversation.item.create", "conversation.item.create", "response.create"]
+
+
+async def test_audio_mode_run_through_the_runner(
+    tmp_path: Path, smoke: Benchmark, keys: None
+) -> None:
+    # The runner streams each turn's synthesized speech; the adapter commits it manually.
+    async with FakeOpenAIRealtimeServer(GoldenScript(smoke)) as server:
+        run, card, judgments = await run_smoke(
+            tmp_path,
+            "openai-realtime/gpt-realtime",
+            server.url,
+            mode="audio",
+            clock="virtual",
+            heard_asr="none",
+            only_turns="0,1",
+        )
+    assert_perfect(run, card, judgments)
+    records = run.turns()
+    assert records[1].user_transcript == smoke.turns[1].text  # the fake's ASR of the audio
+    assert records[0].timings.first_audio_latency is not None
+    assert server.received[0]["session"]["audio"]["input"]["transcription"]["model"]
+    kinds = [e["type"] for e in server.received]
+    assert kinds.count("input_audio_buffer.commit") == 2

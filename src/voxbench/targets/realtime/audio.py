@@ -44,6 +44,16 @@ class PcmResampler:
         return out
 
 
+SILENCE_PEAK = 64
+"""Peak sample (of 32767) under which a chunk counts as digital silence (about -54 dBFS)."""
+
+
+def is_silent(pcm: bytes) -> bool:
+    """Whether a PCM16 chunk is (near) digital silence."""
+    samples = np.frombuffer(pcm[: len(pcm) // 2 * 2], dtype="<i2")
+    return samples.size == 0 or int(np.abs(samples.astype(np.int32)).max()) < SILENCE_PEAK
+
+
 def b64encode(pcm: bytes) -> str:
     """Base64 text of raw bytes."""
     return base64.b64encode(pcm).decode("ascii")

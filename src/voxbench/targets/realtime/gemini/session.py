@@ -36,7 +36,13 @@ from voxbench.core.events import (
 )
 from voxbench.core.secrets import get_secret, redact_text
 from voxbench.core.session import HistoryMessage, SessionSetup, TargetInfo
-from voxbench.targets.realtime.audio import PcmResampler, b64decode, b64encode, rate_from_mime
+from voxbench.targets.realtime.audio import (
+    PcmResampler,
+    b64decode,
+    b64encode,
+    is_silent,
+    rate_from_mime,
+)
 from voxbench.targets.realtime.base import (
     RealtimeSession,
     close_category,
@@ -185,6 +191,10 @@ class GeminiLiveSession(RealtimeSession):
 
     async def send_user_audio(self, pcm: bytes, sample_rate: int) -> None:
         if not self.automatic_vad and not self._in_activity:
+            if is_silent(pcm):
+                # An open microphone's silence must not open an activity: activityStart
+                # while the model answers would interrupt it.
+                return
             self._in_activity = True
             await self.send_message(
                 ev.ClientMessage(realtimeInput=ev.RealtimeInput(activityStart={}))

@@ -19,7 +19,7 @@ from voxbench.core.errors import ProtocolError, ProviderError
 from voxbench.core.events import SpeechStarted, SpeechStopped
 from voxbench.core.secrets import get_secret
 from voxbench.core.session import HistoryMessage, SessionSetup, TargetInfo
-from voxbench.targets.realtime.audio import PcmResampler, b64encode
+from voxbench.targets.realtime.audio import PcmResampler, b64encode, is_silent
 from voxbench.targets.realtime.base import RealtimeSession, tool_result_text
 from voxbench.targets.realtime.openai import events as ev
 from voxbench.targets.realtime.openai.responses import ResponseTracker
@@ -225,6 +225,10 @@ class OpenAIRealtimeSession(RealtimeSession):
         await self.send_event(ev.ConversationItemCreate(item=_message("user", "input_text", text)))
 
     async def send_user_audio(self, pcm: bytes, sample_rate: int) -> None:
+        if not self.server_vad and not self._audio_appended and is_silent(pcm):
+            # Manual turns: an open microphone's silence before the user speaks (while the
+            # agent answers, say) is not part of the turn; server VAD needs all of it.
+            return
         await self._append(self._resample(pcm, sample_rate))
 
     async def _append(self, pcm: bytes) -> None:
