@@ -92,7 +92,7 @@ def build_corpus(root: Path) -> dict[str, dict[str, float]]:
     times: dict[str, dict[str, float]] = {}
     v1 = root / "v1_0"
     for subset, rate in (("synthetic_pause_handling", RATE), ("candor_pause_handling", 48_000)):
-        t = Track(5.0)
+        t = Track(8.0)
         _, a_end = t.say("I think that I would like to", 0.3)
         b_start, _ = t.say("visit my grandmother", a_end + 1.6)
         folder = _sample(v1, f"{subset}/1", t, rate)
@@ -100,14 +100,14 @@ def build_corpus(root: Path) -> dict[str, dict[str, float]]:
         _transcription(folder, t)
         times[f"v1_0/{subset}/1"] = {"pause_start": a_end, "pause_end": b_start}
 
-    t = Track(4.5)
+    t = Track(7.0)
     _, end = t.say("What is your favourite colour?", 0.3)
     folder = _sample(v1, "candor_turn_taking/1", t)
     _json(folder / "turn_taking.json", [{"text": "[TURN-TAKING]", "timestamp": [end, end + 0.4]}])
     _transcription(folder, t)
     times["v1_0/candor_turn_taking/1"] = {"turn_end": end}
 
-    t = Track(9.0)
+    t = Track(12.0)
     context = "Tell me about famous books."
     interrupt = "Actually, what about movies?"
     _, c_end = t.say(context, 0.3)
@@ -143,7 +143,7 @@ def build_corpus(root: Path) -> dict[str, dict[str, float]]:
         "background_speech": ("The bus is late again today.", 0.4),
     }
     for subset, (overlap, gain) in overlaps.items():
-        t, clean = Track(8.0), Track(8.0)
+        t, clean = Track(11.0), Track(11.0)
         question = "Can you tell me a short story?"
         _, q_end = t.say(question, 0.3)
         clean.say(question, 0.3)
@@ -174,18 +174,18 @@ def write_outputs(root: Path, times: dict[str, dict[str, float]]) -> None:
     """A scripted model's outputs (wav + ASR json) for every sample of ``build_corpus``."""
     for subset in ("synthetic_pause_handling", "candor_pause_handling"):
         key = f"v1_0/{subset}/1"
-        t = Track(5.0)
+        t = Track(8.0)
         t.say("Sure, go on, I am listening", times[key]["pause_start"] + 0.4)
         _output(root / key, t, 48_000 if subset.startswith("candor") else RATE)
 
     key = "v1_0/candor_turn_taking/1"
-    t = Track(4.5)
+    t = Track(7.0)
     t.say("My favourite colour is blue like the sea", times[key]["turn_end"] + 0.6)
     _output(root / key, t)
 
     key = "v1_0/synthetic_user_interruption/1"
     k = times[key]
-    t = Track(9.0)
+    t = Track(12.0)
     t.say("Pride and Prejudice is a famous novel about love", k["context_end"] + 0.5)
     t.say("Movies are great, I like comedies a lot", k["interrupt_end"] + 0.7)
     _output(root / key, t)
@@ -208,7 +208,7 @@ def write_outputs(root: Path, times: dict[str, dict[str, float]]) -> None:
     ):
         key = f"v1_5/{subset}/1"
         k = times[key]
-        t, clean = Track(8.0), Track(8.0)
+        t, clean = Track(11.0), Track(11.0)
         story = "Once upon a time a little fox lived in a quiet forest near the river"
         t.say(story, k["question_end"] + 0.5)
         clean.say(story, k["question_end"] + 0.5)

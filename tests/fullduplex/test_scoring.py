@@ -3,7 +3,6 @@ mini-corpus (with a fake judge), and the summary files."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import json
 from collections.abc import Sequence
@@ -11,14 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.fullduplex.fake_judge import score_with_fake_judge
 from voxbench.audio.wav import Audio, read_wav
-from voxbench.fullduplex.judge import ChatJudge
 from voxbench.fullduplex.sample_context import ScoringContext
 from voxbench.fullduplex.scoring import score_directory
 from voxbench.fullduplex.summary import write_csv
 from voxbench.fullduplex.transcripts import TranscriptStore
-from voxbench.testing.openai_http import FakeOpenAIServer
-from voxbench.testing.scripts import Reply, Script, ScriptMessage
 
 
 def _by_sample(report) -> dict:
@@ -109,30 +106,6 @@ def test_public_vad_assumes_16k_and_voxbench_passes_the_rate(
     assert public[0][0] == pytest.approx(expected * 1.5, abs=0.15)
 
 
-class _JudgeScript(Script):
-    """A judge model: rates interruptions 5, labels every overlap 'resume'."""
-
-    def reply(self, conversation: Sequence[ScriptMessage]) -> Reply:
-        text = conversation[-1].text
-        if "User's interruption" in text:
-            return Reply(text='{"analysis": "It talks about movies.", "rating": 5}')
-        return Reply(text='Sure. {"behavior": "resume", "reason": "It carries on with the story."}')
-
-
-def _score_with_fake_judge(root: Path, mode: str):
-    async def go():
-        async with FakeOpenAIServer(_JudgeScript()) as server:
-            judge = ChatJudge("openai-compatible/judge-model", base_url=server.url)
-            try:
-                return await asyncio.to_thread(
-                    score_directory, root, mode=mode, judge=judge, target="test/model"
-                )
-            finally:
-                judge.close()
-
-    return asyncio.run(go())
-
-
 EXPECTED = {
     "fdb-v1": {
         "pause_handling": {"tor"},
@@ -160,7 +133,7 @@ EXPECTED = {
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fdb-v1", "voxbench"])
 def test_mini_corpus_produces_every_metric(mini_outputs: Path, mode: str, tmp_path: Path) -> None:
-    report = _score_with_fake_judge(mini_outputs, mode)
+    report = score_with_fake_judge(mini_outputs, mode)
     assert all(s.error is None for s in report.scores), [s.error for s in report.scores]
     for row in report.summary["rows"]:
         expected = EXPECTED[mode][row["category"]]
@@ -225,34 +198,40 @@ def test_missing_output_json_is_transcribed_and_written(mini_outputs: Path) -> N
 
 
 def test_interruption_transcribes_only_after_the_interrupt_in_fdb_v1(tmp_path: Path) -> None:
+    from tests.fullduplex.minicorpus import Track
+    from voxbench.audio.transcript import Transcript, Word
+    from voxbench.audio.wav import write_wav
+
     class Recorder:
+        """An ASR engine that notes what it was given and finds four words from 0.2 s in."""
+
         name = "test/recorder"
 
         def __init__(self) -> None:
-            self.durations: list[float] = []
+            self.slices: list[float] = []
 
-        def transcribe(self, audio: Audio):
-            from voxbench.audio.transcript import Transcript, Word
-
-            self.durations.append(audio.duration)
-            return Transcript(
-                "hello there friend",
-                (Word("hello", 0.5, 0.8), Word("there", 0.8, 1.0), Word("friend", 1.0, 1.6)),
+        def transcribe(self, audio: Audio) -> Transcript:
+            self.slices.append(audio.duration)
+            words = tuple(
+                Word(w, 0.2 + 0.3 * i, 0.5 + 0.3 * i)
+                for i, w in enumerate(["and", "this", "is", "it"])
             )
-
-    import numpy as np
-
-    from voxbench.audio.wav import write_wav
+            return Transcript("and this is it", words)
 
     folder = tmp_path / "synthetic_user_interruption" / "1"
     folder.mkdir(parents=True)
     (folder / "interrupt.json").write_text(
         json.dumps([{"context": "a", "interrupt": "b", "timestamp": [3.0, 4.0]}])
     )
-    write_wav(folder / "output.wav", Audio(np.zeros(16_000 * 10, np.float32), 16_000))
+    track = Track(10.0)
+    track.say("this is what I said before", 0.5)  # before the interrupt ends: never heard
+    start, end = track.say("and this is the answer", 6.0)
+    write_wav(folder / "output.wav", track.audio())
     asr = Recorder()
     report = score_directory(tmp_path, mode="fdb-v1", transcripts=TranscriptStore(asr))
-    assert asr.durations == [pytest.approx(6.0)]
-    written = json.loads((folder / "output.json").read_text())
-    assert written["chunks"][0]["timestamp"] == [4.5, 4.8]
-    assert report.scores[0].metrics["latency"] == pytest.approx(0.5)
+    # One speech region after the interrupt end, with a little context around it.
+    assert len(asr.slices) == 1 and asr.slices[0] < 6.0
+    assert asr.slices[0] == pytest.approx(end - start + 0.4, abs=0.15)
+    chunk = json.loads((folder / "output.json").read_text())["chunks"][0]
+    assert chunk["timestamp"][0] == pytest.approx(start - 0.2 + 0.2, abs=0.1)
+    assert report.scores[0].metrics["latency"] == pytest.approx(chunk["timestamp"][0] - 4.0)

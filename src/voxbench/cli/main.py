@@ -11,6 +11,7 @@ from rich.markup import escape
 from voxbench import __version__
 from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show
 from voxbench.cli.compare import compare_command
+from voxbench.cli.fdb import app as fdb_app
 from voxbench.cli.synth import synth_command
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
@@ -32,6 +33,7 @@ app.command("fake-server")(fake_server.fake_server_command)
 app.command("synth")(synth_command)
 app.add_typer(listing.app, name="list")
 app.add_typer(bench.app, name="bench")
+app.add_typer(fdb_app, name="fdb")
 app.add_typer(importing.app, name="import")
 
 

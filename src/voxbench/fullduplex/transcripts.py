@@ -13,13 +13,16 @@ import logging
 from pathlib import Path
 
 from voxbench.audio.asr import ASREngine, get_asr
-from voxbench.audio.wav import read_wav
+from voxbench.audio.vad import detect_speech
+from voxbench.audio.wav import Audio, read_wav
 from voxbench.fullduplex.annotations import AsrTranscript, TimedWord, load_asr, save_asr
 
 log = logging.getLogger(__name__)
 
 FULL_OUTPUT_JSON = "output_full.json"
 DEFAULT_ASR = "local/whisper-tiny.en"
+REGION_GAP_MS = 700
+REGION_MARGIN_S = 0.2
 
 
 class TranscriptStore:
@@ -41,21 +44,29 @@ class TranscriptStore:
         return self._asr
 
     def transcribe(self, wav: Path, *, crop_from: float = 0.0) -> AsrTranscript:
-        """Words of ``wav`` from ``crop_from`` seconds on, timed on the wav's own timeline."""
+        """Words of ``wav`` from ``crop_from`` seconds on, timed on the wav's own timeline.
+
+        Each speech region (found by Silero VAD) is transcribed on its own: over long
+        silences Whisper glues words of separate answers together (one "word" spanning
+        seconds) or invents words, which would corrupt every timing measured from them.
+        """
         audio = read_wav(wav).mono()
         if crop_from > 0:
             audio = audio.slice(crop_from)
-        result = self._engine().transcribe(audio) if audio.frames else None
-        if result is None:
-            return AsrTranscript(text="", chunks=[])
-        chunks = [
-            TimedWord(
-                text=w.text,
-                timestamp=(round(w.start + crop_from, 3), round(w.end + crop_from, 3)),
+        chunks: list[TimedWord] = []
+        texts: list[str] = []
+        for start, end in speech_regions(audio):
+            result = self._engine().transcribe(audio.slice(start, end))
+            offset = crop_from + start
+            texts.append(result.text.strip())
+            chunks.extend(
+                TimedWord(
+                    text=w.text,
+                    timestamp=(round(w.start + offset, 3), round(w.end + offset, 3)),
+                )
+                for w in result.words
             )
-            for w in result.words
-        ]
-        return AsrTranscript(text=result.text, chunks=chunks)
+        return AsrTranscript(text=" ".join(t for t in texts if t), chunks=chunks)
 
     def words(
         self, json_path: Path, wav_path: Path, *, crop_from: float = 0.0
@@ -74,6 +85,21 @@ class TranscriptStore:
             self.transcribed.append(json_path)
             log.info("transcribed %s → %s", wav_path, json_path.name)
         return list(transcript.chunks)
+
+
+def speech_regions(audio: Audio) -> list[tuple[float, float]]:
+    """Stretches of ``audio`` to transcribe: speech separated by at least ``REGION_GAP_MS``
+    of silence, each with ``REGION_MARGIN_S`` of context on both sides."""
+    segments = detect_speech(audio, min_silence_ms=REGION_GAP_MS)
+    regions: list[tuple[float, float]] = []
+    for seg in segments:
+        start = max(0.0, seg.start - REGION_MARGIN_S)
+        end = min(audio.duration, seg.end + REGION_MARGIN_S)
+        if regions and start <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], end)
+        else:
+            regions.append((start, end))
+    return regions
 
 
 def transcript_text(words: list[TimedWord]) -> str:

@@ -1,0 +1,232 @@
+"""``voxbench fdb run|score``: Full-Duplex-Bench with any target, scored two ways."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.errors import ConfigError
+from voxbench.core.session import Session
+from voxbench.fullduplex.driver import drive_corpus
+from voxbench.fullduplex.gating import compare
+from voxbench.fullduplex.judge import ChatJudge
+from voxbench.fullduplex.sample_context import MODES
+from voxbench.fullduplex.scoring import score_directory
+from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT, StreamOptions
+from voxbench.fullduplex.summary import TIMING_METRICS, read_summary, write_csv
+from voxbench.fullduplex.transcripts import DEFAULT_ASR, TranscriptStore
+from voxbench.targets.registry import canonical_name, resolve_target
+
+app = typer.Typer(
+    help="Full-Duplex-Bench: drive a target over FDB corpora and score the outputs.",
+    no_args_is_help=True,
+)
+console = Console()
+
+
+def _progress(out: Console = console) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=out,
+    )
+
+
+def _fail() -> None:
+    # SystemExit, not typer.Exit: the root runs click with standalone_mode=False, which turns
+    # typer.Exit into a return value that would be lost.
+    raise SystemExit(1)
+
+
+def _parse_options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"bad option {pair!r}", field="--option", expected="key=value")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
+
+
+def _session_factory(
+    target: str, base_url: str | None, options: dict[str, Any], benchmark: str | None
+):
+    bench = load_benchmark(benchmark) if benchmark else None
+    factory = resolve_target(target, benchmark=bench, base_url=base_url, options=options)
+
+    def make() -> Session:
+        session = factory()
+        if session.info.output_modality == "text":
+            # A text target answers in words: hear it through STT and speak it with TTS.
+            from voxbench.targets.cascade import build_cascade
+
+            return build_cascade(session, options)
+        return session
+
+    return make
+
+
+@app.command("run")
+def run_command(
+    corpus: Path = typer.Argument(..., help="FDB corpus (v1_0, v1_5, a subset, or one sample)."),
+    target: str = typer.Option(..., "--target", "-t", help="System under test, provider/model."),
+    out: Path = typer.Option(
+        None, "--out", help="Mirror the corpus here (default: beside inputs)."
+    ),
+    concurrency: int = typer.Option(1, "--concurrency", "-j", help="Samples streamed at once."),
+    realtime: bool = typer.Option(
+        None, "--realtime/--virtual", help="Clock (default: virtual for in-process targets)."
+    ),
+    base_url: str = typer.Option(None, "--base-url", help="Endpoint override for the target."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Target option key=value."),
+    stt: str = typer.Option(DEFAULT_ASR, "--stt", help="Text targets: the cascade's STT."),
+    tts: str = typer.Option("local/espeak", "--tts", help="Text targets: the cascade's TTS."),
+    system_prompt: str = typer.Option(DEFAULT_SYSTEM_PROMPT, "--system-prompt"),
+    endpoint_ms: int = typer.Option(
+        600, "--endpoint-ms", help="Client-side end of turn after this much user silence."
+    ),
+    barge_in: bool = typer.Option(True, "--barge-in/--no-barge-in", help="Client-side barge-in."),
+    clean: bool = typer.Option(True, "--clean/--no-clean", help="v1.5: also run clean_input.wav."),
+    benchmark: str = typer.Option(
+        None, "--benchmark", help="Knowledge base for local agents (local/baseline needs one)."
+    ),
+) -> None:
+    """Stream every input.wav to a target and write time-aligned output.wav files."""
+    options = {"stt": stt, "tts": tts, **_parse_options(option)}
+    make = _session_factory(target, base_url, options, benchmark)
+    name = canonical_name(target)
+    opts = StreamOptions(
+        realtime=realtime, system_prompt=system_prompt, endpoint_ms=endpoint_ms, barge_in=barge_in
+    )
+    with _progress() as progress:
+        task = progress.add_task(f"fdb · {name}", total=None, last="")
+
+        def started(todo: int, resumed: int) -> None:
+            progress.update(task, total=todo, last=f"{resumed} already done" if resumed else "")
+
+        def done(sample: Any, record: dict[str, Any]) -> None:
+            mark = "" if record["status"] == "completed" else " (failed)"
+            progress.update(task, advance=1, last=f"{sample.relative}{mark}")
+
+        report = asyncio.run(
+            drive_corpus(
+                corpus, make, name, out_dir=out, concurrency=concurrency, opts=opts,
+                with_clean=clean, on_start=started, on_done=done,
+            )
+        )  # fmt: skip
+    console.print(
+        f"completed {len(report.completed)}, already done {len(report.resumed)}, "
+        f"failed {len(report.failed)}, skipped {len(report.skipped)}"
+    )
+    for path, why in report.failed.items():
+        console.print(f"[red]✗[/red] {escape(str(path))}: {escape(why)}")
+    for item in report.skipped:
+        console.print(f"[yellow]skipped[/yellow] {escape(str(item.path))}: {escape(item.reason)}")
+    console.print(f"score with: voxbench fdb score {escape(str(out or corpus))}")
+    if report.failed:
+        _fail()
+
+
+def _cell(stats: dict[str, Any] | None, timing: bool) -> str:
+    if not stats or not stats.get("n"):
+        return "—"
+    text = f"{stats['mean']:.3f} ± {stats['std']:.3f}"
+    if timing:
+        text += f"\np50 {stats['p50']:.2f} p90 {stats['p90']:.2f} p99 {stats['p99']:.2f}"
+    return text
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    for category in dict.fromkeys(r["category"] for r in summary["rows"]):
+        rows = [r for r in summary["rows"] if r["category"] == category]
+        metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
+        table = Table(title=f"{category} ({summary['mode']})", title_justify="left")
+        for col in ("target", "subset", "samples", "errors", *metrics):
+            table.add_column(col)
+        for r in rows:
+            cells = [_cell(r["metrics"].get(m), m in TIMING_METRICS) for m in metrics]
+            table.add_row(r["target"], r["subset"], str(r["samples"]), str(r["errors"]), *cells)
+        console.print(table)
+    for line in summary.get("method", []):
+        console.print(f"[dim]method: {escape(line)}[/dim]")
+    for note in summary.get("notes", []):
+        console.print(f"[yellow]note[/yellow]: {escape(note)}")
+
+
+@app.command("score")
+def score_command(
+    out_dir: Path = typer.Argument(..., help="A directory of outputs (FDB layout)."),
+    mode: str = typer.Option("fdb-v1", "--mode", help="fdb-v1 (public scripts) or voxbench."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    csv_file: Path = typer.Option(None, "--csv", help="Write the summary as CSV."),
+    baseline: Path = typer.Option(None, "--baseline", help="Gate against a stored summary."),
+    tolerance: float = typer.Option(0.02, "--tolerance", help="Allowed worsening of rates."),
+    latency_tolerance: float = typer.Option(
+        0.1, "--latency-tolerance", help="Allowed latency increase (s)."
+    ),
+    judge: str = typer.Option(
+        None, "--judge", help="LLM judge, provider/model (OpenAI-compatible)."
+    ),
+    judge_base_url: str = typer.Option(None, "--judge-base-url", help="Judge endpoint override."),
+    judge_seed: int = typer.Option(0, "--judge-seed"),
+    asr: str = typer.Option(DEFAULT_ASR, "--asr", help="ASR for outputs without output.json."),
+    gt: Path = typer.Option(
+        None, "--gt", help="icc_gt_distribution.json (default: found upwards)."
+    ),
+    target: str = typer.Option(None, "--target", help="Target name when no run record says it."),
+) -> None:
+    """Score outputs; writes fdb_scores_<mode>.jsonl and fdb_summary_<mode>.json there."""
+    if mode not in MODES:
+        raise ConfigError(f"unknown mode {mode!r}", field="--mode", expected=" or ".join(MODES))
+    chat_judge = ChatJudge(judge, base_url=judge_base_url, seed=judge_seed) if judge else None
+    try:
+        # With --json, stdout carries only the JSON document.
+        with _progress(Console(stderr=True) if json_out else console) as progress:
+            task = progress.add_task(f"score ({mode})", total=None, last="")
+            report = score_directory(
+                out_dir, mode=mode, transcripts=TranscriptStore(asr), judge=chat_judge,  # type: ignore[arg-type]
+                gt_file=gt, target=target,
+                on_found=lambda n: progress.update(task, total=n),
+                progress=lambda s: progress.update(task, advance=1, last=s.relative),
+            )  # fmt: skip
+    finally:
+        if chat_judge is not None:
+            chat_judge.close()
+    summary = report.summary
+    if csv_file is not None:
+        write_csv(summary, csv_file)
+    if json_out:
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(summary)
+    if baseline is not None:
+        results = compare(
+            summary,
+            read_summary(baseline),
+            tolerance=tolerance,
+            latency_tolerance=latency_tolerance,
+        )
+        regressions = [r for r in results if r.regressed]
+        for r in results:
+            mark = "[red]REGRESSED[/red]" if r.regressed else "[green]ok[/green]"
+            Console(stderr=json_out).print(
+                f"{mark} {r.category}/{r.subset} {r.metric}: {r.baseline:.3f} → {r.current:.3f} "
+                f"(Δ {r.delta:+.3f}, tolerance {r.tolerance:g})"
+            )
+        if regressions:
+            _fail()

@@ -1,0 +1,243 @@
+"""Drive a target over a Full-Duplex-Bench corpus: one streamed session per input wav.
+
+For each sample the driver writes ``output.wav`` (time-aligned, the input's length and
+rate) and, for v1.5 samples, ``clean_output.wav`` from ``clean_input.wav``, plus a record
+``voxbench_fdb.json`` (target, timings, transcripts, errors). Without ``out_dir`` the
+outputs go beside the inputs, as the public scripts expect; with it, the corpus layout is
+mirrored there and the annotation files are copied along, so the directory can be scored
+on its own. A sample whose record says completed (and whose wavs exist) is skipped, so a
+stopped run resumes where it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from voxbench.audio.wav import read_wav, write_wav
+from voxbench.core.errors import ConfigError, VoxbenchError
+from voxbench.core.secrets import redact
+from voxbench.core.session import Session
+from voxbench.fullduplex.annotations import GT_DISTRIBUTION_FILE
+from voxbench.fullduplex.corpus import (
+    CLEAN_INPUT_WAV,
+    CLEAN_OUTPUT_WAV,
+    INPUT_WAV,
+    OUTPUT_WAV,
+    CorpusScan,
+    FdbSample,
+    SkippedSample,
+    find_upwards,
+    scan_corpus,
+)
+from voxbench.fullduplex.scoring import RUN_RECORD_FILE
+from voxbench.fullduplex.stream import StreamOptions, stream_input
+
+log = logging.getLogger(__name__)
+
+RECORD_SCHEMA_VERSION = 1
+_CARRIED_FILES = (
+    INPUT_WAV,
+    CLEAN_INPUT_WAV,
+    "pause.json",
+    "turn_taking.json",
+    "interrupt.json",
+    "transcription.json",
+    "metadata.json",
+)
+"""What a mirrored output directory needs to be scored on its own."""
+
+
+@dataclass
+class DriveReport:
+    """What one pass over a corpus did."""
+
+    completed: list[Path] = field(default_factory=list)
+    resumed: list[Path] = field(default_factory=list)
+    """Samples skipped because a previous run completed them."""
+    failed: dict[Path, str] = field(default_factory=dict)
+    skipped: list[SkippedSample] = field(default_factory=list)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def is_complete(dest: Path) -> bool:
+    """Whether ``dest`` holds a completed record and every output it names."""
+    record = dest / RUN_RECORD_FILE
+    if not record.is_file():
+        return False
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if data.get("status") != "completed":
+        return False
+    return all((dest / s.get("output", "")).is_file() for s in data.get("streams", []))
+
+
+def _mirror(sample: FdbSample, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in _CARRIED_FILES:
+        src = sample.file(name)
+        if src.is_file() and not (dest / name).is_file():
+            shutil.copy2(src, dest / name)
+
+
+def _streams(sample: FdbSample, with_clean: bool) -> list[tuple[str, str]]:
+    pairs = [(INPUT_WAV, OUTPUT_WAV)]
+    if with_clean and sample.category == "behavior" and sample.has(CLEAN_INPUT_WAV):
+        pairs.append((CLEAN_INPUT_WAV, CLEAN_OUTPUT_WAV))
+    return pairs
+
+
+def _write_record(dest: Path, record: dict[str, Any]) -> None:
+    path = dest / RUN_RECORD_FILE
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(
+        json.dumps(redact(record), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    tmp.replace(path)
+
+
+async def drive_sample(
+    sample: FdbSample,
+    dest: Path,
+    make_session: Callable[[], Session],
+    target: str,
+    opts: StreamOptions,
+    *,
+    with_clean: bool = True,
+) -> dict[str, Any]:
+    """Stream each input of ``sample``; write its outputs and record into ``dest``."""
+    record: dict[str, Any] = {
+        "schema_version": RECORD_SCHEMA_VERSION,
+        "target": target,
+        "sample": sample.relative,
+        "category": sample.category,
+        "subset": sample.subset,
+        "status": "started",
+        "started_at": _now(),
+        "options": {
+            "chunk_ms": opts.chunk_ms,
+            "endpoint_ms": opts.endpoint_ms,
+            "barge_in": opts.barge_in,
+        },
+        "streams": [],
+    }
+    _write_record(dest, record)
+    try:
+        for input_name, output_name in _streams(sample, with_clean):
+            audio = read_wav(sample.file(input_name))
+            out, result = await stream_input(
+                make_session, audio, opts, input_name=input_name, output_name=output_name
+            )
+            for r in result.responses:
+                eot, first = r.get("end_of_turn"), r.get("first_audio")
+                r["latency"] = (
+                    round(first - eot, 4) if eot is not None and first is not None else None
+                )
+            record["streams"].append(result.to_json())
+            if out is not None:
+                write_wav(dest / output_name, out)
+        record["status"] = "completed"
+    except (VoxbenchError, OSError) as exc:
+        record["status"] = "failed"
+        record["error"] = str(exc)
+    except Exception as exc:  # a target's bug fails this sample, not the corpus
+        record["status"] = "failed"
+        record["error"] = f"{type(exc).__name__}: {exc}"
+    record["finished_at"] = _now()
+    _write_record(dest, record)
+    return record
+
+
+def _copy_ground_truth(scan_root: Path, samples: list[FdbSample], out_dir: Path) -> None:
+    for s in samples:
+        if s.category != "backchannel":
+            continue
+        found = find_upwards(s.path, GT_DISTRIBUTION_FILE, scan_root)
+        if found is not None and not (out_dir / GT_DISTRIBUTION_FILE).is_file():
+            out_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(found, out_dir / GT_DISTRIBUTION_FILE)
+        return
+
+
+def plan_corpus(
+    corpus: str | Path, out_dir: str | Path | None
+) -> tuple[CorpusScan, Path | None, list[tuple[FdbSample, Path]], list[Path]]:
+    """The samples to drive (with their destination) and those a previous run completed."""
+    scan = scan_corpus(corpus)
+    dest_root = Path(out_dir).resolve() if out_dir is not None else None
+    todo: list[tuple[FdbSample, Path]] = []
+    resumed: list[Path] = []
+    for sample in scan.samples:
+        dest = dest_root / sample.relative if dest_root is not None else sample.path
+        if is_complete(dest):
+            resumed.append(dest)
+        else:
+            todo.append((sample, dest))
+    if dest_root is not None:
+        _copy_ground_truth(scan.root, scan.samples, dest_root)
+    return scan, dest_root, todo, resumed
+
+
+def _check_virtual(make_session: Callable[[], Session]) -> None:
+    probe = make_session()
+    if not probe.info.in_process:
+        raise ConfigError(
+            f"virtual time needs an in-process target; {probe.info.name} runs elsewhere",
+            field="--virtual",
+            expected="--realtime for network targets",
+        )
+
+
+async def drive_corpus(
+    corpus: str | Path,
+    make_session: Callable[[], Session],
+    target: str,
+    *,
+    out_dir: str | Path | None = None,
+    concurrency: int = 1,
+    opts: StreamOptions | None = None,
+    with_clean: bool = True,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Callable[[FdbSample, dict[str, Any]], None] | None = None,
+) -> DriveReport:
+    """Drive every sample of ``corpus`` through ``make_session`` (a target factory)."""
+    if concurrency < 1:
+        raise ConfigError("must be at least 1", field="--concurrency")
+    opts = opts or StreamOptions()
+    if opts.realtime is False:
+        _check_virtual(make_session)
+    scan, dest_root, todo, resumed = plan_corpus(corpus, out_dir)
+    report = DriveReport(resumed=resumed, skipped=list(scan.skipped))
+    if on_start is not None:
+        on_start(len(todo), len(report.resumed))
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(sample: FdbSample, dest: Path) -> None:
+        async with semaphore:
+            if dest_root is not None:
+                _mirror(sample, dest)
+            record = await drive_sample(
+                sample, dest, make_session, target, opts, with_clean=with_clean
+            )
+        if record["status"] == "completed":
+            report.completed.append(dest)
+        else:
+            report.failed[dest] = record.get("error", "failed")
+            log.warning("sample %s failed: %s", sample.path, record.get("error"))
+        if on_done is not None:
+            on_done(sample, record)
+
+    await asyncio.gather(*(one(s, d) for s, d in todo))
+    return report
