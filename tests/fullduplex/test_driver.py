@@ -86,8 +86,10 @@ async def test_a_completed_corpus_resumes_without_work(mini_corpus: Path, tmp_pa
         mini_corpus / "v1_0", lambda: ToneSession(), "test/tone", out_dir=tmp_path / "out2"
     )
     assert third.completed == [] and len(third.resumed) == 5
+    (out / "1" / "output.json").write_text('{"text": "stale", "chunks": []}')
     redo = await drive_corpus(subset, lambda: ToneSession(delay=0.01), "test/tone", out_dir=out)
     assert len(redo.completed) == 1  # its record was not "completed": driven again
+    assert not (out / "1" / "output.json").exists()  # the old transcript went with the old wav
 
 
 async def test_longer_processing_shows_as_longer_latency(mini_corpus: Path, tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ async def test_local_cascade_then_every_metric(mini_corpus: Path, tmp_path: Path
     stream = record["streams"][0]
     assert stream["clock"] == "virtual" and stream["responses"][0]["latency"] > 0
     assert "information" in stream["assistant_text"]
+    assert {t["stage"] for t in stream["stage_timings"]} >= {"stt"}
 
     for mode in ("fdb-v1", "voxbench"):
         summary = (await _score(out, mode)).summary

@@ -37,8 +37,10 @@ from voxbench.fullduplex.corpus import (
     find_upwards,
     scan_corpus,
 )
+from voxbench.fullduplex.sample_context import BEHAVIOR_CACHE, RELEVANCE_CACHE
 from voxbench.fullduplex.scoring import RUN_RECORD_FILE
 from voxbench.fullduplex.stream import StreamOptions, stream_input
+from voxbench.fullduplex.transcripts import FULL_OUTPUT_JSON
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,18 @@ def _streams(sample: FdbSample, with_clean: bool) -> list[tuple[str, str]]:
     return pairs
 
 
+_DERIVED = {
+    OUTPUT_WAV: ("output.json", FULL_OUTPUT_JSON, RELEVANCE_CACHE, BEHAVIOR_CACHE),
+    CLEAN_OUTPUT_WAV: ("clean_output.json", BEHAVIOR_CACHE),
+}
+"""Files computed from an output wav, stale once the wav is rewritten."""
+
+
+def _forget_derived(dest: Path, output_name: str) -> None:
+    for name in _DERIVED.get(output_name, ()):
+        (dest / name).unlink(missing_ok=True)
+
+
 def _write_record(dest: Path, record: dict[str, Any]) -> None:
     path = dest / RUN_RECORD_FILE
     tmp = path.with_name(path.name + ".tmp")
@@ -148,6 +162,7 @@ async def drive_sample(
             record["streams"].append(result.to_json())
             if out is not None:
                 write_wav(dest / output_name, out)
+                _forget_derived(dest, output_name)
         record["status"] = "completed"
     except (VoxbenchError, OSError) as exc:
         record["status"] = "failed"

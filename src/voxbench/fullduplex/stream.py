@@ -33,6 +33,7 @@ from voxbench.core.events import (
     Interrupted,
     SpeechStarted,
     SpeechStopped,
+    StageTiming,
     TargetError,
     ToolCallRequested,
     TurnComplete,
@@ -84,6 +85,8 @@ class StreamResult:
     server_speech_stopped: list[float] = field(default_factory=list)
     user_transcript: str = ""
     assistant_text: str = ""
+    stage_timings: list[dict[str, Any]] = field(default_factory=list)
+    """Composite targets' own stage times (a cascade's stt / llm / tts), as they came."""
     dropped_audio_s: float = 0.0
     events: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -176,6 +179,10 @@ class _Stream:
             elif isinstance(ev, ToolCallRequested):
                 await self.session.send_tool_result(
                     ev.call_id, {"error": "no tools are available in this evaluation"}
+                )
+            elif isinstance(ev, StageTiming):
+                self.result.stage_timings.append(
+                    {"t": round(t, 4), "stage": ev.stage, "seconds": round(ev.seconds, 4)}
                 )
             elif isinstance(ev, TargetError):
                 self.result.errors.append(f"{ev.category}: {ev.message}")
