@@ -56,7 +56,8 @@ def main() -> None:
     """Entry point: user mistakes print a message and an exit code, never a traceback."""
     load_dotenv()
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns the code of a ``typer.Exit`` instead of exiting.
+        code = app(standalone_mode=False)
     except VoxbenchError as exc:
         Console(stderr=True).print("[red]error:[/red]", escape(str(exc)), highlight=False)
         sys.exit(exc.exit_code)
@@ -74,3 +75,5 @@ def main() -> None:
             exc.show()
             sys.exit(exc.exit_code)
         raise
+    if isinstance(code, int) and code:
+        sys.exit(code)

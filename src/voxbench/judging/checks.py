@@ -17,6 +17,7 @@ from voxbench.benchmarks.backend import state_matches
 from voxbench.core.benchmark import ExpectedCall, FactPattern, Turn
 from voxbench.core.matching import call_matches, value_matches
 from voxbench.core.records import ToolCallRecord, TurnRecord
+from voxbench.judging.spoken import fact_holds
 
 
 def describe_call(name: str, args: dict[str, Any]) -> str:
@@ -209,8 +210,8 @@ def check_turn(turn: Turn, record: TurnRecord) -> TurnChecks:
         said = record.spoken_text if record.status != "ended_early" else ""
         checks.facts_checked = True
         checks.facts = len(expect.must_mention)
-        checks.facts_missing = [f for f in expect.must_mention if not f.matches(said)]
-        checks.false_claims = [c.name for c in expect.must_not_claim if c.matches(said)]
+        checks.facts_missing = [f for f in expect.must_mention if not fact_holds(f, said)]
+        checks.false_claims = [c.name for c in expect.must_not_claim if fact_holds(c, said)]
 
     if expect.state is not None:
         checks.state_checked = True

@@ -95,17 +95,28 @@ class SpeechTurns:
         clip = self.clip(turn, rate)
         chunk = max(1, round(rate * self.config.chunk_ms / 1000))
         consume = asyncio.create_task(run._consume(turn, state))
+        lag = 0.0  # how far sending fell behind the audio's own timing (a busy event loop)
         try:
             for i in range(0, clip.audio.frames, chunk):
-                await clock.sleep(start + i / rate - clock.now())
+                due = start + lag + i / rate
+                await clock.sleep(due - clock.now())
+                sent_at = clock.now()
+                lag += max(
+                    0.0, sent_at - due - 0.005
+                )  # a late chunk delays the rest: no catch-up burst
                 piece = Audio(clip.audio.samples[i : i + chunk], rate)
                 await session.send_user_audio(piece.to_pcm16(), rate)
-                self.recorder.add_user(start + i / rate, piece)
-            user_end = start + clip.audio.frames / rate
-            await clock.sleep(user_end - clock.now())
-            state.user_speech = (start + clip.speech_start, start + clip.speech_end)
+                self.recorder.add_user(start + lag + i / rate, piece)
+            await clock.sleep(start + lag + clip.audio.frames / rate - clock.now())
+            user_end = clock.now()
+            state.user_speech = (start + lag + clip.speech_start, start + lag + clip.speech_end)
             await session.end_user_turn()
-            run.record(turn.id, "user_turn_ended", audio_seconds=round(clip.audio.duration, 3))
+            run.record(
+                turn.id,
+                "user_turn_ended",
+                audio_seconds=round(clip.audio.duration, 3),
+                lag=round(lag, 4),
+            )
             status = await self._await_answer(turn, state, consume, user_end, rate, chunk, virtual)
         finally:
             if not consume.done():

@@ -1,0 +1,105 @@
+"""How exactly does an audio run measure latency? Print the error distributions.
+
+Runs the smoke benchmark in audio mode, in real time, against the fake OpenAI Realtime
+server with injected time-to-first-audio values, and compares:
+
+- first-audio latency the runner stamps (``TurnRecord.timings.first_audio_latency``) with
+  the latency the fake server injected (target: within 5 ms);
+- voice-to-voice latency measured on ``conversation.wav`` (``voxbench analyze``) with the
+  expected value: trailing silence of the user's clip after its speech + the injected latency
+  + the onset of the fake's synthetic speech (target: within 20 ms).
+
+Usage: python bench/audio_latency_accuracy.py [--latencies 200,600] [--turns 0-4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from voxbench.analysis.turn_taking import analyse_recorded_run
+from voxbench.benchmarks.loader import load_benchmark
+from voxbench.runner.artifacts import RunDirectory
+from voxbench.runner.config import RunConfig
+from voxbench.runner.conversation import run_conversation
+from voxbench.testing.openai_realtime import FakeOpenAIRealtimeServer
+from voxbench.testing.scripts import GoldenScript
+
+
+def describe(name: str, errors_ms: list[float]) -> str:
+    arr = np.abs(np.asarray(errors_ms))
+    return (
+        f"{name}: n={len(arr)} mean={statistics.fmean(errors_ms):+.2f} ms "
+        f"|err| p50={np.percentile(arr, 50):.2f} p90={np.percentile(arr, 90):.2f} "
+        f"max={arr.max():.2f} ms"
+    )
+
+
+async def measure(latency_ms: float, turns: str, root: Path) -> tuple[list[float], list[float]]:
+    bench = load_benchmark("smoke")
+    async with FakeOpenAIRealtimeServer(GoldenScript(bench), ttfb_ms=latency_ms) as server:
+        config = RunConfig(
+            benchmark="smoke",
+            target="openai-realtime/gpt-realtime",
+            base_url=server.url,
+            mode="audio",
+            clock="real",
+            heard_asr="none",
+            only_turns=turns,
+            inter_turn_gap=0.3,
+            runs_dir=root / f"{latency_ms:g}",
+        )
+        path = await run_conversation(config)
+    run = RunDirectory.open_existing(path)
+    records = run.turns()
+    first_audio_errors = [
+        (r.timings.first_audio_latency - latency_ms / 1000) * 1000
+        for r in records
+        if r.timings.first_audio_latency is not None and not r.tool_calls
+    ]
+    report = await asyncio.to_thread(analyse_recorded_run, path)
+    v2v_errors = []
+    for rec, timing in zip(records, report.turns, strict=True):
+        t = rec.timings
+        if (
+            rec.tool_calls
+            or timing.voice_to_voice is None
+            or t.user_end is None
+            or t.user_speech_end is None
+        ):
+            continue  # a tool round adds the runner's own time; compare plain answers
+        # The fake answers ``latency`` after the commit at the end of the clip; its synthetic
+        # voice starts at its first sample. So the agent should be heard (clip's trailing
+        # silence + latency) after the user's speech ended.
+        expected = (t.user_end - t.user_speech_end) + latency_ms / 1000
+        v2v_errors.append((timing.voice_to_voice - expected) * 1000)
+    return first_audio_errors, v2v_errors
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latencies", default="200,600")
+    parser.add_argument("--turns", default="0,3,7,8")
+    args = parser.parse_args()
+    os.environ.setdefault("OPENAI_API_KEY", "fake-key-for-the-fake-server")
+    all_fa: list[float] = []
+    all_v2v: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for latency in (float(x) for x in args.latencies.split(",")):
+            fa, v2v = await measure(latency, args.turns, Path(tmp))
+            print(describe(f"injected {latency:g} ms · first-audio latency error", fa))
+            print(describe(f"injected {latency:g} ms · WAV voice-to-voice error", v2v))
+            all_fa += fa
+            all_v2v += v2v
+    print(describe("all · first-audio latency error (target ≤ 5 ms)", all_fa))
+    print(describe("all · WAV voice-to-voice error (target ≤ 20 ms)", all_v2v))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
