@@ -41,8 +41,8 @@ from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
     fault_kinds,
-    split_chunks,
-    synth_speech,
+    speech_chunks,
+    wait_until,
 )
 from voxbench.testing.scripts import Fault, FaultPlan, Reply, Script, ScriptCall
 
@@ -259,7 +259,9 @@ class _Session:
             await self.send({"serverContent": {"inputTranscription": {"text": heard}}})
         if "hang" in faults:
             await asyncio.sleep(3600)
-        await asyncio.sleep(self.server.ttfb)
+        if reply.text:
+            speech_chunks(reply.text, RATE, self.server.audio_chunk_ms)  # ready beforehand
+        await wait_until(t0 + self.server.ttfb)
         await self.speak(reply.text, t0, "drop" in faults)
         if reply.calls:
             await self.call(reply.calls, "drop" in faults and not reply.text)
@@ -299,9 +301,9 @@ class _Session:
         text_out = (config.responseModalities or ["AUDIO"]) == ["TEXT"]
         words = [w if i == 0 else " " + w for i, w in enumerate(text.split(" "))]
         chunks = (
-            [b""] * len(words)
+            (b"",) * len(words)
             if text_out
-            else split_chunks(synth_speech(text, RATE), RATE, self.server.audio_chunk_ms)
+            else speech_chunks(text, RATE, self.server.audio_chunk_ms)
         )
         sent = 0
         for i, chunk in enumerate(chunks):

@@ -42,8 +42,8 @@ from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
     fault_kinds,
-    split_chunks,
-    synth_speech,
+    speech_chunks,
+    wait_until,
 )
 from voxbench.testing.scripts import Fault, FaultPlan, Reply, Script, ScriptCall
 
@@ -344,7 +344,9 @@ class _Session:
         try:
             if "hang" in faults:
                 await asyncio.sleep(3600)
-            await asyncio.sleep(self.server.ttfb)
+            if reply.text:
+                speech_chunks(reply.text, RATE, self.server.audio_chunk_ms)  # ready beforehand
+            await wait_until(t0 + self.server.ttfb)
             said = await self.speak(response, reply.text, t0, "drop" in faults)
             made = await self.call(response, reply.calls, "drop" in faults and not said)
             self.conversation.assistant(reply.text, made)
@@ -416,8 +418,8 @@ class _Session:
         part = {"type": "audio" if audio_out else "text", "transcript": ""}
         await self.send({"type": "response.content_part.added", **part_where, "part": part})
         words = _words(text)
-        chunks = split_chunks(synth_speech(text, RATE), RATE, self.server.audio_chunk_ms)
-        chunks = chunks if audio_out else [b""] * len(words)
+        chunks = speech_chunks(text, RATE, self.server.audio_chunk_ms)
+        chunks = chunks if audio_out else (b"",) * len(words)
         sent, held = 0, []
         for i, chunk in enumerate(chunks):
             if i and self.server.chunk:

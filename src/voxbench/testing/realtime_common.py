@@ -13,8 +13,11 @@ speech servers need:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +57,23 @@ def synth_speech(text: str, sample_rate: int, words_per_second: float = 2.5) -> 
     samples = int(round(speech_duration(text, words_per_second) * sample_rate))
     out = np.pad(out, (0, max(0, samples - len(out))))[:samples]
     return (out * 32767).astype("<i2").tobytes()
+
+
+@functools.lru_cache(maxsize=64)
+def speech_chunks(text: str, sample_rate: int, chunk_ms: int) -> tuple[bytes, ...]:
+    """``synth_speech(text)`` cut into ``chunk_ms`` chunks (cached: answers repeat)."""
+    return tuple(split_chunks(synth_speech(text, sample_rate), sample_rate, chunk_ms))
+
+
+async def wait_until(deadline: float) -> None:
+    """Sleep until ``time.perf_counter()`` reads ``deadline``.
+
+    The fakes hold a response's first output until trigger time + the injected latency,
+    so the work of preparing it does not add to the latency a test asked for.
+    """
+    delay = deadline - time.perf_counter()
+    if delay > 0:
+        await asyncio.sleep(delay)
 
 
 def split_chunks(pcm: bytes, sample_rate: int, chunk_ms: int) -> list[bytes]:

@@ -41,8 +41,8 @@ from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
     fault_kinds,
-    split_chunks,
-    synth_speech,
+    speech_chunks,
+    wait_until,
 )
 from voxbench.testing.scripts import Fault, FaultPlan, Script, ScriptCall
 
@@ -252,7 +252,9 @@ class _Call:
         reply = self.conversation.reply(list(faults.values()))
         if "hang" in faults:
             await asyncio.sleep(3600)
-        await asyncio.sleep(self.server.ttfb)
+        if reply.text and self.voice:
+            speech_chunks(reply.text, self.out_rate, self.server.audio_chunk_ms)  # ready beforehand
+        await wait_until(t0 + self.server.ttfb)
         drop = "drop" in faults
         if reply.text:
             await self.speak(reply.text, t0, drop)
@@ -290,11 +292,9 @@ class _Call:
         medium = "voice" if self.voice else "text"
         words = [w if i == 0 else " " + w for i, w in enumerate(text.split(" "))]
         chunks = (
-            split_chunks(
-                synth_speech(text, self.out_rate), self.out_rate, self.server.audio_chunk_ms
-            )
+            speech_chunks(text, self.out_rate, self.server.audio_chunk_ms)
             if self.voice
-            else [b""] * len(words)
+            else (b"",) * len(words)
         )
         sent = 0
         for i, chunk in enumerate(chunks):
