@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -51,12 +52,12 @@ class ScriptedSession(InProcessSession):
 
 
 class ToneAgent(InProcessSession):
-    """An audio agent: after ``delay`` seconds it answers each turn with ``seconds`` of tone."""
+    """An audio agent: after ``delay`` seconds it answers each turn with ``seconds`` of speech."""
 
     def __init__(
         self,
         delay: float = 0.0,
-        seconds: float = 0.5,
+        seconds: float = 1.5,
         in_process: bool = True,
         silent_turns: set[int] | None = None,
     ) -> None:
@@ -82,8 +83,6 @@ class ToneAgent(InProcessSession):
         self.received.append((time.monotonic(), len(pcm) // 2))
 
     async def respond(self, user_text: str) -> None:
-        import numpy as np
-
         from voxbench.core.events import AssistantAudio
 
         turn = self.turns
@@ -91,8 +90,18 @@ class ToneAgent(InProcessSession):
         if turn in self.silent_turns:
             await asyncio.sleep(3600)
         await asyncio.sleep(self.delay)
-        t = np.arange(int(24_000 * self.seconds)) / 24_000
-        tone = (0.3 * np.sin(2 * np.pi * 220 * t) * 32767).astype("<i2").tobytes()
-        for i in range(0, len(tone), 4800):
-            await self._queue.put(AssistantAudio(pcm=tone[i : i + 4800], sample_rate=24_000))
+        pcm = _spoken_answer(self.seconds)
+        for i in range(0, len(pcm), 4800):
+            await self._queue.put(AssistantAudio(pcm=pcm[i : i + 4800], sample_rate=24_000))
         await self.say("tone")
+
+
+@functools.cache
+def _spoken_answer(seconds: float) -> bytes:
+    """Real speech (so VAD hears it), cut to about ``seconds``, as 24 kHz PCM16."""
+    from voxbench.audio.tts import get_tts
+
+    speech = (
+        get_tts("local/espeak").synthesize("Sure, here is my answer to that.").resampled(24_000)
+    )
+    return speech.to_pcm16()[: int(seconds * 24_000) * 2]
