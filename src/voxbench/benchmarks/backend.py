@@ -7,7 +7,9 @@ and state, never by call order, so a model that reorders its calls meets the sam
 Operations (``op``):
 
 - ``register`` / ``schedule`` / ``vote``: act on one session (``session`` names the
-  argument holding its id). Registration enforces capacity (``SESSION_FULL``) and, with
+  argument holding its id). Registration enforces the session's ``registration`` mode
+  (``NO_REGISTRATION_NEEDED`` for open seating, ``REGISTRATION_CLOSED``), capacity
+  (``SESSION_FULL``), ``max_registrations`` (``REGISTRATION_LIMIT``) and, with
   ``no_double_booking``, time conflicts with active registrations (``SCHEDULE_CONFLICT``).
 - ``check_conflict``: compares the sessions named by the ``sessions`` arguments.
 - ``request``: records a request of ``kind`` (dietary request, suggestion, support
@@ -53,6 +55,9 @@ class BookableSession(_Spec):
     capacity: int | None = None
     registered: int = 0
     room: str | None = None
+    registration: Literal["open", "closed", "none"] = "open"
+    """``open``: takes registrations; ``closed``: no longer (it is over, or cancelled);
+    ``none``: open seating, there is nothing to register for (``NO_REGISTRATION_NEEDED``)."""
 
     @model_validator(mode="after")
     def _order(self) -> BookableSession:
@@ -244,6 +249,18 @@ class ToolBackend:
             return error
         s = self._state
         session = self.spec.sessions[sid]
+        if session.registration == "none":
+            return _err(
+                "NO_REGISTRATION_NEEDED",
+                f"{sid} ({session.title}) is open seating: there is nothing to register for",
+                session_id=sid,
+            )
+        if session.registration == "closed":
+            return _err(
+                "REGISTRATION_CLOSED",
+                f"registration for {sid} ({session.title}) is closed",
+                session_id=sid,
+            )
         if sid in s["registrations"]:
             return _err("ALREADY_REGISTERED", f"already registered for {sid}", session_id=sid)
         taken = session.registered + s["extra_registered"].get(sid, 0)
@@ -334,8 +351,15 @@ class ToolBackend:
         sid = str(args.get(binding.session, "") or "").strip() if binding.session else ""
         if not sid and details:
             sid = next(
-                (k for k in self.spec.sessions if re.search(rf"\b{re.escape(k)}\b", details)), ""
+                (
+                    k
+                    for k in self.spec.sessions
+                    if re.search(rf"\b{re.escape(k)}\b", details, re.IGNORECASE)
+                ),
+                "",
             )
+        # Registrations are stored under the canonical id, whatever case the agent used.
+        sid = next((k for k in self.spec.sessions if k.lower() == sid.lower()), sid)
         s = self._state
         if kind in ACTION_KINDS:
             bucket = {"registration": "registrations", "schedule": "schedule", "vote": "votes"}[
@@ -354,7 +378,12 @@ class ToolBackend:
         if not active:
             return _err("NOT_FOUND", f"no active {kind} to cancel")
         wanted = normalize_text(details)
+        # An exact match wins over a partial one: "vegan" cancels the vegan request, not a
+        # later "vegan_gluten_free" one.
         chosen = next(
+            (r for r in reversed(active) if wanted and normalize_text(r["content"]) == wanted),
+            None,
+        ) or next(
             (
                 r
                 for r in reversed(active)
