@@ -168,3 +168,22 @@ async def test_open_microphone_silence_does_not_open_an_activity(keys: None) -> 
     inputs = [m["realtimeInput"] for m in server.received if "realtimeInput" in m]
     assert sum("activityStart" in i for i in inputs) == 1
     assert isinstance(events[-1], TurnComplete) and events[-1].status == "completed"
+
+
+async def test_audio_mode_run_through_the_runner(
+    tmp_path: Path, smoke: Benchmark, keys: None
+) -> None:
+    async with FakeGeminiLiveServer(GoldenScript(smoke)) as server:
+        run, card, judgments = await run_smoke(
+            tmp_path,
+            TARGET,
+            server.url,
+            mode="audio",
+            clock="virtual",
+            heard_asr="none",
+            only_turns="0,1",
+        )
+    assert_perfect(run, card, judgments)
+    assert run.turns()[1].user_transcript == smoke.turns[1].text
+    inputs = [m["realtimeInput"] for m in server.received if "realtimeInput" in m]
+    assert sum("activityStart" in i for i in inputs) == sum("activityEnd" in i for i in inputs) == 2

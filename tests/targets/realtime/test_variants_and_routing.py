@@ -124,3 +124,13 @@ def test_resolve_target_builds_the_realtime_session(keys: None) -> None:
     session = resolve_target("openai/gpt-realtime", base_url="ws://127.0.0.1:1")()
     assert isinstance(session, OpenAIRealtimeSession)
     assert session.info.name == "openai-realtime/gpt-realtime"
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["openai-realtime/gpt-realtime", "xai-realtime/x", "gemini-live/m", "ultravox/ultravox-v0.7"],
+)
+def test_realtime_targets_listen_natively(target: str, keys: None) -> None:
+    # Audio mode wraps text targets in a cascade; realtime targets must hear the audio.
+    session = resolve_target(target, base_url="ws://127.0.0.1:1")()
+    assert session.info.input_modality == "audio" and session.info.input_sample_rate

@@ -75,6 +75,7 @@ class GeminiLiveSession(RealtimeSession):
         self.transcript_grace = float(self.options.get("transcript_grace", 1.0))
         self.info = TargetInfo(
             name=f"{self.provider}/{model}",
+            input_modality="audio",  # it listens natively: audio mode must not add a cascade
             output_modality="text" if self.text_output else "audio",
             input_sample_rate=ev.INPUT_SAMPLE_RATE,
             output_sample_rate=ev.OUTPUT_SAMPLE_RATE,

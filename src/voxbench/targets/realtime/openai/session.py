@@ -185,8 +185,6 @@ class OpenAIRealtimeSession(RealtimeSession):
 
     async def start(self, setup: SessionSetup) -> None:
         key = self.api_key()
-        if setup.modality == "audio":
-            self.info = self.info.model_copy(update={"input_modality": "audio"})
         await self.open_socket(self.url(), self.auth_headers(key))
         await self._await_server(("session.created", "conversation.created"))
         await self.send_event(ev.SessionUpdate(session=self.session_config(setup)))

@@ -71,6 +71,7 @@ class UltravoxSession(RealtimeSession):
         self.transcript_grace = float(self.options.get("transcript_grace", 1.0))
         self.info = TargetInfo(
             name=f"{self.provider}/{model}",
+            input_modality="audio",  # it listens natively: audio mode must not add a cascade
             output_modality="text" if self.text_output else "audio",
             input_sample_rate=self.input_rate,
             output_sample_rate=self.output_rate,
