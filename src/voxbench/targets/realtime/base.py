@@ -26,7 +26,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from voxbench.core.errors import ProtocolError, ProviderError
 from voxbench.core.events import SessionEvent, TargetError
-from voxbench.core.secrets import redact_text
+from voxbench.core.secrets import get_secret, redact_text, remember_secret
 from voxbench.core.session import HistoryToolCall, Session
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,8 @@ class RealtimeSession(Session, abc.ABC):
 
     provider = "realtime"
     """Short provider name used in messages."""
+    key_env: tuple[str, ...] = ()
+    """Env vars that may hold the API key, in order."""
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options = dict(options or {})
@@ -98,6 +100,16 @@ class RealtimeSession(Session, abc.ABC):
         if len(self._seen_order) > window:
             self._seen_ids.discard(self._seen_order.popleft())
         return False
+
+    def api_key(self) -> str:
+        """The key: ``options['api_key']``, else the first of ``key_env`` that is set."""
+        explicit = self.options.get("api_key")
+        if explicit:
+            remember_secret(str(explicit))  # so redaction scrubs it like an env key
+            return str(explicit)
+        key = get_secret(*self.key_env, purpose=self.provider)
+        assert key is not None
+        return key
 
     def note_unknown(self, kind: str) -> None:
         """Record a server message type we do not model (never fatal)."""

@@ -34,7 +34,7 @@ from voxbench.core.events import (
     Usage,
     UserTranscript,
 )
-from voxbench.core.secrets import get_secret, redact_text
+from voxbench.core.secrets import redact_text
 from voxbench.core.session import HistoryMessage, SessionSetup, TargetInfo
 from voxbench.targets.realtime.audio import (
     PcmResampler,
@@ -110,12 +110,6 @@ class GeminiLiveSession(RealtimeSession):
         """Field → handler, in the order a combined message is processed."""
 
     # -- connection -----------------------------------------------------------------------
-
-    def api_key(self) -> str:
-        explicit = self.options.get("api_key")
-        key = str(explicit) if explicit else get_secret(*self.key_env, purpose=self.provider)
-        assert key is not None
-        return key
 
     def url(self, key: str) -> str:
         """The BidiGenerateContent endpoint with the key as the ``key`` query parameter."""

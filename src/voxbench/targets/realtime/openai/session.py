@@ -17,7 +17,6 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from voxbench.core.errors import ProtocolError, ProviderError
 from voxbench.core.events import SpeechStarted, SpeechStopped
-from voxbench.core.secrets import get_secret
 from voxbench.core.session import HistoryMessage, SessionSetup, TargetInfo
 from voxbench.targets.realtime.audio import PcmResampler, b64encode, is_silent
 from voxbench.targets.realtime.base import RealtimeSession, tool_result_text
@@ -109,15 +108,6 @@ class OpenAIRealtimeSession(RealtimeSession):
     def auth_headers(self, key: str) -> dict[str, str]:
         """Headers that authenticate the handshake."""
         return {"Authorization": f"Bearer {key}"}
-
-    def api_key(self) -> str:
-        """The key, from ``options['api_key']`` or the provider's env var."""
-        explicit = self.options.get("api_key")
-        if explicit:
-            return str(explicit)
-        key = get_secret(*self.key_env, purpose=self.provider)
-        assert key is not None
-        return key
 
     @property
     def server_vad(self) -> bool:

@@ -35,7 +35,7 @@ from voxbench.core.events import (
     TurnComplete,
     UserTranscript,
 )
-from voxbench.core.secrets import get_secret, redact_text
+from voxbench.core.secrets import redact_text
 from voxbench.core.session import HistoryMessage, SessionSetup, TargetInfo
 from voxbench.targets.realtime.audio import PcmResampler
 from voxbench.targets.realtime.base import RealtimeSession, parse_tool_arguments, tool_result_text
@@ -97,12 +97,6 @@ class UltravoxSession(RealtimeSession):
         }
 
     # -- connection -----------------------------------------------------------------------
-
-    def api_key(self) -> str:
-        explicit = self.options.get("api_key")
-        key = str(explicit) if explicit else get_secret(*self.key_env, purpose=self.provider)
-        assert key is not None
-        return key
 
     def call_request(self, setup: SessionSetup) -> ev.CreateCall:
         """The ``POST /api/calls`` body for ``setup``."""
