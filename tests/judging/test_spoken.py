@@ -23,3 +23,31 @@ from voxbench.judging.spoken import fact_holds
 )
 def test_spoken_forms(alternatives: list[str], heard: str, holds: bool) -> None:
     assert fact_holds(FactPattern.model_validate(alternatives), heard) is holds
+
+
+def test_text_runs_check_the_text() -> None:
+    from voxbench.judging.spoken import spoken_evidence
+
+    assert spoken_evidence("hello", None).texts == ("hello",)
+
+
+def test_heard_audio_corroborates_the_transcript_despite_asr_noise() -> None:
+    from voxbench.judging.spoken import spoken_evidence
+
+    said = "I tried, but Evaluating Voice Agents in Production is fully booked with Mireille Varga."
+    heard = (
+        "I tried, but evaluating voice agent's introduction is fully booked with my real margin."
+    )
+    evidence = spoken_evidence(said, heard)
+    assert said in evidence.texts and heard in evidence.texts
+    assert evidence.speech_wer is not None and evidence.speech_wer < 0.75
+
+
+def test_audio_that_says_something_else_is_not_corroborated() -> None:
+    from voxbench.judging.spoken import spoken_evidence
+
+    said = "Your total comes to seven hundred sixty nine dollars and forty four cents."
+    for heard in ("", "Sorry, could you repeat that?"):
+        evidence = spoken_evidence(said, heard)
+        assert evidence.texts == (heard,)
+        assert "does not match" in evidence.source

@@ -17,7 +17,7 @@ from voxbench.benchmarks.backend import state_matches
 from voxbench.core.benchmark import ExpectedCall, FactPattern, Turn
 from voxbench.core.matching import call_matches, value_matches
 from voxbench.core.records import ToolCallRecord, TurnRecord
-from voxbench.judging.spoken import fact_holds
+from voxbench.judging.spoken import fact_holds, spoken_evidence
 
 
 def describe_call(name: str, args: dict[str, Any]) -> str:
@@ -80,6 +80,10 @@ class TurnChecks:
     facts: int = 0
     facts_missing: list[FactPattern] = field(default_factory=list)
     false_claims: list[str] = field(default_factory=list)
+    facts_source: str = "text"
+    """What the facts were checked on (see ``judging.spoken.spoken_evidence``)."""
+    speech_wer: float | None = None
+    """Audio runs: WER of the heard audio against the provider transcript."""
     state_checked: bool = False
     state_diff: list[str] = field(default_factory=list)
 
@@ -207,11 +211,20 @@ def check_turn(turn: Turn, record: TurnRecord) -> TurnChecks:
     ]
 
     if expect.must_mention or expect.must_not_claim:
-        said = record.spoken_text if record.status != "ended_early" else ""
+        reached = record.status != "ended_early"
+        evidence = spoken_evidence(
+            record.assistant_text if reached else "", record.heard_text if reached else None
+        )
         checks.facts_checked = True
+        checks.facts_source = evidence.source
+        checks.speech_wer = evidence.speech_wer
         checks.facts = len(expect.must_mention)
-        checks.facts_missing = [f for f in expect.must_mention if not fact_holds(f, said)]
-        checks.false_claims = [c.name for c in expect.must_not_claim if fact_holds(c, said)]
+        checks.facts_missing = [
+            f for f in expect.must_mention if not any(fact_holds(f, t) for t in evidence.texts)
+        ]
+        checks.false_claims = [
+            c.name for c in expect.must_not_claim if any(fact_holds(c, t) for t in evidence.texts)
+        ]
 
     if expect.state is not None:
         checks.state_checked = True

@@ -28,6 +28,7 @@ from voxbench.core.records import Judgment, TurnRecord
 from voxbench.judging.cascade import CascadeResult, absorb_cascades
 from voxbench.judging.checks import TurnChecks, check_turn, describe_call
 from voxbench.judging.realign import realign_calls
+from voxbench.judging.spoken import FIDELITY_MAX_WER
 
 JUDGE_NAME = "deterministic"
 JUDGE_VERSION = "deterministic-2"
@@ -103,6 +104,8 @@ def _facts(turn: Turn, c: TurnChecks, absorbed_root: str | None) -> Judgment:
         if not (absorbed_root and f.kind == "action")
     ]
     reasoning = f"{c.facts - len(c.facts_missing)}/{c.facts} facts mentioned"
+    if c.speech_wer is not None:
+        reasoning += f" (checked on: {c.facts_source}; heard-vs-transcript WER {c.speech_wer:.2f})"
     if c.false_claims:
         reasoning += f", {len(c.false_claims)} false claim(s)"
     passed = not counted and not claims
@@ -116,7 +119,12 @@ def _facts(turn: Turn, c: TurnChecks, absorbed_root: str | None) -> Judgment:
         reasoning,
         evidence=[*claims, *missing],
         absorbed_by=absorbed,
-        details={"missing": [f.name for f in c.facts_missing], "false_claims": c.false_claims},
+        details={
+            "missing": [f.name for f in c.facts_missing],
+            "false_claims": c.false_claims,
+            "source": c.facts_source,
+            "speech_wer": c.speech_wer,
+        },
     )
 
 
@@ -167,6 +175,11 @@ def totals_of(checks: list[TurnChecks], cascade: CascadeResult) -> dict[str, Any
         "state_checks_passed": sum(c.state_checked and not c.state_diff for c in checks),
         "state_failures_absorbed": len(cascade.state_absorbed),
     }
+    heard = [c.speech_wer for c in checks if c.speech_wer is not None]
+    if heard:
+        # Audio runs: how well the agent's audio matches its own transcript.
+        out["speech_wer_mean"] = round(sum(heard) / len(heard), 4)
+        out["speech_uncorroborated_turns"] = sum(w > FIDELITY_MAX_WER for w in heard)
     if cascade.end_state is not None:
         end = cascade.end_state
         out["end_state"] = {

@@ -68,6 +68,8 @@ def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Ta
         ("false claims", "false_claims"),
         ("duplicate calls", "duplicate_calls"),
         ("state failures absorbed", "state_failures_absorbed"),
+        ("speech WER heard vs transcript (mean)", "speech_wer_mean"),
+        ("turns whose audio ≠ transcript", "speech_uncorroborated_turns"),
     ):
         if key is None:
             if any(c.checks.get("calls_early") or c.checks.get("calls_late") for c in cards):
