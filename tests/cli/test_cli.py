@@ -57,10 +57,35 @@ def test_baseline_scores_less_and_failures_are_listed(monkeypatch, capsys, tmp_p
 
 
 def test_demo_compares_oracle_and_baseline(monkeypatch, capsys, tmp_path: Path) -> None:
-    code, out = voxbench(monkeypatch, capsys, "demo", "--runs-dir", str(tmp_path))
+    code, out = voxbench(
+        monkeypatch,
+        capsys,
+        "demo",
+        "--benchmark",
+        "smoke",
+        "--mode",
+        "text",
+        "--runs-dir",
+        str(tmp_path),
+    )
     assert code == 0, out
     assert "local/oracle" in out and "local/baseline" in out
     assert len(run_dirs(tmp_path)) == 2
+
+
+@pytest.mark.slow
+def test_audio_demo_records_and_times_both_agents(monkeypatch, capsys, tmp_path: Path) -> None:
+    code, out = voxbench(
+        monkeypatch, capsys, "demo", "--benchmark", "smoke", "--runs-dir", str(tmp_path)
+    )
+    assert code == 0, out
+    assert "cascade/local/baseline" in out and "voice_to_voice" in out
+    runs = run_dirs(tmp_path)
+    assert len(runs) == 2 and all((r / "conversation.wav").is_file() for r in runs)
+    oracle = json.loads(
+        (next(r for r in runs if "oracle" in r.name) / "scorecard.json").read_text()
+    )
+    assert oracle["strict_pass"]["rate"] == 1.0
 
 
 def test_lists(monkeypatch, capsys) -> None:

@@ -139,17 +139,36 @@ def run_command(
 
 
 def demo_command(
-    benchmark: str = typer.Option("smoke", "--benchmark", "-b", help="Benchmark to run."),
+    benchmark: str = typer.Option("conference", "--benchmark", "-b", help="Benchmark to run."),
+    mode: str = typer.Option(
+        "audio", "--mode", help="audio (spoken turns, recorded and timed) or text."
+    ),
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where run directories go."),
 ) -> None:
-    """The offline demo: run the oracle and the baseline and compare their scorecards."""
+    """The offline demo: the oracle and a local agent, scored side by side.
+
+    In audio mode the user's turns are spoken by eSpeak NG (synthesized once, then cached),
+    the oracle answers through eSpeak, and the local agent is a cascade: local Whisper →
+    the no-LLM baseline → eSpeak NG. Each run is recorded, timed and judged.
+    """
+    targets = ("local/oracle", "cascade/local/baseline" if mode == "audio" else "local/baseline")
     cards = []
-    for target in ("local/oracle", "local/baseline"):
-        config = build_config({"benchmark": benchmark, "target": target, "runs_dir": runs_dir})
+    paths = []
+    for target in targets:
+        config = build_config(
+            {"benchmark": benchmark, "target": target, "runs_dir": runs_dir, "mode": mode}
+        )
         path = execute(config, label=target)
+        paths.append(path)
         cards.append(evaluate_run(path)[0])
-    console.print(scorecards_table(cards, title=f"{benchmark}: oracle vs baseline"))
+    console.print(scorecards_table(cards, title=f"{benchmark} ({mode}): oracle vs local agent"))
     console.print(
-        "Per-turn details: [b]voxbench show <run directory>[/b]; runs are under "
-        f"[b]{runs_dir / benchmark}[/b]"
+        "Per-turn details: [b]voxbench show RUN_DIR[/b]"
+        + (
+            "; turn-taking and latency: [b]voxbench analyze RUN_DIR -v[/b]"
+            if mode == "audio"
+            else ""
+        )
     )
+    for path in paths:
+        console.print(f"  {path}")

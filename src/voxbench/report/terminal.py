@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.markup import escape
 from rich.table import Table
 
 from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
@@ -30,7 +31,9 @@ def _end_state(value: dict | None) -> str:
         return "—"
     if value["passed"]:
         return "[green]as expected[/green]"
-    return "[red]differs[/red]: " + "; ".join(value["diff"])
+    # The full diff is in report.md and scorecard.json; the table stays readable.
+    diff = value["diff"]
+    return f"[red]differs[/red] in {len(diff)} place(s): " + escape(_clip("; ".join(diff), 80))
 
 
 def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Table:
