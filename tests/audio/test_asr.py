@@ -147,3 +147,17 @@ async def test_openai_transcription_rate_limit_is_retryable():
         True,
         3.0,
     )
+
+
+@pytest.mark.slow
+def test_the_simulated_users_conference_turns_are_understood():
+    """The user's eSpeak voice of the conference turns, heard by local Whisper: WER ≤ 15%."""
+    from voxbench.audio.wav import read_wav
+    from voxbench.benchmarks.audio import ensure_benchmark_audio
+
+    bench = load_benchmark("conference")
+    files = ensure_benchmark_audio(bench)
+    turns = bench.turns  # all 75 (about a minute): a subset would be a sample, not the claim
+    asr = get_asr("local/whisper-tiny.en")
+    hypotheses = [asr.transcribe(read_wav(files[t.id])).text for t in turns]
+    assert word_error_rate([t.text for t in turns], hypotheses) <= 0.15

@@ -129,6 +129,7 @@ def synthesize_benchmark_audio(
             "text_sha256": text_hash(turn.text),
             "engine": engine_name,
             "voice": voice_name,
+            "settings": _engine_settings(engine_name),
         }
         path = target / entry["file"]
         previous = old.get(turn.id)
@@ -143,7 +144,7 @@ def synthesize_benchmark_audio(
             report.reused.append(turn.id)
         else:
             if engine is None:
-                engine = get_tts(engine_name, voice=voice_name)
+                engine = get_tts(engine_name, voice=voice_name, **_engine_settings(engine_name))
             audio = engine.synthesize(turn.text, voice_name).mono().resampled(SYNTH_SAMPLE_RATE)
             if audio.frames == 0:
                 raise AudioError(f"{engine_name} produced no audio for turn {turn.id}")
@@ -169,6 +170,16 @@ def synthesize_benchmark_audio(
         manifest["turns"] = {**old, **manifest["turns"]}
     _write_manifest(target, manifest)
     return report
+
+
+def _engine_settings(engine_name: str) -> dict[str, Any]:
+    """Settings that shape a local engine's output: passed to it, and part of the cache key."""
+    if engine_name == "local/espeak":
+        from voxbench.audio.espeak import CLEAR_WORD_GAP_MS, DEFAULT_RATE_WPM
+
+        # The simulated user speaks clearly: short pauses between words.
+        return {"rate_wpm": DEFAULT_RATE_WPM, "word_gap_ms": CLEAR_WORD_GAP_MS}
+    return {}
 
 
 def ensure_benchmark_audio(

@@ -77,3 +77,7 @@ def main() -> None:
         raise
     if isinstance(code, int) and code:
         sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
