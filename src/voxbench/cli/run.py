@@ -96,6 +96,12 @@ def run_command(
     user_tts: str = typer.Option(
         None, "--user-tts", help="Audio mode: voice for turns without shipped audio (local/espeak)."
     ),
+    option: list[str] = typer.Option(
+        None,
+        "--option",
+        "-o",
+        help="Target option KEY=VALUE, repeatable (e.g. turn_detection=server_vad, voice=alloy).",
+    ),
     clock: str = typer.Option(
         None,
         "--clock",
@@ -123,6 +129,7 @@ def run_command(
             "heard_asr": heard_asr,
             "user_tts": user_tts,
             "clock": clock,
+            "target_options": _parse_options(option) if option else None,
         }
         if config_file is not None:
             config = RunConfig.from_file(config_file, **flags)
@@ -136,6 +143,19 @@ def run_command(
     card, _ = evaluate_run(path, judge=judge, judge_base_url=judge_base_url)
     console.print(scorecards_table([card], title=f"{card.benchmark} · {card.target}"))
     console.print(f"run directory: [b]{path}[/b]  (details: voxbench show {path})")
+
+
+def _parse_options(pairs: list[str]) -> dict[str, object]:
+    """``["a=1", "b=x"]`` → ``{"a": 1, "b": "x"}`` (values parsed as YAML scalars)."""
+    import yaml
+
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"bad option {pair!r}", field="--option", expected="KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(value) if value else ""
+    return out
 
 
 def demo_command(

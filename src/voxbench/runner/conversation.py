@@ -501,6 +501,17 @@ def _since(t: float | None, origin: float) -> float | None:
     return None if t is None else round(t - origin, 6)
 
 
+def target_options(config: RunConfig) -> dict[str, Any]:
+    """The target's options; ``--stt`` / ``--tts`` configure a cascade target too."""
+    options = dict(config.target_options)
+    if config.target.startswith("cascade"):
+        for key in ("stt", "tts"):
+            value = getattr(config, key)
+            if value is not None:
+                options.setdefault(key, value)
+    return options
+
+
 def _versions() -> dict[str, str]:
     return {"voxbench": __version__, "python": sys.version.split()[0]}
 
@@ -515,7 +526,7 @@ async def run_conversation(
     """Start a new run; returns its directory."""
     benchmark = load_benchmark(config.benchmark)
     factory = session_factory or resolve_target(
-        config.target, benchmark=benchmark, base_url=config.base_url, options=config.target_options
+        config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
     path = run_path or new_run_path(config, benchmark)
     if path.exists() and any(path.iterdir()):
@@ -556,7 +567,7 @@ async def resume_run(
             f"(hash {info.benchmark_hash} → {benchmark.content_hash}); start a new run"
         )
     factory = session_factory or resolve_target(
-        config.target, benchmark=benchmark, base_url=config.base_url, options=config.target_options
+        config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
     info = info.model_copy(
         update={"status": "started", "resumed": info.resumed + 1, "ended_at": None}
