@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
 import time
 from collections.abc import Sequence
@@ -30,8 +29,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
+from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
 from voxbench.core.errors import ProtocolError
@@ -40,11 +38,12 @@ from voxbench.targets.realtime.gemini import events as ev
 from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
+    WebsocketFake,
     fault_kinds,
     speech_chunks,
     wait_until,
 )
-from voxbench.testing.scripts import Fault, FaultPlan, Reply, Script, ScriptCall
+from voxbench.testing.scripts import Reply, ScriptCall
 
 RATE = ev.OUTPUT_SAMPLE_RATE
 _CLOSES = {
@@ -54,78 +53,17 @@ _CLOSES = {
 }
 
 
-class FakeGeminiLiveServer:
+class FakeGeminiLiveServer(WebsocketFake):
     """A Gemini-Live-compatible websocket server for tests and dry runs."""
 
     provider = "gemini-live"
-
-    def __init__(
-        self,
-        script: Script,
-        *,
-        faults: Sequence[str | Fault] = (),
-        ttfb_ms: float = 0.0,
-        chunk_ms: float = 0.0,
-        audio_chunk_ms: int = 100,
-        out_of_order: bool = False,
-        api_key: str | None = None,
-        host: str = "127.0.0.1",
-        port: int = 0,
-    ) -> None:
-        self.script = script
-        self.faults = FaultPlan.parse(faults)
-        self.ttfb = ttfb_ms / 1000
-        self.chunk = chunk_ms / 1000
-        self.audio_chunk_ms = audio_chunk_ms
-        self.out_of_order = out_of_order
-        self.api_key = api_key
-        self.host = host
-        self.port = port
-        self.received: list[dict[str, Any]] = []
-        """Every client message, as sent, across connections."""
-        self.handshakes: list[dict[str, Any]] = []
-        self.first_audio_delays: list[float] = []
-        self.responses = 0
-        self._ids = itertools.count(1)
-        self._server: Server | None = None
 
     @property
     def url(self) -> str:
         """The adapter's ``base_url``."""
         return f"ws://{self.host}:{self.port}"
 
-    def new_id(self, prefix: str) -> str:
-        return f"{prefix}-{next(self._ids):06d}"
-
-    async def start(self) -> None:
-        self._server = await serve(
-            self._handle, self.host, self.port, process_request=self._check, max_size=None
-        )
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
-
-    async def __aenter__(self) -> FakeGeminiLiveServer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    async def serve_forever(self) -> None:
-        """Serve until cancelled (the CLI's foreground mode)."""
-        if self._server is None:
-            await self.start()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await self.stop()
-
-    def _check(self, connection: ServerConnection, request: Request) -> Response | None:
+    def check(self, connection: ServerConnection, request: Request) -> Response | None:
         url = urlsplit(request.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         key = query.get("key") or request.headers.get("x-goog-api-key")
@@ -136,11 +74,8 @@ class FakeGeminiLiveServer:
             return connection.respond(HTTPStatus.FORBIDDEN, "API key not valid.\n")
         return None
 
-    async def _handle(self, ws: ServerConnection) -> None:
-        session = _Session(self, ws)
-        with contextlib.suppress(ConnectionClosed):
-            await session.run()
-        await session.stop()
+    def new_session(self, ws: ServerConnection) -> _Session:
+        return _Session(self, ws)
 
 
 class _Session:

@@ -13,15 +13,21 @@ speech servers need:
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import functools
+import itertools
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
 
 from voxbench.testing.scripts import (
     Fault,
@@ -199,3 +205,107 @@ class Conversation:
 def fault_kinds(plan: FaultPlan, number: int) -> dict[str, Fault]:
     """The faults hitting response ``number``, by kind."""
     return {f.kind: f for f in plan.for_request(number)}
+
+
+class SpeechFake:
+    """What every speech fake server shares: its script, faults, injected latency and records."""
+
+    id_separator = "-"
+
+    def setup_speech(
+        self,
+        script: Script,
+        faults: Sequence[str | Fault],
+        ttfb_ms: float,
+        chunk_ms: float,
+        audio_chunk_ms: int,
+        out_of_order: bool,
+        api_key: str | None,
+    ) -> None:
+        """Store the behaviour options (called by each server's constructor)."""
+        self.script = script
+        self.faults = FaultPlan.parse(faults)
+        self.ttfb = ttfb_ms / 1000
+        """Seconds from a response's trigger to its first output (the injected latency)."""
+        self.chunk = chunk_ms / 1000
+        self.audio_chunk_ms = audio_chunk_ms
+        self.out_of_order = out_of_order
+        self.api_key = api_key
+        self.received: list[dict[str, Any]] = []
+        """Every client message, as sent, across connections."""
+        self.first_audio_delays: list[float] = []
+        """Server-side seconds from each response's trigger to its first audio chunk."""
+        self.responses = 0
+        self._ids = itertools.count(1)
+
+    def new_id(self, prefix: str) -> str:
+        """A fresh id like the provider's (``item_000001``, ``call-000002``)."""
+        return f"{prefix}{self.id_separator}{next(self._ids):06d}"
+
+
+class WebsocketFake(SpeechFake, abc.ABC):
+    """A speech fake on one websocket endpoint: subclasses check handshakes and run sessions."""
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        faults: Sequence[str | Fault] = (),
+        ttfb_ms: float = 0.0,
+        chunk_ms: float = 0.0,
+        audio_chunk_ms: int = 100,
+        out_of_order: bool = False,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.setup_speech(script, faults, ttfb_ms, chunk_ms, audio_chunk_ms, out_of_order, api_key)
+        self.host = host
+        self.port = port
+        self.handshakes: list[dict[str, Any]] = []
+        """Each connection attempt, as the subclass's ``check`` records it."""
+        self._server: Server | None = None
+
+    @abc.abstractmethod
+    def check(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Accept (None) or refuse a handshake."""
+
+    @abc.abstractmethod
+    def new_session(self, ws: ServerConnection) -> Any:
+        """The protocol session serving one connection (has ``run`` and ``stop``)."""
+
+    async def start(self) -> None:
+        """Listen."""
+        self._server = await serve(
+            self._handle, self.host, self.port, process_request=self.check, max_size=None
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        """Stop listening and close every connection."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled (the CLI's foreground mode)."""
+        if self._server is None:
+            await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.stop()
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        session = self.new_session(ws)
+        with contextlib.suppress(ConnectionClosed):
+            await session.run()
+        await session.stop()

@@ -40,11 +40,12 @@ from voxbench.testing.http_server import HTTPServer, Request, Responder
 from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
+    SpeechFake,
     fault_kinds,
     speech_chunks,
     wait_until,
 )
-from voxbench.testing.scripts import Fault, FaultPlan, Script, ScriptCall
+from voxbench.testing.scripts import Fault, Script, ScriptCall
 
 _CLOSES = {
     "server_error": (1011, "internal error"),
@@ -53,7 +54,7 @@ _CLOSES = {
 }
 
 
-class FakeUltravoxServer(HTTPServer):
+class FakeUltravoxServer(HTTPServer, SpeechFake):
     """Ultravox's REST call creation (this HTTP server) plus its call websocket."""
 
     provider = "ultravox"
@@ -72,22 +73,11 @@ class FakeUltravoxServer(HTTPServer):
         port: int = 0,
     ) -> None:
         super().__init__(host, port)
-        self.script = script
-        self.faults = FaultPlan.parse(faults)
-        self.ttfb = ttfb_ms / 1000
-        self.chunk = chunk_ms / 1000
-        self.audio_chunk_ms = audio_chunk_ms
-        self.out_of_order = out_of_order
-        self.api_key = api_key
+        self.setup_speech(script, faults, ttfb_ms, chunk_ms, audio_chunk_ms, out_of_order, api_key)
         self.calls: dict[str, ev.CreateCall] = {}
         """Created calls by id, as requested."""
-        self.received: list[dict[str, Any]] = []
-        """Every data message from clients, across calls."""
         self.audio_bytes = 0
         """User audio received (binary frames), all calls together."""
-        self.first_audio_delays: list[float] = []
-        self.responses = 0
-        self._ids = itertools.count(1)
         self._ws: Server | None = None
         self.ws_port = 0
 
@@ -95,9 +85,6 @@ class FakeUltravoxServer(HTTPServer):
     def url(self) -> str:
         """The adapter's ``base_url`` (the REST API root)."""
         return self.origin
-
-    def new_id(self, prefix: str) -> str:
-        return f"{prefix}-{next(self._ids):06d}"
 
     async def start(self) -> None:
         await super().start()
