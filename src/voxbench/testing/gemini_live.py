@@ -40,7 +40,6 @@ from voxbench.testing.realtime_common import (
     EnergyVad,
     WebsocketFake,
     fault_kinds,
-    speech_chunks,
     wait_until,
 )
 from voxbench.testing.scripts import Reply, ScriptCall
@@ -195,7 +194,7 @@ class _Session:
         if "hang" in faults:
             await asyncio.sleep(3600)
         if reply.text:
-            speech_chunks(reply.text, RATE, self.server.audio_chunk_ms)  # ready beforehand
+            self.server.speech(reply.text, RATE)  # ready beforehand
         await wait_until(t0 + self.server.ttfb)
         await self.speak(reply.text, t0, "drop" in faults)
         if reply.calls:
@@ -235,14 +234,12 @@ class _Session:
         config = self.setup.generationConfig or ev.GenerationConfig()
         text_out = (config.responseModalities or ["AUDIO"]) == ["TEXT"]
         words = [w if i == 0 else " " + w for i, w in enumerate(text.split(" "))]
-        chunks = (
-            (b"",) * len(words)
-            if text_out
-            else speech_chunks(text, RATE, self.server.audio_chunk_ms)
-        )
+        chunks = (b"",) * len(words) if text_out else self.server.speech(text, RATE)
         sent = 0
         for i, chunk in enumerate(chunks):
-            if i and self.server.chunk:
+            if i:
+                # Yield even with no spacing: the client may share this event loop, and a
+                # burst sent without yielding would reach it only after the last chunk.
                 await asyncio.sleep(self.server.chunk)
             due = round(len(words) * (i + 1) / len(chunks))
             piece = "".join(words[sent:due])

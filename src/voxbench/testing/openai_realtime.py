@@ -42,7 +42,6 @@ from voxbench.testing.realtime_common import (
     EnergyVad,
     WebsocketFake,
     fault_kinds,
-    speech_chunks,
     wait_until,
 )
 from voxbench.testing.scripts import Fault, Reply, ScriptCall
@@ -277,7 +276,7 @@ class _Session:
             if "hang" in faults:
                 await asyncio.sleep(3600)
             if reply.text:
-                speech_chunks(reply.text, RATE, self.server.audio_chunk_ms)  # ready beforehand
+                self.server.speech(reply.text, RATE)  # ready beforehand
             await wait_until(t0 + self.server.ttfb)
             said = await self.speak(response, reply.text, t0, "drop" in faults)
             made = await self.call(response, reply.calls, "drop" in faults and not said)
@@ -350,11 +349,13 @@ class _Session:
         part = {"type": "audio" if audio_out else "text", "transcript": ""}
         await self.send({"type": "response.content_part.added", **part_where, "part": part})
         words = _words(text)
-        chunks = speech_chunks(text, RATE, self.server.audio_chunk_ms)
+        chunks = self.server.speech(text, RATE)
         chunks = chunks if audio_out else (b"",) * len(words)
         sent, held = 0, []
         for i, chunk in enumerate(chunks):
-            if i and self.server.chunk:
+            if i:
+                # Yield even with no spacing: the client may share this event loop, and a
+                # burst sent without yielding would reach it only after the last chunk.
                 await asyncio.sleep(self.server.chunk)
             if audio_out:
                 if i == 0:

@@ -20,7 +20,7 @@ import functools
 import itertools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -207,6 +207,10 @@ def fault_kinds(plan: FaultPlan, number: int) -> dict[str, Fault]:
     return {f.kind: f for f in plan.for_request(number)}
 
 
+Voice = Callable[[str, int], bytes]
+"""Text and sample rate → mono PCM16: how a fake speaks."""
+
+
 class SpeechFake:
     """What every speech fake server shares: its script, faults, injected latency and records."""
 
@@ -221,9 +225,14 @@ class SpeechFake:
         audio_chunk_ms: int,
         out_of_order: bool,
         api_key: str | None,
+        voice: Voice | None = None,
     ) -> None:
         """Store the behaviour options (called by each server's constructor)."""
         self.script = script
+        self.voice = voice
+        """Speaks the answers (text, rate → PCM16); None: tone bursts whose length follows the
+        text. Give it real speech (e.g. eSpeak) where VAD must hear the answers as speech."""
+        self._spoken: dict[tuple[str, int], tuple[bytes, ...]] = {}
         self.faults = FaultPlan.parse(faults)
         self.ttfb = ttfb_ms / 1000
         """Seconds from a response's trigger to its first output (the injected latency)."""
@@ -237,6 +246,16 @@ class SpeechFake:
         """Server-side seconds from each response's trigger to its first audio chunk."""
         self.responses = 0
         self._ids = itertools.count(1)
+
+    def speech(self, text: str, sample_rate: int) -> tuple[bytes, ...]:
+        """The answer ``text`` as PCM16 chunks of ``audio_chunk_ms``."""
+        if self.voice is None:
+            return speech_chunks(text, sample_rate, self.audio_chunk_ms)
+        key = (text, sample_rate)
+        if key not in self._spoken:
+            pcm = self.voice(text, sample_rate)
+            self._spoken[key] = tuple(split_chunks(pcm, sample_rate, self.audio_chunk_ms))
+        return self._spoken[key]
 
     def new_id(self, prefix: str) -> str:
         """A fresh id like the provider's (``item_000001``, ``call-000002``)."""
@@ -258,8 +277,11 @@ class WebsocketFake(SpeechFake, abc.ABC):
         api_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        voice: Voice | None = None,
     ) -> None:
-        self.setup_speech(script, faults, ttfb_ms, chunk_ms, audio_chunk_ms, out_of_order, api_key)
+        self.setup_speech(
+            script, faults, ttfb_ms, chunk_ms, audio_chunk_ms, out_of_order, api_key, voice
+        )
         self.host = host
         self.port = port
         self.handshakes: list[dict[str, Any]] = []

@@ -41,8 +41,8 @@ from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
     SpeechFake,
+    Voice,
     fault_kinds,
-    speech_chunks,
     wait_until,
 )
 from voxbench.testing.scripts import Fault, Script, ScriptCall
@@ -71,9 +71,12 @@ class FakeUltravoxServer(HTTPServer, SpeechFake):
         api_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        voice: Voice | None = None,
     ) -> None:
         super().__init__(host, port)
-        self.setup_speech(script, faults, ttfb_ms, chunk_ms, audio_chunk_ms, out_of_order, api_key)
+        self.setup_speech(
+            script, faults, ttfb_ms, chunk_ms, audio_chunk_ms, out_of_order, api_key, voice
+        )
         self.calls: dict[str, ev.CreateCall] = {}
         """Created calls by id, as requested."""
         self.audio_bytes = 0
@@ -240,7 +243,7 @@ class _Call:
         if "hang" in faults:
             await asyncio.sleep(3600)
         if reply.text and self.voice:
-            speech_chunks(reply.text, self.out_rate, self.server.audio_chunk_ms)  # ready beforehand
+            self.server.speech(reply.text, self.out_rate)  # ready beforehand
         await wait_until(t0 + self.server.ttfb)
         drop = "drop" in faults
         if reply.text:
@@ -278,14 +281,12 @@ class _Call:
         ordinal = next(self.ordinal)
         medium = "voice" if self.voice else "text"
         words = [w if i == 0 else " " + w for i, w in enumerate(text.split(" "))]
-        chunks = (
-            speech_chunks(text, self.out_rate, self.server.audio_chunk_ms)
-            if self.voice
-            else (b"",) * len(words)
-        )
+        chunks = self.server.speech(text, self.out_rate) if self.voice else (b"",) * len(words)
         sent = 0
         for i, chunk in enumerate(chunks):
-            if i and self.server.chunk:
+            if i:
+                # Yield even with no spacing: the client may share this event loop, and a
+                # burst sent without yielding would reach it only after the last chunk.
                 await asyncio.sleep(self.server.chunk)
             if self.voice:
                 if i == 0:
