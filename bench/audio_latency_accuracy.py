@@ -28,7 +28,7 @@ from voxbench.audio.tts import get_tts
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 from voxbench.testing.openai_realtime import FakeOpenAIRealtimeServer
 from voxbench.testing.scripts import GoldenScript
 

@@ -31,7 +31,7 @@ from voxbench.judging.deterministic import judge_deterministic
 from voxbench.judging.run import JudgeOptions, judge_run
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 from voxbench.testing import FakeOpenAIServer, Reply, Script
 
 

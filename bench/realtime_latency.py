@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from voxbench.core.records import TurnRecord
-from voxbench.runner import conversation
+from voxbench.runner import launch
 from voxbench.runner.config import RunConfig
 from voxbench.testing.gemini_live import FakeGeminiLiveServer
 from voxbench.testing.openai_realtime import FakeOpenAIRealtimeServer
@@ -54,7 +54,7 @@ async def measure(
                 base_url=server.url,
                 runs_dir=root / f"{target.replace('/', '_')}_{latency_ms}_{i}",
             )
-            path = await conversation.run_conversation(config)
+            path = await launch.run_conversation(config)
             server_delays = list(server.first_audio_delays)
         records = [
             TurnRecord.model_validate_json(line)

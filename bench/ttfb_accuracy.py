@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from voxbench.core.records import TurnRecord
-from voxbench.runner import conversation
+from voxbench.runner import launch
 from voxbench.runner.config import RunConfig
 from voxbench.testing import (
     FakeAnthropicServer,
@@ -51,7 +51,7 @@ async def measure(target: str, latency_ms: float, runs: int, root: Path) -> list
                 base_url=server.url,
                 runs_dir=root / f"{target.replace('/', '_')}_{latency_ms}_{i}",
             )
-            path = await conversation.run_conversation(config)
+            path = await launch.run_conversation(config)
         for line in (path / "transcript.jsonl").read_text().splitlines():
             record = TurnRecord.model_validate_json(line)
             if record.timings.ttft is not None:

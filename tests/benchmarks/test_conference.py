@@ -23,7 +23,7 @@ from voxbench.core.benchmark import Benchmark
 from voxbench.judging.deterministic import judge_deterministic
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 
 NAME = "Sofia Marchetti"
 REQUIRED_CATEGORIES = (

@@ -15,7 +15,7 @@ from voxbench.core.benchmark import Benchmark
 from voxbench.core.records import TurnRecord
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 from voxbench.targets.inprocess import InProcessSession
 from voxbench.testing import Reply, Script, ScriptCall, ScriptMessage
 

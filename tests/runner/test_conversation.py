@@ -12,7 +12,7 @@ from tests.runner.scripted import ScriptedSession
 from voxbench.core.errors import ConfigError, RunError
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig, parse_turn_selection
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 
 
 def config(tmp_path: Path, **kw) -> RunConfig:

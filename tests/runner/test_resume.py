@@ -16,7 +16,7 @@ import pytest
 
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
-from voxbench.runner.conversation import resume_run, run_conversation
+from voxbench.runner.launch import resume_run, run_conversation
 
 KILLED_RUN = textwrap.dedent(
     """
@@ -24,7 +24,7 @@ KILLED_RUN = textwrap.dedent(
     from pathlib import Path
     from voxbench.benchmarks.loader import load_benchmark
     from voxbench.runner.config import RunConfig
-    from voxbench.runner.conversation import run_conversation
+    from voxbench.runner.launch import run_conversation
     from voxbench.targets.oracle import OracleSession
 
     bench = load_benchmark("smoke")

@@ -15,7 +15,7 @@ from voxbench.audio.wav import read_wav
 from voxbench.audio.wer import word_error_rate
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 
 
 def audio_config(tmp_path: Path, **kw) -> RunConfig:

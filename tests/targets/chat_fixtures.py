@@ -10,7 +10,7 @@ from typing import Any
 from voxbench.core.records import TurnRecord
 from voxbench.core.session import SessionSetup
 from voxbench.runner.config import RunConfig
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 from voxbench.targets.registry import resolve_target
 
 

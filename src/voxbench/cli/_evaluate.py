@@ -20,7 +20,7 @@ from voxbench.judging.turn_taking import TurnTakingAnalyser
 from voxbench.report.markdown import REPORT_FILE, render_report
 from voxbench.runner.artifacts import RunDirectory, write_json_atomic
 from voxbench.runner.config import RunConfig, parse_turn_selection
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 from voxbench.scoring.compat import COMPAT_NAMES, conversation_bench_summary
 from voxbench.scoring.scorecard import build_scorecard
 

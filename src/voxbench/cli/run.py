@@ -14,7 +14,7 @@ from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
 from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import RunConfig, build_config
-from voxbench.runner.conversation import resume_run, run_conversation
+from voxbench.runner.launch import resume_run, run_conversation
 
 console = Console()
 

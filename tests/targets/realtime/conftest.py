@@ -16,7 +16,7 @@ from voxbench.core.records import Judgment, Scorecard
 from voxbench.core.session import Session
 from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
-from voxbench.runner.conversation import run_conversation
+from voxbench.runner.launch import run_conversation
 
 
 @pytest.fixture

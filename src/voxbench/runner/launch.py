@@ -1,0 +1,151 @@
+"""Start and resume conversation runs: the run directory, ``run.json`` and the target factory.
+
+``run_conversation`` starts a new run, ``resume_run`` continues a stopped one; both hand the
+turn loop to ``ConversationRun`` and record how the run ended in ``run.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets as _random_ids
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from voxbench import __version__
+from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.benchmark import Benchmark
+from voxbench.core.errors import ProviderError, RunError, VoxbenchError
+from voxbench.core.records import ComponentSpec, RunInfo
+from voxbench.core.session import Session
+from voxbench.runner.artifacts import RunDirectory
+from voxbench.runner.config import RunConfig
+from voxbench.runner.conversation import ConversationRun, ProgressCallback
+from voxbench.targets.registry import canonical_name, resolve_target
+
+
+def new_run_path(config: RunConfig, benchmark: Benchmark) -> Path:
+    """``runs/<benchmark>/<UTC timestamp>_<target>_<short id>``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = canonical_name(config.target).replace("/", "-").replace(":", "-").replace(".", "-")
+    return config.runs_dir / benchmark.id / f"{stamp}_{target}_{_random_ids.token_hex(3)}"
+
+
+def target_options(config: RunConfig) -> dict[str, Any]:
+    """The target's options; ``--stt`` / ``--tts`` configure a cascade target too."""
+    options = dict(config.target_options)
+    if config.target.startswith("cascade"):
+        for key in ("stt", "tts"):
+            value = getattr(config, key)
+            if value is not None:
+                options.setdefault(key, value)
+    return options
+
+
+def _versions() -> dict[str, str]:
+    return {"voxbench": __version__, "python": sys.version.split()[0]}
+
+
+async def run_conversation(
+    config: RunConfig,
+    *,
+    progress: ProgressCallback | None = None,
+    session_factory: Callable[[], Session] | None = None,
+    run_path: Path | None = None,
+) -> Path:
+    """Start a new run; returns its directory."""
+    benchmark = load_benchmark(config.benchmark)
+    factory = session_factory or resolve_target(
+        config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
+    )
+    path = run_path or new_run_path(config, benchmark)
+    if path.exists() and any(path.iterdir()):
+        raise RunError(f"{path}: run directory already exists; use --resume to continue it")
+    run_dir = RunDirectory(path)
+    info = RunInfo(
+        run_id=path.name,
+        benchmark=benchmark.id,
+        benchmark_version=benchmark.version,
+        benchmark_hash=benchmark.content_hash,
+        benchmark_path=str(benchmark.root) if benchmark.root else None,
+        target=ComponentSpec(name=canonical_name(config.target), args=config.target_options),
+        config=config.model_dump(mode="json"),
+        mode=config.mode,
+        only_turns=[str(i) for i in config.only_turns] if config.only_turns is not None else None,
+        seed=config.seed,
+        versions=_versions(),
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    run_dir.write_info(info)
+    return await _execute(config, run_dir, benchmark, factory, info, progress)
+
+
+async def resume_run(
+    path: str | Path,
+    *,
+    progress: ProgressCallback | None = None,
+    session_factory: Callable[[], Session] | None = None,
+) -> Path:
+    """Continue a stopped run after its last completed turn."""
+    run_dir = RunDirectory.open_existing(path)
+    info = run_dir.info()
+    config = RunConfig.model_validate(info.config)
+    benchmark = load_benchmark(info.benchmark_path or config.benchmark)
+    if benchmark.content_hash != info.benchmark_hash:
+        raise RunError(
+            f"{run_dir.path}: the benchmark changed since the run started "
+            f"(hash {info.benchmark_hash} → {benchmark.content_hash}); start a new run"
+        )
+    factory = session_factory or resolve_target(
+        config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
+    )
+    info = info.model_copy(
+        update={"status": "started", "resumed": info.resumed + 1, "ended_at": None}
+    )
+    run_dir.write_info(info)
+    return await _execute(config, run_dir, benchmark, factory, info, progress)
+
+
+async def _execute(
+    config: RunConfig,
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    factory: Callable[[], Session],
+    info: RunInfo,
+    progress: ProgressCallback | None,
+) -> Path:
+    runner = ConversationRun(config, run_dir, benchmark, factory, progress)
+    try:
+        await runner.run()
+    except (VoxbenchError, ProviderError) as exc:
+        run_dir.write_info(
+            info.model_copy(
+                update={
+                    "status": "error",
+                    "error": str(exc),
+                    "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            )
+        )
+        raise
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        run_dir.write_info(
+            info.model_copy(
+                update={
+                    "status": "cancelled",
+                    "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            )
+        )
+        raise
+    run_dir.write_info(
+        info.model_copy(
+            update={
+                "status": "success",
+                "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        )
+    )
+    return run_dir.path
