@@ -21,9 +21,8 @@ from voxbench.runner.launch import run_conversation
 def audio_config(tmp_path: Path, **kw) -> RunConfig:
     kw.setdefault("heard_asr", "none")
     kw.setdefault("inter_turn_gap", 0.3)
-    return RunConfig(
-        benchmark="smoke", target="local/oracle", mode="audio", runs_dir=tmp_path / "runs", **kw
-    )
+    kw.setdefault("target", "local/oracle")
+    return RunConfig(benchmark="smoke", mode="audio", runs_dir=tmp_path / "runs", **kw)
 
 
 async def test_oracle_audio_run_records_an_aligned_conversation(tmp_path: Path) -> None:
@@ -129,3 +128,34 @@ def test_user_clips_keep_short_answers() -> None:
 
     yes = get_tts("local/espeak").synthesize("Yes.")
     assert detect_speech(yes, min_speech_ms=100, min_silence_ms=300)
+
+
+@pytest.mark.slow
+async def test_a_dropped_realtime_session_reconnects_mid_audio_run(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.testing.openai_realtime import FakeOpenAIRealtimeServer
+    from voxbench.testing.scripts import GoldenScript
+
+    monkeypatch.setenv("OPENAI_API_KEY", "fake-key-123456")
+    script = GoldenScript(load_benchmark("smoke"))
+    async with FakeOpenAIRealtimeServer(script, faults=["drop@2"]) as server:
+        config = audio_config(
+            tmp_path,
+            only_turns="0-1",
+            clock="real",
+            inter_turn_gap=0.1,
+            target="openai-realtime/gpt-realtime",
+            base_url=server.url,
+        )
+        path = await run_conversation(config)  # response 2 is turn 1's tool call: dropped
+    records = RunDirectory.open_existing(path).turns()
+    assert [r.status for r in records] == ["ok", "ok"]
+    assert [r.reconnected for r in records] == [False, True]
+    assert [c.name for c in records[1].tool_calls] == ["register_for_session"]
+    assert records[1].state_after["registrations"] == ["H-101"]  # acted once, not twice
+    assert len(server.handshakes) == 2  # one reconnect, rehydrated with turn 0
+    # The recording goes on across the reconnect: one continuous, aligned timeline.
+    report = analyse_recorded_run(path)
+    assert [t.issues for t in report.turns] == [[], []]
