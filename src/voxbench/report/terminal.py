@@ -114,7 +114,7 @@ def turns_table(
     for j in judgments:
         by_turn.setdefault(j.turn, []).append(j)
     table = Table(show_lines=True)
-    for col in ("turn", "user", "agent", "tool calls", "verdict"):
+    for col in ("turn", "user", "agent (transcript; heard)", "tool calls", "verdict"):
         table.add_column(col, overflow="fold")
     width = None if verbose else 160
     for rec in records:
@@ -146,12 +146,16 @@ def turns_table(
             verdicts.insert(
                 0, f"[red]{rec.status}[/red]" + (f": {'; '.join(rec.errors)}" if rec.errors else "")
             )
-        said = rec.spoken_text
+        # Words from the conversation are data: escape them so "[...]" is never read as markup.
+        said = escape(rec.assistant_text if width is None else _clip(rec.assistant_text, width))
+        if rec.heard_text is not None:  # audio runs: what local ASR heard, too
+            heard = rec.heard_text if width is None else _clip(rec.heard_text, width)
+            said = f"{said}\n[dim]heard: {escape(heard)}[/dim]"
         table.add_row(
-            rec.turn,
-            rec.user_text if width is None else _clip(rec.user_text, width),
-            said if width is None else _clip(said, width),
-            calls,
+            escape(rec.turn),
+            escape(rec.user_text if width is None else _clip(rec.user_text, width)),
+            said,
+            escape(calls),
             "\n".join(verdicts),
         )
     return table
