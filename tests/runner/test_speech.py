@@ -159,3 +159,18 @@ async def test_a_dropped_realtime_session_reconnects_mid_audio_run(
     # The recording goes on across the reconnect: one continuous, aligned timeline.
     report = analyse_recorded_run(path)
     assert [t.issues for t in report.turns] == [[], []]
+
+
+@pytest.mark.parametrize("mode", ["track", "mix"])
+async def test_tag_tones_mark_where_answers_start(tmp_path: Path, mode: str) -> None:
+    path = await run_conversation(audio_config(tmp_path, only_turns="0-2", tags=mode))
+    assert (path / "tags.wav").is_file() is (mode == "track")
+    wav = read_wav(path / "conversation.wav")
+    report = analyse_recorded_run(path)
+    # Each answer's tag is found where the runner logged its first audio, to the sample.
+    assert [t.issues for t in report.turns] == [[], [], []]
+    assert all(t.tag_alignment is not None and abs(t.tag_alignment) < 0.002 for t in report.turns)
+    if mode == "track":  # the agent's recorded audio stays clean: no 2 kHz tone in it
+        from voxbench.audio.tags import find_tags
+
+        assert find_tags(wav.channel(1)) == []

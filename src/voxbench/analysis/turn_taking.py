@@ -251,8 +251,20 @@ def analyse_recorded_run(run_dir: str | Path) -> TurnTakingReport:
             f"{recording_file}: expected 2 channels (user, agent), found {recording.channels}"
         )
     tags_file = path / "tags.wav"
-    tags = find_tags(read_wav(tags_file)) if tags_file.is_file() else None
+    if tags_file.is_file():
+        tags = find_tags(read_wav(tags_file))
+    elif _run_config(path).get("tags") == "mix":
+        tags = find_tags(recording.channel(1))
+    else:
+        tags = None
     return analyse_turn_taking(events, records, recording, origin, tags)
+
+
+def _run_config(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads((path / "run.json").read_text(encoding="utf-8")).get("config", {})
+    except (OSError, json.JSONDecodeError):
+        return {}
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

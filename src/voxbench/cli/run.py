@@ -102,6 +102,11 @@ def run_command(
         "-o",
         help="Target option KEY=VALUE, repeatable (e.g. turn_detection=server_vad, voice=alloy).",
     ),
+    tags: str = typer.Option(
+        None,
+        "--tags",
+        help="Audio mode: tag tones where answers start: off, track (tags.wav) or mix.",
+    ),
     clock: str = typer.Option(
         None,
         "--clock",
@@ -129,6 +134,7 @@ def run_command(
             "heard_asr": heard_asr,
             "user_tts": user_tts,
             "clock": clock,
+            "tags": tags,
             "target_options": _parse_options(option) if option else None,
         }
         if config_file is not None:

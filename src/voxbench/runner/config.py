@@ -47,6 +47,9 @@ class RunConfig(BaseModel):
     the oracle needs none)."""
     tts: str | None = None
     """Cascade speech synthesis for text targets in audio mode (default local/espeak)."""
+    tags: Literal["off", "track", "mix"] = "off"
+    """Marker tones where each answer starts playing: on their own ``tags.wav`` (``track``),
+    mixed into the agent channel like the public turn-metrics method (``mix``), or none."""
     heard_asr: str | None = "local/whisper-tiny.en"
     """Transcribes the agent channel (what the agent was heard to say); ``none`` disables."""
 

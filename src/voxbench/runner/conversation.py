@@ -381,13 +381,16 @@ class ConversationRun:
             if state.first_event is None and not isinstance(event, _NOT_AGENT_OUTPUT):
                 state.first_event = t
             if isinstance(event, AssistantAudio):
-                state.first_audio = state.first_audio if state.first_audio is not None else t
+                first = state.first_audio is None
+                state.first_audio = t if first else state.first_audio
                 data: dict[str, Any] = {
                     "samples": len(event.pcm) // 2,
                     "sample_rate": event.sample_rate,
                 }
                 if self.speech is not None:
-                    data["plays_at"] = round(self.speech.place_agent_audio(t, _pcm_audio(event)), 6)
+                    data["plays_at"] = round(
+                        self.speech.place_agent_audio(t, _pcm_audio(event), first), 6
+                    )
                 self.run_dir.append_event(t, turn.id, "target", event.type, data)
                 continue
             self.run_dir.append_event(

@@ -15,42 +15,62 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from voxbench.audio.tags import make_tag
 from voxbench.audio.wav import Audio
 
 RECORDING_FILE = "conversation.wav"
+TAGS_FILE = "tags.wav"
 RECORDING_RATE = 24_000
 _HEADER_BYTES = 44
 
 
-def _header(frames: int, rate: int) -> bytes:
-    data = frames * 4  # 2 channels × 16 bit
+def _header(frames: int, rate: int, channels: int = 2) -> bytes:
+    block = 2 * channels  # 16-bit samples
+    data = frames * block
     return (
         b"RIFF"
         + struct.pack("<I", 36 + data)
         + b"WAVE"
         + b"fmt "
-        + struct.pack("<IHHIIHH", 16, 1, 2, rate, rate * 4, 4, 16)
+        + struct.pack("<IHHIIHH", 16, 1, channels, rate, rate * block, block, 16)
         + b"data"
         + struct.pack("<I", data)
     )
 
 
 class ConversationRecorder:
-    """Builds the two-channel recording of a run as it happens."""
+    """Builds the two-channel recording of a run as it happens.
 
-    def __init__(self, path: Path, origin: float, rate: int = RECORDING_RATE) -> None:
+    Optional marker tones (2 kHz, 15 ms: the public turn-metrics method's tags) mark where
+    each answer's first agent audio starts playing: with ``tags="track"`` on their own
+    ``tags.wav`` (the agent's recorded audio stays clean), with ``"mix"`` added into the agent
+    channel as the public method does. ``voxbench analyze`` checks them against the timeline.
+    """
+
+    def __init__(
+        self, path: Path, origin: float, rate: int = RECORDING_RATE, tags: str = "off"
+    ) -> None:
         self.path = path
         self.origin = origin
         self.rate = rate
+        self.tags = tags
+        self.tags_path = path.with_name(TAGS_FILE)
         self._written = 0  # frames already in the file
         self._user = np.zeros(0, dtype=np.float32)  # pending frames from _written on
         self._agent = np.zeros(0, dtype=np.float32)
+        self._tag_track = np.zeros(0, dtype=np.float32)
         self._agent_cursor = 0  # absolute frame where the next agent chunk may start
         if path.is_file() and path.stat().st_size > _HEADER_BYTES:
             self._written = (path.stat().st_size - _HEADER_BYTES) // 4
             self._agent_cursor = self._written
         else:
             path.write_bytes(_header(0, rate))
+        if tags == "track":
+            if not self.tags_path.is_file():
+                self.tags_path.write_bytes(_header(0, rate, channels=1))
+            have = max(0, (self.tags_path.stat().st_size - _HEADER_BYTES) // 2)
+            if have < self._written:  # tags switched on when resuming: align the track
+                _append_pcm(self.tags_path, np.zeros((self._written - have, 1)), have, rate)
 
     # -- timeline <-> frames ------------------------------------------------------------
 
@@ -97,6 +117,16 @@ class ConversationRecorder:
         self._agent_cursor = start + len(samples)
         return self.time_of(start)
 
+    def add_tag(self, t: float) -> None:
+        """Mark run-clock time ``t`` (where an answer starts playing) with a tag tone."""
+        if self.tags == "off":
+            return
+        tone = make_tag(self.rate)
+        if self.tags == "mix":
+            self._agent = self._place(self._agent, self.frame_at(t), tone)
+        else:
+            self._tag_track = self._place(self._tag_track, self.frame_at(t), tone)
+
     def _prepare(self, audio: Audio) -> np.ndarray:
         return audio.mono().resampled(self.rate).samples
 
@@ -112,16 +142,15 @@ class ConversationRecorder:
         agent = np.zeros(count, dtype=np.float32)
         user[: min(count, len(self._user))] = self._user[:count]
         agent[: min(count, len(self._agent))] = self._agent[:count]
-        stereo = np.stack([user, agent], axis=1)
-        pcm = (np.clip(stereo, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
-        with self.path.open("r+b") as f:
-            f.seek(0, 2)
-            f.write(pcm)
-            self._written = end
-            f.seek(0)
-            f.write(_header(self._written, self.rate))
+        _append_pcm(self.path, np.stack([user, agent], axis=1), self._written, self.rate)
+        if self.tags == "track":
+            tag = np.zeros(count, dtype=np.float32)
+            tag[: min(count, len(self._tag_track))] = self._tag_track[:count]
+            _append_pcm(self.tags_path, tag[:, None], self._written, self.rate)
+        self._written = end
         self._user = self._user[count:]
         self._agent = self._agent[count:]
+        self._tag_track = self._tag_track[count:]
 
     def agent_audio(self, start: float, end: float) -> Audio:
         """The agent channel between two run-clock times (from the file and pending frames)."""
@@ -148,3 +177,13 @@ class ConversationRecorder:
             parts.append(chunk)
         samples = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
         return Audio(samples, self.rate)
+
+
+def _append_pcm(path: Path, frames: np.ndarray, already: int, rate: int) -> None:
+    """Append float frames (frames × channels) as PCM16 and patch the header's sizes."""
+    pcm = (np.clip(frames, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+    with path.open("r+b") as f:
+        f.seek(0, 2)
+        f.write(pcm)
+        f.seek(0)
+        f.write(_header(already + len(frames), rate, channels=frames.shape[1]))

@@ -71,7 +71,9 @@ class SpeechTurns:
 
     def open_recording(self, origin: float) -> None:
         """Start (or continue, on resume) ``conversation.wav``."""
-        self.recorder = ConversationRecorder(self.run.run_dir.path / RECORDING_FILE, origin)
+        self.recorder = ConversationRecorder(
+            self.run.run_dir.path / RECORDING_FILE, origin, tags=self.config.tags
+        )
 
     def clip(self, turn: Turn, rate: int) -> UserClip:
         """The user audio of ``turn`` at ``rate`` Hz, with its speech bounds."""
@@ -160,10 +162,15 @@ class SpeechTurns:
                 await asyncio.wait({consume}, timeout=step)
         return consume.result()
 
-    def place_agent_audio(self, t: float, audio: Audio) -> float:
-        """Put agent audio that arrived at ``t`` on the recording; returns its play time."""
+    def place_agent_audio(self, t: float, audio: Audio, first: bool) -> float:
+        """Put agent audio that arrived at ``t`` on the recording; returns its play time.
+
+        The first audio of an answer is marked with a tag tone when tags are on."""
         assert self.recorder is not None
-        return self.recorder.add_agent(t, audio)
+        plays_at = self.recorder.add_agent(t, audio)
+        if first:
+            self.recorder.add_tag(plays_at)
+        return plays_at
 
     def analyse(
         self, turn_start: float, turn_end: float, state: _TurnState
