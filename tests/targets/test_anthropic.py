@@ -104,7 +104,7 @@ async def test_an_error_event_mid_stream_is_a_retryable_server_error() -> None:
         'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
     )
     transport = httpx.MockTransport(lambda request: httpx.Response(200, text=body))
-    session = AnthropicSession("m", base_url="http://test")
+    session = AnthropicSession("m", base_url="http://127.0.0.1:9")
     await session.start(SETUP)
     session._client = httpx.AsyncClient(transport=transport)
     await session.send_user_text("hi")
