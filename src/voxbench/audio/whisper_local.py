@@ -8,6 +8,7 @@ Silero VAD finds, since Whisper's alignment lets words swallow the silence befor
 
 from __future__ import annotations
 
+import os
 import threading
 from functools import cache
 from pathlib import Path
@@ -42,8 +43,13 @@ def _check_weights(model_dir: Path) -> None:
         )
 
 
+WORKERS = max(1, min(4, os.cpu_count() or 1))
+"""Transcriptions that may run at once (one per core: Whisper tiny decodes on one thread, so
+a second core is idle unless a second transcription runs beside the first)."""
+
+
 @cache
-def _load(model_dir: str, compute_type: str, cpu_threads: int) -> tuple[Any, threading.Lock]:
+def _load(model_dir: str, compute_type: str, cpu_threads: int) -> tuple[Any, threading.Semaphore]:
     try:
         from faster_whisper import WhisperModel
     except ImportError as exc:
@@ -55,9 +61,10 @@ def _load(model_dir: str, compute_type: str, cpu_threads: int) -> tuple[Any, thr
         device="cpu",
         compute_type=compute_type,
         cpu_threads=cpu_threads,
+        num_workers=WORKERS,
         local_files_only=True,
     )
-    return model, threading.Lock()
+    return model, threading.Semaphore(WORKERS)
 
 
 class LocalWhisperASR:

@@ -7,13 +7,21 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from voxbench.cli._evaluate import evaluate_run
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
 from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import RunConfig, build_config
+from voxbench.runner.conversation import ProgressCallback
 from voxbench.runner.launch import resume_run, run_conversation
 
 console = Console()
@@ -31,21 +39,46 @@ def _progress() -> Progress:
     )
 
 
-def execute(config: RunConfig | None, resume: Path | None = None, label: str = "") -> Path:
+def _progress_callback(progress: Progress, task: TaskID) -> ProgressCallback:
+    def on_turn(done: int, total: int, record: TurnRecord) -> None:
+        mark = "" if record.status == "ok" else f" ({record.status})"
+        progress.update(task, completed=done, total=total, last=f"turn {record.turn}{mark}")
+
+    return on_turn
+
+
+def execute(config: RunConfig | None, resume: Path | None = None) -> Path:
     """Run (or resume) with a progress bar; returns the run directory."""
     with _progress() as progress:
-        task = progress.add_task(
-            label or (config.target if config else "resume"), total=None, last=""
-        )
-
-        def on_turn(done: int, total: int, record: TurnRecord) -> None:
-            mark = "" if record.status == "ok" else f" ({record.status})"
-            progress.update(task, completed=done, total=total, last=f"turn {record.turn}{mark}")
-
+        label = config.target if config else "resume"
+        on_turn = _progress_callback(progress, progress.add_task(label, total=None, last=""))
         if resume is not None:
             return asyncio.run(resume_run(resume, progress=on_turn))
         assert config is not None
         return asyncio.run(run_conversation(config, progress=on_turn))
+
+
+def execute_side_by_side(configs: list[RunConfig]) -> list[Path]:
+    """Run several configs at once (one progress bar each); returns their run directories.
+
+    Local speech models decode on one core each, so runs side by side use the machine's
+    cores instead of waiting for each other.
+    """
+    with _progress() as progress:
+
+        async def run_all() -> list[Path]:
+            runs = [
+                run_conversation(
+                    config,
+                    progress=_progress_callback(
+                        progress, progress.add_task(config.target, total=None, last="")
+                    ),
+                )
+                for config in configs
+            ]
+            return list(await asyncio.gather(*runs))
+
+        return asyncio.run(run_all())
 
 
 def run_command(
@@ -178,15 +211,12 @@ def demo_command(
     the no-LLM baseline → eSpeak NG. Each run is recorded, timed and judged.
     """
     targets = ("local/oracle", "cascade/local/baseline" if mode == "audio" else "local/baseline")
-    cards = []
-    paths = []
-    for target in targets:
-        config = build_config(
-            {"benchmark": benchmark, "target": target, "runs_dir": runs_dir, "mode": mode}
-        )
-        path = execute(config, label=target)
-        paths.append(path)
-        cards.append(evaluate_run(path)[0])
+    configs = [
+        build_config({"benchmark": benchmark, "target": t, "runs_dir": runs_dir, "mode": mode})
+        for t in targets
+    ]
+    paths = execute_side_by_side(configs)
+    cards = [evaluate_run(path)[0] for path in paths]
     console.print(scorecards_table(cards, title=f"{benchmark} ({mode}): oracle vs local agent"))
     console.print(
         "Per-turn details: [b]voxbench show RUN_DIR[/b]"

@@ -325,7 +325,7 @@ class ConversationRun:
         end = self.record(turn.id, "turn_ended", status=status)
         heard: dict[str, Any] = {}
         if self.speech is not None:
-            heard = self.speech.analyse(start, end, state)
+            heard = await self.speech.analyse(start, end)
             self.record(turn.id, "agent_speech", **heard)
             await self.clock.sleep(self.config.inter_turn_gap)
         text = "".join(state.text).strip()

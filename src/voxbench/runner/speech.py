@@ -172,33 +172,29 @@ class SpeechTurns:
             self.recorder.add_tag(plays_at)
         return plays_at
 
-    def analyse(
-        self, turn_start: float, turn_end: float, state: _TurnState
-    ) -> dict[str, float | str | None]:
-        """VAD stamps and heard text of the agent for the turn just ended; flushes the recording."""
+    async def analyse(self, turn_start: float, turn_end: float) -> dict[str, float | str | None]:
+        """VAD stamps and heard text of the agent for the turn just ended; flushes the recording.
+
+        The model work runs in a worker thread, so other runs sharing the event loop go on.
+        """
         assert self.recorder is not None
         agent = self.recorder.agent_audio(turn_start, turn_end)
+        self.recorder.flush(turn_end)
+        return await asyncio.to_thread(self._listen, agent, turn_start)
+
+    def _listen(self, agent: Audio, offset: float) -> dict[str, float | str | None]:
         segments: list[SpeechSegment] = self.vad.segments(agent) if agent.frames else []
         out: dict[str, float | str | None] = {
             "agent_speech_start": None,
             "agent_speech_end": None,
-            "heard_text": None,
+            "heard_text": None if self.heard_asr is None else "",
         }
         if segments:
-            out["agent_speech_start"] = round(turn_start + segments[0].start, 6)
-            out["agent_speech_end"] = round(turn_start + segments[-1].end, 6)
+            out["agent_speech_start"] = round(offset + segments[0].start, 6)
+            out["agent_speech_end"] = round(offset + segments[-1].end, 6)
             if self.heard_asr is not None:
-                spoken = Audio(
-                    agent.samples[
-                        int(segments[0].start * agent.sample_rate) : int(
-                            segments[-1].end * agent.sample_rate
-                        )
-                        + 1
-                    ],
-                    agent.sample_rate,
-                )
+                rate = agent.sample_rate
+                first, last = int(segments[0].start * rate), int(segments[-1].end * rate) + 1
+                spoken = Audio(agent.samples[first:last], rate)
                 out["heard_text"] = self.heard_asr.transcribe(spoken).text.strip()
-        elif self.heard_asr is not None:
-            out["heard_text"] = ""
-        self.recorder.flush(turn_end)
         return out
