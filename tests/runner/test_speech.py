@@ -174,3 +174,20 @@ async def test_tag_tones_mark_where_answers_start(tmp_path: Path, mode: str) -> 
         from voxbench.audio.tags import find_tags
 
         assert find_tags(wav.channel(1)) == []
+
+
+async def test_an_audio_run_resumes_on_the_same_recording(tmp_path: Path) -> None:
+    from voxbench.runner.launch import resume_run
+
+    path = await run_conversation(audio_config(tmp_path, only_turns="0-3"))
+    # As if killed after turn 1: the last two turns never completed.
+    lines = (path / "transcript.jsonl").read_text().splitlines(keepends=True)
+    (path / "transcript.jsonl").write_text("".join(lines[:2]))
+    before = read_wav(path / "conversation.wav").duration
+    await resume_run(path)
+    run = RunDirectory.open_existing(path)
+    assert [r.turn for r in run.turns()] == ["0", "1", "2", "3"]
+    assert read_wav(path / "conversation.wav").duration > before  # appended, never rewritten
+    assert [e.type for e in run.events()].count("recording_started") == 1
+    report = analyse_recorded_run(path)
+    assert [t.issues for t in report.turns] == [[], [], [], []]
