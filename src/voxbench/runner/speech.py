@@ -100,12 +100,12 @@ class SpeechTurns:
         lag = 0.0  # how far sending fell behind the audio's own timing (a busy event loop)
         try:
             for i in range(0, clip.audio.frames, chunk):
+                if consume.done() and consume.exception() is not None:
+                    consume.result()  # the session broke mid-utterance: retry the turn now
                 due = start + lag + i / rate
                 await clock.sleep(due - clock.now())
-                sent_at = clock.now()
-                lag += max(
-                    0.0, sent_at - due - 0.005
-                )  # a late chunk delays the rest: no catch-up burst
+                # A chunk sent late delays the rest (as a stalled microphone would): no burst.
+                lag += max(0.0, clock.now() - due - 0.005)
                 piece = Audio(clip.audio.samples[i : i + chunk], rate)
                 await session.send_user_audio(piece.to_pcm16(), rate)
                 self.recorder.add_user(start + lag + i / rate, piece)
