@@ -132,7 +132,9 @@ def test_openai_transcription_protocol_errors(payload):
     client = httpx.Client(
         transport=httpx.MockTransport(lambda r: httpx.Response(200, content=payload))
     )
-    asr = get_asr("openai/whisper-1", api_key="k" * 20, base_url="http://127.0.0.1:9/v1", http_client=client)
+    asr = get_asr(
+        "openai/whisper-1", api_key="k" * 20, base_url="http://127.0.0.1:9/v1", http_client=client
+    )
     with pytest.raises(ProtocolError, match="openai/whisper-1"):
         asr.transcribe(Audio.silence(0.5, 16000))
 

@@ -56,14 +56,16 @@ async def test_injected_server_latency_shows_in_measured_latency(
         assert len(stream["end_of_turn_sent"]) == 1
     lat_fast = fast["responses"][0]["latency"]
     lat_slow = slow["responses"][0]["latency"]
-    assert lat_fast >= injected["fast"] and lat_slow >= injected["slow"]
+    # The end of turn is stamped as it is sent, a hair after the server may already hold it.
+    slack = 0.005
+    assert lat_fast >= injected["fast"] - slack and lat_slow >= injected["slow"] - slack
     # The measured difference is the injected one (network and pacing jitter aside).
     assert lat_slow - lat_fast == pytest.approx(injected["slow"] - injected["fast"], abs=0.25)
     # With server VAD the driver sends no end of turn; the server's own VAD answers.
     assert server_vad["turn_detection"] == "server"
     assert server_vad["end_of_turn_sent"] == []
     assert server_vad["server_speech_stopped"]
-    assert server_vad["responses"][0]["latency"] >= injected["fast"]
+    assert server_vad["responses"][0]["latency"] >= injected["fast"] - slack
     assert (
         server_vad["responses"][0]["first_audio"]
         > corpus_times["v1_0/candor_turn_taking/1"]["turn_end"]
