@@ -76,7 +76,9 @@ def test_messages_say_what_to_fix() -> None:
         key_vars=("GEMINI_API_KEY",),
     )  # fmt: skip
     assert google.category == "authentication" and "GEMINI_API_KEY" in google.message
-    missing = error_from_status(404, {}, b"", provider="p", url="http://127.0.0.1:9/v1/chat/completions")
+    missing = error_from_status(
+        404, {}, b"", provider="p", url="http://127.0.0.1:9/v1/chat/completions"
+    )
     assert "--base-url" in missing.message
 
 
