@@ -17,11 +17,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import tempfile
 from pathlib import Path
 
-import numpy as np
+from _errors import describe_errors
 
 from voxbench.analysis.turn_taking import analyse_recorded_run
 from voxbench.audio.tts import get_tts
@@ -36,15 +35,6 @@ from voxbench.testing.scripts import GoldenScript
 def espeak_voice(text: str, sample_rate: int) -> bytes:
     """The fake answers in real speech, so VAD hears its onset as a listener would."""
     return get_tts("local/espeak").synthesize(text).resampled(sample_rate).to_pcm16()
-
-
-def describe(name: str, errors_ms: list[float]) -> str:
-    arr = np.abs(np.asarray(errors_ms))
-    return (
-        f"{name}: n={len(arr)} mean={statistics.fmean(errors_ms):+.2f} ms "
-        f"|err| p50={np.percentile(arr, 50):.2f} p90={np.percentile(arr, 90):.2f} "
-        f"max={arr.max():.2f} ms"
-    )
 
 
 async def measure(latency_ms: float, turns: str, root: Path) -> tuple[list[float], list[float]]:
@@ -77,9 +67,8 @@ async def measure(latency_ms: float, turns: str, root: Path) -> tuple[list[float
         if r.timings.first_audio_latency is not None and not r.tool_calls
     ]
     print(
-        describe(
-            f"injected {latency_ms:g} ms · runner's own share (vs the fake's measured delay)", own
-        )
+        f"injected {latency_ms:g} ms · runner's own share (vs the fake's measured delay): "
+        + describe_errors(own)
     )
     report = await asyncio.to_thread(analyse_recorded_run, path)
     v2v_errors = []
@@ -111,12 +100,12 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for latency in (float(x) for x in args.latencies.split(",")):
             fa, v2v = await measure(latency, args.turns, Path(tmp))
-            print(describe(f"injected {latency:g} ms · first-audio latency error", fa))
-            print(describe(f"injected {latency:g} ms · WAV voice-to-voice error", v2v))
+            print(f"injected {latency:g} ms · first-audio latency error: {describe_errors(fa)}")
+            print(f"injected {latency:g} ms · WAV voice-to-voice error: {describe_errors(v2v, 20)}")
             all_fa += fa
             all_v2v += v2v
-    print(describe("all · first-audio latency error (target ≤ 5 ms)", all_fa))
-    print(describe("all · WAV voice-to-voice error (target ≤ 20 ms)", all_v2v))
+    print(f"all · first-audio latency error: {describe_errors(all_fa)}")
+    print(f"all · WAV voice-to-voice error: {describe_errors(all_v2v, 20)}")
 
 
 if __name__ == "__main__":

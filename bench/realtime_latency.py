@@ -16,9 +16,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import tempfile
 from pathlib import Path
+
+from _errors import describe_errors
 
 from voxbench.core.records import TurnRecord
 from voxbench.runner import launch
@@ -68,19 +69,6 @@ async def measure(
     return vs_injected, vs_server
 
 
-def describe(errors: list[float]) -> str:
-    if not errors:
-        return "no measurements"
-    ordered = sorted(errors)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return (
-        f"n={len(errors):3d}  mean={statistics.fmean(errors):6.2f}  "
-        f"median={statistics.median(errors):6.2f}  p95={p95:6.2f}  "
-        f"min={ordered[0]:6.2f}  max={ordered[-1]:6.2f}  "
-        f"within 5 ms: {sum(abs(e) <= 5 for e in errors)}/{len(errors)}"
-    )
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latencies", default="0,50,150,300,600")
@@ -96,9 +84,9 @@ async def main() -> None:
                 errors, served = await measure(target, latency, args.runs, Path(tmp))
                 everything += errors
                 against_server += served
-                print(f"{target:42s} injected {latency:6.1f} ms  {describe(errors)}")
-            print(f"{target:42s} all latencies        {describe(everything)}")
-            print(f"{target:42s} vs server's own delay {describe(against_server)}")
+                print(f"{target:42s} injected {latency:6.1f} ms  {describe_errors(errors)}")
+            print(f"{target:42s} all latencies        {describe_errors(everything)}")
+            print(f"{target:42s} vs server's own delay {describe_errors(against_server)}")
 
 
 if __name__ == "__main__":

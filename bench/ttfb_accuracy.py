@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import tempfile
 from pathlib import Path
+
+from _errors import describe_errors
 
 from voxbench.core.records import TurnRecord
 from voxbench.runner import launch
@@ -59,17 +60,6 @@ async def measure(target: str, latency_ms: float, runs: int, root: Path) -> list
     return errors
 
 
-def describe(errors: list[float]) -> str:
-    ordered = sorted(errors)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return (
-        f"n={len(errors):3d}  mean={statistics.fmean(errors):6.2f}  "
-        f"median={statistics.median(errors):6.2f}  p95={p95:6.2f}  "
-        f"min={ordered[0]:6.2f}  max={ordered[-1]:6.2f}  "
-        f"within 5 ms: {sum(abs(e) <= 5 for e in errors)}/{len(errors)}"
-    )
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latencies", default="0,20,50,100,250")
@@ -83,8 +73,8 @@ async def main() -> None:
             for latency in latencies:
                 errors = await measure(target, latency, args.runs, Path(tmp))
                 everything += errors
-                print(f"{target:30s} injected {latency:6.1f} ms  {describe(errors)}")
-            print(f"{target:30s} all latencies        {describe(everything)}")
+                print(f"{target:30s} injected {latency:6.1f} ms  {describe_errors(errors)}")
+            print(f"{target:30s} all latencies        {describe_errors(everything)}")
 
 
 if __name__ == "__main__":
