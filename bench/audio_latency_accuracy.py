@@ -25,7 +25,7 @@ from _errors import describe_errors
 from voxbench.analysis.turn_taking import analyse_recorded_run
 from voxbench.audio.tts import get_tts
 from voxbench.benchmarks.loader import load_benchmark
-from voxbench.runner.artifacts import RunDirectory
+from voxbench.core.rundir import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 from voxbench.testing.openai_realtime import FakeOpenAIRealtimeServer

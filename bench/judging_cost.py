@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.rundir import RunDirectory
 from voxbench.judging import llm_judge
 from voxbench.judging.deterministic import judge_deterministic
 from voxbench.judging.run import JudgeOptions, judge_run
-from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 from voxbench.testing import FakeOpenAIServer, Reply, Script

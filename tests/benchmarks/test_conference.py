@@ -20,8 +20,8 @@ from voxbench.benchmarks.loader import load_benchmark
 from voxbench.benchmarks.stats import benchmark_stats
 from voxbench.cli._evaluate import evaluate_run, oracle_check
 from voxbench.core.benchmark import Benchmark
+from voxbench.core.rundir import RunDirectory
 from voxbench.judging.deterministic import judge_deterministic
-from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 

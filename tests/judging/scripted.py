@@ -13,7 +13,7 @@ from typing import Any
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.records import TurnRecord
-from voxbench.runner.artifacts import RunDirectory
+from voxbench.core.rundir import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 from voxbench.targets.inprocess import InProcessSession

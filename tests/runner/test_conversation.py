@@ -10,7 +10,7 @@ import pytest
 
 from tests.runner.scripted import ScriptedSession
 from voxbench.core.errors import ConfigError, RunError
-from voxbench.runner.artifacts import RunDirectory
+from voxbench.core.rundir import RunDirectory
 from voxbench.runner.config import RunConfig, parse_turn_selection
 from voxbench.runner.launch import run_conversation
 
@@ -123,7 +123,7 @@ async def test_retryable_error_retries_with_a_fresh_session(tmp_path: Path) -> N
     assert records[2].assistant_text == "recovered" and records[2].retries == 1
     assert len(sessions) == 2 and sessions[1].history_len == 4  # turns 0 and 1 rehydrated
     retry = [e for e in run.events() if e.type == "turn_retry"]
-    assert retry and retry[0].data["reason"] == "rate_limit: 429"
+    assert retry and retry[0].reason == "rate_limit: 429"
 
 
 async def test_dropped_session_reconnects_and_is_recorded(tmp_path: Path) -> None:

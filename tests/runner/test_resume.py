@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from voxbench.runner.artifacts import RunDirectory
+from voxbench.core.rundir import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import resume_run, run_conversation
 

@@ -13,7 +13,7 @@ from voxbench.analysis.turn_taking import analyse_recorded_run
 from voxbench.audio.vad import detect_speech
 from voxbench.audio.wav import read_wav
 from voxbench.audio.wer import word_error_rate
-from voxbench.runner.artifacts import RunDirectory
+from voxbench.core.rundir import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 
@@ -32,7 +32,7 @@ async def test_oracle_audio_run_records_an_aligned_conversation(tmp_path: Path) 
     assert [r.status for r in records] == ["ok"] * 4
     wav = read_wav(path / "conversation.wav")
     assert wav.channels == 2 and wav.sample_rate == 24_000
-    origin = next(e.data["origin"] for e in run.events() if e.type == "recording_started")
+    origin = next(e.origin for e in run.events() if e.type == "recording_started")
     for rec in records:
         t = rec.timings
         assert t.user_speech_start is not None and t.user_speech_end > t.user_speech_start

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 from voxbench.core.records import TurnRecord
+from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import SessionSetup
+from voxbench.core.timeline import TimelineEvent
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 from voxbench.targets.registry import resolve_target
@@ -31,14 +32,12 @@ async def run_smoke(
 
 def turns(path: Path) -> list[TurnRecord]:
     """The run's transcript."""
-    lines = (path / "transcript.jsonl").read_text().splitlines()
-    return [TurnRecord.model_validate_json(line) for line in lines]
+    return RunDirectory(path).turns()
 
 
-def runner_events(path: Path, *types: str) -> list[dict[str, Any]]:
+def runner_events(path: Path, *types: str) -> list[TimelineEvent]:
     """Recorded events of the given types, in order."""
-    rows = [json.loads(line) for line in (path / "events.jsonl").read_text().splitlines()]
-    return [r for r in rows if r["type"] in types]
+    return [e for e in RunDirectory(path).events() if e.type in types]
 
 
 async def assert_all_passed(path: Path) -> None:

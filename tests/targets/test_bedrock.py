@@ -60,7 +60,7 @@ async def test_throttling_and_server_errors_are_retried(
     async with FakeBedrockServer(GoldenScript(load_benchmark("smoke")), faults=[fault]) as server:
         path = await run_smoke(tmp_path, TARGET, server.url)
     (retry,) = runner_events(path, "turn_retry")
-    assert retry["data"]["reason"].startswith(category)
+    assert retry.reason.startswith(category)
     assert [r.status for r in turns(path)] == ["ok"] * 10
 
 
@@ -71,7 +71,7 @@ async def test_a_dropped_stream_is_retried_and_a_hang_fails_its_turn(tmp_path: P
     records = turns(path)
     assert [r.turn for r in records] == [str(i) for i in range(10)]
     (retry,) = runner_events(path, "turn_retry")
-    assert retry["data"]["reason"].startswith("connectivity") and retry["data"]["reconnect"]
+    assert retry.reason.startswith("connectivity") and retry.reconnect
     assert runner_events(path, "turn_timeout")
     assert sum(r.status == "ok" for r in records) == 9
 

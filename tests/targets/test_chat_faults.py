@@ -52,11 +52,11 @@ async def test_retryable_faults_are_retried_and_the_run_completes(
     _assert_complete_run(path)
     assert all(r.status == "ok" for r in turns(path))
     (retry,) = runner_events(path, "turn_retry")
-    assert retry["turn"] == "1"
-    assert retry["data"]["reason"].startswith(category)
-    assert retry["data"]["reconnect"] is reconnect
+    assert retry.turn == "1"
+    assert retry.reason.startswith(category)
+    assert retry.reconnect is reconnect
     if category == "rate_limit":
-        assert retry["data"]["delay"] == pytest.approx(0.05)  # Retry-After honoured
+        assert retry.delay == pytest.approx(0.05)  # Retry-After honoured
     assert turns(path)[1].retries == 1
 
 
@@ -68,7 +68,7 @@ async def test_a_hang_fails_that_turn_at_its_timeout(tmp_path: Path, target: str
     assert records[1].status == "error"
     assert "no complete response within 0.5 s" in records[1].errors[0]
     assert [r.status for r in records[2:]] == ["ok"] * 8
-    assert runner_events(path, "turn_timeout")[0]["turn"] == "1"
+    assert runner_events(path, "turn_timeout")[0].turn == "1"
 
 
 @pytest.mark.parametrize("target", sorted(SERVERS))
@@ -94,7 +94,7 @@ async def test_malformed_tool_json_is_recorded_then_the_run_goes_on(
     if target.startswith("gemini"):
         # Gemini reports a broken call as finishReason MALFORMED_FUNCTION_CALL: retried.
         (retry,) = runner_events(path, "turn_retry")
-        assert retry["data"]["reason"].startswith("malformed_tool_call")
+        assert retry.reason.startswith("malformed_tool_call")
         assert records[1].status == "ok"
     else:
         calls = records[1].tool_calls

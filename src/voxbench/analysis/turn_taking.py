@@ -24,7 +24,6 @@ responses.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,16 @@ from voxbench.audio.tags import find_tags
 from voxbench.audio.vad import SileroVAD, SpeechSegment
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import RunError
-from voxbench.core.events import RecordedEvent
 from voxbench.core.records import Judgment, TurnRecord
+from voxbench.core.rundir import RunDirectory
+from voxbench.core.timeline import (
+    AudioRecorded,
+    RecordingStarted,
+    TimelineEvent,
+    TurnEnded,
+    TurnStarted,
+    UserTurnEnded,
+)
 
 OVERLAP_MIN = 0.100
 """Seconds of simultaneous speech that count as an overlap."""
@@ -84,20 +91,20 @@ class TurnTakingReport:
         return asdict(self)
 
 
-def _windows(events: list[RecordedEvent]) -> dict[str, dict[str, float]]:
+def _windows(events: list[TimelineEvent]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for e in events:
         if e.turn is None:
             continue
         w = out.setdefault(e.turn, {})
-        if e.type == "turn_started":
+        if isinstance(e, TurnStarted):
             w.clear()  # a retried or resumed turn: the last attempt is the one recorded
             w["start"] = e.t
-        elif e.type == "user_turn_ended":
+        elif isinstance(e, UserTurnEnded):
             w["user_end"] = e.t
-        elif e.type == "assistant_audio" and "first_audio" not in w and "plays_at" in e.data:
-            w["first_audio"] = float(e.data["plays_at"])
-        elif e.type == "turn_ended":
+        elif isinstance(e, AudioRecorded) and "first_audio" not in w and e.plays_at is not None:
+            w["first_audio"] = e.plays_at
+        elif isinstance(e, TurnEnded):
             w["end"] = e.t
     return out
 
@@ -115,7 +122,7 @@ def _rms_onset(
 
 
 def analyse_turn_taking(
-    events: list[RecordedEvent],
+    events: list[TimelineEvent],
     records: list[TurnRecord],
     recording: Audio,
     origin: float,
@@ -238,43 +245,22 @@ def turn_taking_judgments(report: TurnTakingReport) -> list[Judgment]:
 
 def analyse_recorded_run(run_dir: str | Path) -> TurnTakingReport:
     """Analyse a run directory's ``events.jsonl``, ``transcript.jsonl`` and ``conversation.wav``."""
-    path = Path(run_dir)
-    recording_file = path / "conversation.wav"
-    if not recording_file.is_file():
-        raise RunError(f"{path}: no conversation.wav (turn-taking needs a run in audio mode)")
-    events = [RecordedEvent.model_validate(r) for r in _read_jsonl(path / "events.jsonl")]
-    records = [TurnRecord.model_validate(r) for r in _read_jsonl(path / "transcript.jsonl")]
-    origin = next((float(e.data["origin"]) for e in events if e.type == "recording_started"), 0.0)
+    run = RunDirectory.open_existing(run_dir)
+    recording_file = run.recording_file
+    if not run.has_recording:
+        raise RunError(f"{run.path}: no {run.RECORDING} (turn-taking needs a run in audio mode)")
+    events = run.events()
+    records = run.turns()
+    origin = next((e.origin for e in events if isinstance(e, RecordingStarted)), 0.0)
     recording = read_wav(recording_file)
     if recording.channels != 2:
         raise RunError(
             f"{recording_file}: expected 2 channels (user, agent), found {recording.channels}"
         )
-    tags_file = path / "tags.wav"
-    if tags_file.is_file():
-        tags = find_tags(read_wav(tags_file))
-    elif _run_config(path).get("tags") == "mix":
+    if run.tags_file.is_file():
+        tags = find_tags(read_wav(run.tags_file))
+    elif run.info().config.get("tags") == "mix":
         tags = find_tags(recording.channel(1))
     else:
         tags = None
     return analyse_turn_taking(events, records, recording, origin, tags)
-
-
-def _run_config(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads((path / "run.json").read_text(encoding="utf-8")).get("config", {})
-    except (OSError, json.JSONDecodeError):
-        return {}
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise RunError(f"{path}: missing")
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                break  # a line torn by a kill ends the readable part
-    return rows

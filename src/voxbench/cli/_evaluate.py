@@ -15,17 +15,14 @@ from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError, RunError
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
-from voxbench.judging.run import JudgeOptions, judge_run, read_judgments, write_judgments
+from voxbench.core.rundir import RunDirectory
+from voxbench.judging.run import JudgeOptions, judge_run
 from voxbench.judging.turn_taking import TurnTakingAnalyser
-from voxbench.report.markdown import REPORT_FILE, render_report
-from voxbench.runner.artifacts import RunDirectory, write_json_atomic
+from voxbench.report.markdown import render_report
 from voxbench.runner.config import RunConfig, parse_turn_selection
 from voxbench.runner.launch import run_conversation
 from voxbench.scoring.compat import COMPAT_NAMES, conversation_bench_summary
 from voxbench.scoring.scorecard import build_scorecard
-
-SCORECARD_FILE = "scorecard.json"
-COMPAT_FILE = "compat_conversation_bench.json"
 
 
 @dataclass
@@ -101,7 +98,7 @@ async def evaluate_run_async(
         options=options,
         turn_taking=turn_taking_analyser(),
     )
-    write_judgments(run_dir.path, judged.judgments)
+    run_dir.write_judgments(judged.judgments)
     checks = dict(judged.totals) | {"turn_taking": judged.turn_taking}
     if judged.llm:
         checks["llm_judge"] = judged.llm
@@ -115,13 +112,13 @@ async def evaluate_run_async(
         seed=info.seed,
         judges=judged.judges,
     )
-    write_json_atomic(run_dir.path / SCORECARD_FILE, card.model_dump(mode="json"))
+    run_dir.write_scorecard(card)
     summary = None
     if compat is not None:
         summary = conversation_bench_summary(benchmark, card, judged.records, judged.judgments)
-        write_json_atomic(run_dir.path / COMPAT_FILE, summary)
+        run_dir.write_json(run_dir.compat_file(compat), summary)
     report = render_report(card, judged.records, judged.judgments, summary)
-    (run_dir.path / REPORT_FILE).write_text(report, encoding="utf-8")
+    run_dir.write_text(run_dir.report_file, report)
     return Evaluation(card=card, judgments=judged.judgments, records=judged.records, compat=summary)
 
 
@@ -136,19 +133,16 @@ def load_or_evaluate(path: str | Path) -> tuple[Scorecard, list[Judgment]]:
     """The run's saved scorecard and judgments, or a deterministic judging when it has none
     (so showing a run never throws away an LLM judge's verdicts)."""
     run_dir = RunDirectory.open_existing(path)
-    card_file = run_dir.path / SCORECARD_FILE
-    judgments = read_judgments(run_dir.path)
-    transcript = run_dir.path / "transcript.jsonl"
+    card_file, transcript = run_dir.scorecard_file, run_dir.transcript_file
+    judgments = run_dir.judgments()
     fresh = (
         judgments is not None
         and card_file.is_file()
         and (not transcript.is_file() or card_file.stat().st_mtime >= transcript.stat().st_mtime)
     )
-    if fresh and judgments is not None:
-        try:
-            return Scorecard.model_validate_json(card_file.read_text(encoding="utf-8")), judgments
-        except ValueError:
-            pass  # an unreadable or older-format scorecard: judge again
+    card = run_dir.scorecard() if fresh else None  # an older-format scorecard: judge again
+    if card is not None and judgments is not None:
+        return card, judgments
     return evaluate_run(path)
 
 

@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 
 from voxbench.cli._evaluate import load_or_evaluate
+from voxbench.core.rundir import RunDirectory
 from voxbench.report.terminal import comparison_table
-from voxbench.runner.artifacts import RunDirectory
 from voxbench.scoring.compare import compare_runs
 
 console = Console()

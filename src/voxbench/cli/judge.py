@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from voxbench.cli._evaluate import evaluate_run_async
-from voxbench.report.markdown import REPORT_FILE
+from voxbench.core.rundir import RunDirectory
 from voxbench.report.terminal import scorecards_table
 
 console = Console()
@@ -78,4 +78,4 @@ def judge_command(
                 if value is not None
             )
         )
-    console.print(f"report: [b]{Path(run_dir) / REPORT_FILE}[/b]")
+    console.print(f"report: [b]{RunDirectory(run_dir).report_file}[/b]")

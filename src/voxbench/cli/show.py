@@ -8,8 +8,8 @@ import typer
 from rich.console import Console
 
 from voxbench.cli._evaluate import load_or_evaluate
+from voxbench.core.rundir import RunDirectory
 from voxbench.report.terminal import scorecards_table, turns_table
-from voxbench.runner.artifacts import RunDirectory
 
 console = Console()
 

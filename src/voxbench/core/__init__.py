@@ -1,4 +1,5 @@
-"""The ground floor: domain model, clock, errors and secrets. Imports nothing of voxbench."""
+"""The ground floor: domain model, the run directory and its timeline, clock, errors and
+secrets. Imports nothing of voxbench outside ``core``."""
 
 from voxbench.core.benchmark import (
     CORE_DIMENSIONS,
@@ -26,7 +27,6 @@ from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
     Interrupted,
-    RecordedEvent,
     SessionEvent,
     SpeechStarted,
     SpeechStopped,
@@ -72,7 +72,6 @@ __all__ = [
     "PrerequisiteError",
     "ProtocolError",
     "ProviderError",
-    "RecordedEvent",
     "RunError",
     "RunInfo",
     "Scorecard",

@@ -1,9 +1,9 @@
-"""What a Session emits, and how the runner records it.
+"""What a Session emits, and how the runner records it on the timeline.
 
 Session events are a flat discriminated union keyed on ``type``. The runner stamps each one
-once, from the run's clock, into a ``RecordedEvent`` line of ``events.jsonl``; runner-side
-happenings (a turn starting, a tool result sent, a retry) are recorded the same way so the
-timeline is one file.
+once, from the run's clock, into a line of ``events.jsonl``; runner-side happenings (a turn
+starting, a tool result sent, a retry) are recorded the same way so the timeline is one file.
+Every line is a typed ``TimelineEvent`` (see ``voxbench.core.timeline``).
 """
 
 from __future__ import annotations
@@ -129,21 +129,3 @@ SessionEvent = Annotated[
     | StageTiming,
     Field(discriminator="type"),
 ]
-
-
-class RecordedEvent(BaseModel):
-    """One line of ``events.jsonl``.
-
-    ``t`` is seconds since the run's clock origin. ``source`` is ``target`` for Session
-    events and ``runner`` for what the runner did. ``data`` is the event without its bytes
-    (audio chunks are recorded as their sample count; the samples live in the wav files).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    seq: int
-    t: float
-    turn: str | None
-    source: Literal["target", "runner"]
-    type: str
-    data: dict[str, Any] = Field(default_factory=dict)

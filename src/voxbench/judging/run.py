@@ -8,17 +8,12 @@ applicable dimension), in conversation order.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from voxbench.core.benchmark import Benchmark
-from voxbench.core.errors import RunError
 from voxbench.core.records import Judgment, TurnRecord
-from voxbench.core.secrets import redact
 from voxbench.judging.absorption import combine_turn, resolve_chains
 from voxbench.judging.cache import JudgmentCache
 from voxbench.judging.deterministic import JUDGE_NAME, JUDGE_VERSION, judge_deterministic
@@ -26,8 +21,6 @@ from voxbench.judging.llm import make_judge_client
 from voxbench.judging.llm.base import JudgeClient
 from voxbench.judging.llm_judge import CONCURRENCY, LLMJudge, TurnOutcome
 from voxbench.judging.turn_taking import TurnTakingAnalyser, turn_taking_judgments
-
-JUDGED_FILE = "judged.jsonl"
 
 
 @dataclass
@@ -139,30 +132,3 @@ async def judge_run(
         turn_taking=tt_status,
         llm=llm_stats,
     )
-
-
-def write_judgments(run_path: Path, judgments: list[Judgment]) -> Path:
-    """Write ``judged.jsonl`` (one judgment per line) through a temporary file."""
-    path = run_path / JUDGED_FILE
-    tmp = path.with_suffix(".jsonl.tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for j in judgments:
-            f.write(json.dumps(redact(j.model_dump(mode="json")), ensure_ascii=False) + "\n")
-    tmp.replace(path)
-    return path
-
-
-def read_judgments(run_path: Path) -> list[Judgment] | None:
-    """``judged.jsonl`` of a run, or None when the run was never judged."""
-    path = run_path / JUDGED_FILE
-    if not path.is_file():
-        return None
-    out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(Judgment.model_validate_json(line))
-        except ValidationError as exc:
-            raise RunError(f"{path}:{number}: not a judgment: {exc.errors()[0]['msg']}") from exc
-    return out

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from voxbench.core.records import Judgment, TurnRecord
+from voxbench.core.rundir import RunDirectory
 
 DIMENSION = "turn_taking"
-RECORDING_FILE = "conversation.wav"
 
 TurnTakingAnalyser = Callable[[Path, list[TurnRecord]], list[Judgment]]
 
@@ -37,8 +37,8 @@ def turn_taking_judgments(
     """Turn-taking judgments of a run and a one-line status for the scorecard."""
     if skip:
         return [], "skipped (--skip-turn-taking)"
-    if run_path is None or not (run_path / RECORDING_FILE).is_file():
-        return [], f"not analysed: the run has no {RECORDING_FILE} (text run)"
+    if run_path is None or not RunDirectory(run_path).has_recording:
+        return [], f"not analysed: the run has no {RunDirectory.RECORDING} (text run)"
     if analyser is None:
         return [], "not analysed: no turn-taking analyser is installed"
     wanted = {r.turn for r in records}

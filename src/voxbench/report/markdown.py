@@ -8,8 +8,6 @@ from typing import Any
 from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
 from voxbench.core.secrets import redact_text
 
-REPORT_FILE = "report.md"
-
 
 def _pct(rate: float | None) -> str:
     return "—" if rate is None else f"{rate:.1%}"

@@ -35,8 +35,28 @@ from voxbench.core.events import (
     UserTranscript,
 )
 from voxbench.core.records import ToolCallRecord, TurnRecord, TurnTimings
+from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import HistoryMessage, HistoryToolCall, Session, SessionSetup
-from voxbench.runner.artifacts import RunDirectory
+from voxbench.core.timeline import (
+    AgentSpeechHeard,
+    AudioRecorded,
+    RecordingStarted,
+    RunFinished,
+    RunResumed,
+    RunStarted,
+    SessionDropped,
+    Stamp,
+    ToolResultSent,
+    TurnEnded,
+    TurnFailed,
+    TurnRetry,
+    TurnSkipped,
+    TurnStarted,
+    TurnTimedOut,
+    UserTextSent,
+    UserTurnEnded,
+    recorded_target_event,
+)
 from voxbench.runner.config import RunConfig
 from voxbench.targets.registry import canonical_name
 
@@ -167,10 +187,10 @@ class ConversationRun:
 
     # -- the run ------------------------------------------------------------------------
 
-    def record(self, turn: str | None, type_: str, **data: Any) -> float:
+    def record(self, turn: str | None, event: Stamp) -> float:
         """Stamp and append a runner event; returns its time."""
         t = self.clock.now()
-        self.run_dir.append_event(t, turn, "runner", type_, data)
+        self.run_dir.append_event(event, t=t, turn=turn)
         return t
 
     async def run(self) -> list[TurnRecord]:
@@ -187,9 +207,9 @@ class ConversationRun:
                         f"{self.run_dir.path}: no backend checkpoint for turn {self.records[-1].turn}"
                     )
                 self.backend.restore_state(state)
-                self.record(None, "run_resumed", after_turn=self.records[-1].turn)
+                self.record(None, RunResumed(after_turn=self.records[-1].turn))
             else:
-                self.record(None, "run_started", target=canonical_name(self.config.target))
+                self.record(None, RunStarted(target=canonical_name(self.config.target)))
             done = {r.turn for r in self.records}
             selected = self._selected_turns()
             total = len(selected)
@@ -207,7 +227,7 @@ class ConversationRun:
                 self.records.append(record)
                 if self.progress:
                     self.progress(position + 1, total, record)
-            self.record(None, "run_finished")
+            self.record(None, RunFinished())
         finally:
             await self._close_session()
             self.run_dir.close()
@@ -221,12 +241,12 @@ class ConversationRun:
         if virtual:
             self.clock = VirtualClock(start_at=self.clock.now())
         origin = next(
-            (e.data["origin"] for e in self.run_dir.events() if e.type == "recording_started"), None
+            (e.origin for e in self.run_dir.events() if isinstance(e, RecordingStarted)), None
         )
         if origin is None:
             origin = self.clock.now()
             self.record(
-                None, "recording_started", origin=origin, clock="virtual" if virtual else "real"
+                None, RecordingStarted(origin=origin, clock="virtual" if virtual else "real")
             )
         self.speech.open_recording(origin)
         # A resumed run continues its recording where the file ends.
@@ -248,7 +268,7 @@ class ConversationRun:
         return [(i, t) for i, t in turns if i in wanted]
 
     def _ended_early(self, index: int, turn: Turn) -> TurnRecord:
-        t = self.record(turn.id, "turn_skipped", reason="conversation already ended")
+        t = self.record(turn.id, TurnSkipped(reason="conversation already ended"))
         return TurnRecord(
             turn=turn.id,
             index=index,
@@ -269,7 +289,7 @@ class ConversationRun:
             except _RetryTurn as retry:
                 self.backend.restore_state(start_state)
                 if retries >= self.config.max_retries:
-                    t = self.record(turn.id, "turn_failed", reason=retry.reason, retries=retries)
+                    t = self.record(turn.id, TurnFailed(reason=retry.reason, retries=retries))
                     return TurnRecord(
                         turn=turn.id,
                         index=index,
@@ -290,11 +310,12 @@ class ConversationRun:
                 reconnected = reconnected or retry.reconnect
                 self.record(
                     turn.id,
-                    "turn_retry",
-                    attempt=retries,
-                    reason=retry.reason,
-                    delay=round(delay, 3),
-                    reconnect=retry.reconnect,
+                    TurnRetry(
+                        attempt=retries,
+                        reason=retry.reason,
+                        delay=round(delay, 3),
+                        reconnect=retry.reconnect,
+                    ),
                 )
                 await asyncio.sleep(delay)
                 await self._open_session()
@@ -304,14 +325,14 @@ class ConversationRun:
         session = self.session
         self.backend.begin_turn(turn.id)
         state = _TurnState()
-        start = self.record(turn.id, "turn_started", index=index)
+        start = self.record(turn.id, TurnStarted(index=index))
         if self.speech is not None:
             user_end, status = await self.speech.drive(turn, state, start)
         else:
             await session.send_user_text(turn.text)
-            self.record(turn.id, "user_text_sent", text=turn.text)
+            self.record(turn.id, UserTextSent(text=turn.text))
             await session.end_user_turn()
-            user_end = self.record(turn.id, "user_turn_ended")
+            user_end = self.record(turn.id, UserTurnEnded())
             try:
                 status = await asyncio.wait_for(
                     self._consume(turn, state), self.config.turn_timeout
@@ -319,14 +340,14 @@ class ConversationRun:
             except TimeoutError:
                 status = "timeout"
                 state.errors.append(f"no complete response within {self.config.turn_timeout:g} s")
-                self.record(turn.id, "turn_timeout", seconds=self.config.turn_timeout)
+                self.record(turn.id, TurnTimedOut(seconds=self.config.turn_timeout))
         if status in ("timeout", "no_response"):
             await self._open_session()  # the old session may still be talking
-        end = self.record(turn.id, "turn_ended", status=status)
+        end = self.record(turn.id, TurnEnded(status=status))
         heard: dict[str, Any] = {}
         if self.speech is not None:
             heard = await self.speech.analyse(start, end)
-            self.record(turn.id, "agent_speech", **heard)
+            self.record(turn.id, AgentSpeechHeard(**heard))
             await self.clock.sleep(self.config.inter_turn_gap)
         text = "".join(state.text).strip()
         if status == "no_response":
@@ -374,7 +395,7 @@ class ConversationRun:
         while True:
             item = await self._events.get()
             if isinstance(item, BaseException):
-                self.record(turn.id, "session_dropped", error=f"{type(item).__name__}: {item}")
+                self.record(turn.id, SessionDropped(error=f"{type(item).__name__}: {item}"))
                 raise _RetryTurn(f"session stream failed: {item}", None, reconnect=True)
             event = item
             t = self.clock.now()
@@ -383,19 +404,15 @@ class ConversationRun:
             if isinstance(event, AssistantAudio):
                 first = state.first_audio is None
                 state.first_audio = t if first else state.first_audio
-                data: dict[str, Any] = {
-                    "samples": len(event.pcm) // 2,
-                    "sample_rate": event.sample_rate,
-                }
+                plays_at = None
                 if self.speech is not None:
-                    data["plays_at"] = round(
-                        self.speech.place_agent_audio(t, _pcm_audio(event), first), 6
-                    )
-                self.run_dir.append_event(t, turn.id, "target", event.type, data)
+                    plays_at = round(self.speech.place_agent_audio(t, _pcm_audio(event), first), 6)
+                recorded = AudioRecorded(
+                    samples=len(event.pcm) // 2, sample_rate=event.sample_rate, plays_at=plays_at
+                )
+                self.run_dir.append_event(recorded, t=t, turn=turn.id)
                 continue
-            self.run_dir.append_event(
-                t, turn.id, "target", event.type, event.model_dump(exclude={"type"})
-            )
+            self.run_dir.append_event(recorded_target_event(event), t=t, turn=turn.id)
             if isinstance(event, AssistantTextDelta):
                 state.first_text = state.first_text if state.first_text is not None else t
                 state.text.append(event.text)
@@ -455,11 +472,9 @@ class ConversationRun:
         await self.session.send_tool_result(event.call_id, result)
         self.record(
             turn.id,
-            "tool_result",
-            call_id=event.call_id,
-            name=event.name,
-            result=result,
-            is_duplicate=duplicate,
+            ToolResultSent(
+                call_id=event.call_id, name=event.name, result=result, is_duplicate=duplicate
+            ),
         )
 
 

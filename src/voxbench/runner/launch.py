@@ -19,8 +19,8 @@ from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ProviderError, RunError, VoxbenchError
 from voxbench.core.records import ComponentSpec, RunInfo
+from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import Session
-from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.runner.conversation import ConversationRun, ProgressCallback
 from voxbench.targets.registry import canonical_name, resolve_target

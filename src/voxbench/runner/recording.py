@@ -18,8 +18,6 @@ import soundfile as sf
 from voxbench.audio.tags import make_tag
 from voxbench.audio.wav import Audio
 
-RECORDING_FILE = "conversation.wav"
-TAGS_FILE = "tags.wav"
 RECORDING_RATE = 24_000
 _HEADER_BYTES = 44
 
@@ -48,13 +46,18 @@ class ConversationRecorder:
     """
 
     def __init__(
-        self, path: Path, origin: float, rate: int = RECORDING_RATE, tags: str = "off"
+        self,
+        path: Path,
+        origin: float,
+        rate: int = RECORDING_RATE,
+        tags: str = "off",
+        tags_path: Path | None = None,
     ) -> None:
         self.path = path
         self.origin = origin
         self.rate = rate
         self.tags = tags
-        self.tags_path = path.with_name(TAGS_FILE)
+        self.tags_path = tags_path or path.with_name(path.stem + "_tags.wav")
         self._written = 0  # frames already in the file
         self._user = np.zeros(0, dtype=np.float32)  # pending frames from _written on
         self._agent = np.zeros(0, dtype=np.float32)

@@ -28,7 +28,8 @@ from voxbench.audio.wav import Audio, read_wav
 from voxbench.benchmarks.audio import ensure_benchmark_audio
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.clock import VirtualClock
-from voxbench.runner.recording import RECORDING_FILE, ConversationRecorder
+from voxbench.core.timeline import NoResponse, TurnTimedOut, UserTurnEnded
+from voxbench.runner.recording import ConversationRecorder
 
 if TYPE_CHECKING:
     from voxbench.runner.conversation import ConversationRun, _TurnState
@@ -72,7 +73,10 @@ class SpeechTurns:
     def open_recording(self, origin: float) -> None:
         """Start (or continue, on resume) ``conversation.wav``."""
         self.recorder = ConversationRecorder(
-            self.run.run_dir.path / RECORDING_FILE, origin, tags=self.config.tags
+            self.run.run_dir.recording_file,
+            origin,
+            tags=self.config.tags,
+            tags_path=self.run.run_dir.tags_file,
         )
 
     def clip(self, turn: Turn, rate: int) -> UserClip:
@@ -115,9 +119,7 @@ class SpeechTurns:
             await session.end_user_turn()
             run.record(
                 turn.id,
-                "user_turn_ended",
-                audio_seconds=round(clip.audio.duration, 3),
-                lag=round(lag, 4),
+                UserTurnEnded(audio_seconds=round(clip.audio.duration, 3), lag=round(lag, 4)),
             )
             status = await self._await_answer(turn, state, consume, user_end, rate, chunk, virtual)
         finally:
@@ -144,12 +146,12 @@ class SpeechTurns:
         while not consume.done():
             now = clock.now()
             if state.first_event is None and now - user_end > self.config.no_response_timeout:
-                run.record(turn.id, "no_response", waited=round(now - user_end, 3))
+                run.record(turn.id, NoResponse(waited=round(now - user_end, 3)))
                 state.errors.append(f"no response within {self.config.no_response_timeout:g} s")
                 consume.cancel()
                 return "no_response"
             if now - user_end > self.config.turn_timeout:
-                run.record(turn.id, "turn_timeout", seconds=self.config.turn_timeout)
+                run.record(turn.id, TurnTimedOut(seconds=self.config.turn_timeout))
                 state.errors.append(f"no complete response within {self.config.turn_timeout:g} s")
                 consume.cancel()
                 return "timeout"

@@ -13,8 +13,8 @@ from voxbench.cli._evaluate import evaluate_run
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.events import SessionEvent, TurnComplete
 from voxbench.core.records import Judgment, Scorecard
+from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import Session
-from voxbench.runner.artifacts import RunDirectory
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 

@@ -122,7 +122,7 @@ async def test_close_with_error_code_is_retried(
     assert_perfect(run, card, judgments)
     assert run.turns()[0].reconnected
     errors = [e for e in run.events() if e.type == "target_error"]
-    assert errors[0].data["category"] == "server" and "1011" in errors[0].data["message"]
+    assert errors[0].category == "server" and "1011" in errors[0].message
 
 
 async def test_malformed_args_and_duplicates(tmp_path: Path, smoke: Benchmark, keys: None) -> None:
