@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from voxbench.analysis import load_or_analyse
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError, RunError
@@ -36,16 +37,35 @@ class Evaluation:
 
 
 def turn_taking_analyser() -> TurnTakingAnalyser:
-    """The turn-taking analysis of ``analysis/``, imported only when a recording is analysed
-    (it loads the VAD model)."""
+    """Turn-taking judgments from the run's analysis (measured once, kept in analysis.json)."""
 
     def analyse(run_path: Path, records: list[TurnRecord]) -> list[Judgment]:
-        from voxbench.analysis import turn_taking
+        from voxbench.analysis import load_or_analyse
 
-        hook = getattr(turn_taking, "judge_turn_taking", None)
-        if hook is not None:
-            return hook(run_path, records)
-        return turn_taking.turn_taking_judgments(turn_taking.analyse_recorded_run(run_path))
+        analysis = load_or_analyse(run_path, write=True)
+        return [
+            Judgment(
+                turn=t.turn,
+                dimension="turn_taking",
+                passed=(not t.issues) if t.scored else None,
+                reasoning=("clean turn-taking" if not t.issues else "; ".join(t.issues))
+                if t.scored
+                else "turn not run",
+                evidence=[
+                    f"{name}={value * 1000:.0f} ms"
+                    for name, value in (
+                        ("voice_to_voice", t.voice_to_voice),
+                        ("pipeline_ttfa", t.pipeline_ttfa),
+                        ("silent_pad_vad", t.silent_pad_vad),
+                    )
+                    if value is not None
+                ]
+                + t.issues,
+                judge="turn-taking",
+                judge_version="turn-taking-1",
+            )
+            for t in analysis.turns
+        ]
 
     return analyse
 
@@ -111,6 +131,10 @@ async def evaluate_run_async(
         checks=checks,
         seed=info.seed,
         judges=judged.judges,
+        latency={
+            name: summary.model_dump(exclude_none=True)
+            for name, summary in load_or_analyse(run_dir, write=True).latency.items()
+        },
     )
     run_dir.write_scorecard(card)
     summary = None

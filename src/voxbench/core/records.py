@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
 
@@ -60,7 +60,11 @@ class ToolCallRecord(Record):
 
 
 class TurnTimings(Record):
-    """Stamps (run-clock seconds) and derived latencies of one turn."""
+    """Stamps of one turn (run-clock seconds), as the runner took them.
+
+    Latencies are measured from the timeline and the recording by ``voxbench.analysis``
+    (``analysis.json``), never here; transcripts written before that carried derived
+    latencies too, which are dropped when read."""
 
     start: float
     user_end: float | None = None
@@ -69,21 +73,29 @@ class TurnTimings(Record):
     first_text: float | None = None
     first_audio: float | None = None
     end: float | None = None
-    ttfb: float | None = None
-    """First target byte of any kind after the user finished."""
-    ttft: float | None = None
-    """First assistant text (or transcript) after the user finished."""
-    first_audio_latency: float | None = None
-    user_speech_start: float | None = None
-    """Audio runs: when the user's speech (by VAD) started and ended on the timeline."""
-    user_speech_end: float | None = None
-    agent_speech_start: float | None = None
-    """Audio runs: agent speech onset and end on the recording (VAD of the agent channel)."""
-    agent_speech_end: float | None = None
-    voice_to_voice: float | None = None
-    """Agent speech onset minus user speech end (negative when the agent talks over the user)."""
-    stages: dict[str, float] = Field(default_factory=dict)
-    """Per-stage timings reported by composite targets (stt, llm_first_token, tts_first_audio)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_measured(cls, data: Any) -> Any:
+        if isinstance(data, dict) and _MEASURED_BEFORE.intersection(data):
+            return {k: v for k, v in data.items() if k not in _MEASURED_BEFORE}
+        return data
+
+
+_MEASURED_BEFORE = frozenset(
+    {
+        "ttfb",
+        "ttft",
+        "first_audio_latency",
+        "user_speech_start",
+        "user_speech_end",
+        "agent_speech_start",
+        "agent_speech_end",
+        "voice_to_voice",
+        "stages",
+    }
+)
+"""Latencies older runners derived into the transcript; ``analysis.json`` holds them now."""
 
 
 class TurnRecord(Record):

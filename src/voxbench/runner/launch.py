@@ -61,9 +61,21 @@ async def run_conversation(
         config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
     path = run_path or new_run_path(config, benchmark)
-    if path.exists() and any(path.iterdir()):
-        raise RunError(f"{path}: run directory already exists; use --resume to continue it")
     run_dir = RunDirectory(path)
+    with run_dir.lock("voxbench run"):
+        if any(p.name != RunDirectory.LOCK for p in path.iterdir()):
+            raise RunError(f"{path}: run directory already exists; use --resume to continue it")
+        return await _start(config, run_dir, benchmark, factory, progress)
+
+
+async def _start(
+    config: RunConfig,
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    factory: Callable[[], Session],
+    progress: ProgressCallback | None,
+) -> Path:
+    path = run_dir.path
     info = RunInfo(
         run_id=path.name,
         benchmark=benchmark.id,
@@ -88,8 +100,20 @@ async def resume_run(
     progress: ProgressCallback | None = None,
     session_factory: Callable[[], Session] | None = None,
 ) -> Path:
-    """Continue a stopped run after its last completed turn."""
+    """Continue a stopped run after its last completed turn.
+
+    The run's writer lock is held throughout: a second resume of the same run is refused
+    instead of running the same turns twice."""
     run_dir = RunDirectory.open_existing(path)
+    with run_dir.lock("voxbench run --resume"):
+        return await _resume(run_dir, progress, session_factory)
+
+
+async def _resume(
+    run_dir: RunDirectory,
+    progress: ProgressCallback | None,
+    session_factory: Callable[[], Session] | None,
+) -> Path:
     info = run_dir.info()
     config = RunConfig.model_validate(info.config)
     benchmark = load_benchmark(info.benchmark_path or config.benchmark)

@@ -16,7 +16,6 @@ from typing import Any
 from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
 from voxbench.scoring.stats import BOOTSTRAP_SAMPLES, PERCENTILES, bootstrap_ci, percentiles
 
-LATENCY_METRICS = ("ttfb", "ttft", "first_audio_latency", "voice_to_voice")
 STRICT = "strict_pass"
 
 
@@ -74,6 +73,7 @@ def build_scorecard(
     checks: dict[str, Any] | None = None,
     seed: int = 0,
     judges: list[str] | None = None,
+    latency: dict[str, dict[str, float]] | None = None,
 ) -> Scorecard:
     """Aggregate judgments and records into a scorecard."""
     by_dim: dict[str, list[Judgment]] = defaultdict(list)
@@ -100,11 +100,6 @@ def build_scorecard(
         "judge_failures": sum(j.judge_failed for j in judgments),
         "absorbed": sum(bool(j.absorbed_by) for j in judgments),
     }
-    latency = {
-        name: percentiles(getattr(r.timings, name, None) for r in records)
-        for name in LATENCY_METRICS
-    }
-    latency = {k: v for k, v in latency.items() if v.get("count")}
     return Scorecard(
         run_id=run_id,
         benchmark=benchmark,
@@ -113,7 +108,7 @@ def build_scorecard(
         dimensions=dimensions,
         strict_pass=dimension_score(STRICT, strict_judgments, seed),
         checks=checks,
-        latency=latency,
+        latency=latency or {},
         counts=counts,
         judges=judges
         if judges is not None
@@ -123,7 +118,6 @@ def build_scorecard(
 
 __all__ = [
     "BOOTSTRAP_SAMPLES",
-    "LATENCY_METRICS",
     "PERCENTILES",
     "bootstrap_ci",
     "build_scorecard",
