@@ -3,7 +3,8 @@ still open with ``show``, ``judge``, ``analyze`` and ``run --resume``.
 
 The fixture is a text run of the oracle on ``smoke`` recorded by voxbench before events were
 typed: ``run.json``, ``events.jsonl`` (``data`` nested), ``transcript.jsonl`` (with ``ttfb`` and
-``ttft`` in its timings) and ``checkpoints.jsonl``.
+``ttft`` in its timings) and ``checkpoints.jsonl``. Its ``benchmark_path`` points where no
+benchmark is (voxbench was installed elsewhere): the built-in is found by name.
 """
 
 from __future__ import annotations

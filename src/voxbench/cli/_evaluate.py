@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.analysis import load_or_analyse
-from voxbench.benchmarks.loader import load_benchmark
+from voxbench.benchmarks.loader import load_run_benchmark
 from voxbench.core.benchmark import Benchmark
-from voxbench.core.errors import ConfigError, RunError
+from voxbench.core.errors import ConfigError
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
 from voxbench.core.rundir import RunDirectory
 from voxbench.judging.run import JudgeOptions, judge_run
@@ -70,17 +70,6 @@ def turn_taking_analyser() -> TurnTakingAnalyser:
     return analyse
 
 
-def _benchmark_of(run_dir: RunDirectory) -> Benchmark:
-    info = run_dir.info()
-    benchmark = load_benchmark(info.benchmark_path or info.benchmark)
-    if benchmark.content_hash != info.benchmark_hash:
-        raise RunError(
-            f"{run_dir.path}: benchmark {benchmark.id} changed since this run "
-            f"(hash {info.benchmark_hash} → {benchmark.content_hash})"
-        )
-    return benchmark
-
-
 async def evaluate_run_async(
     path: str | Path,
     *,
@@ -101,7 +90,7 @@ async def evaluate_run_async(
         )
     run_dir = RunDirectory.open_existing(path)
     info = run_dir.info()
-    benchmark = _benchmark_of(run_dir)
+    benchmark = load_run_benchmark(info, run_dir.path)
     turns = parse_turn_selection(only_turns) if isinstance(only_turns, str) else only_turns
     options = JudgeOptions(
         judge=judge,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from voxbench import __version__
-from voxbench.benchmarks.loader import load_benchmark
+from voxbench.benchmarks.loader import load_benchmark, load_run_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ProviderError, RunError, VoxbenchError
 from voxbench.core.records import ComponentSpec, RunInfo
@@ -116,12 +116,7 @@ async def _resume(
 ) -> Path:
     info = run_dir.info()
     config = RunConfig.model_validate(info.config)
-    benchmark = load_benchmark(info.benchmark_path or config.benchmark)
-    if benchmark.content_hash != info.benchmark_hash:
-        raise RunError(
-            f"{run_dir.path}: the benchmark changed since the run started "
-            f"(hash {info.benchmark_hash} → {benchmark.content_hash}); start a new run"
-        )
+    benchmark = load_run_benchmark(info, run_dir.path)
     factory = session_factory or resolve_target(
         config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
