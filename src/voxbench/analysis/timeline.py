@@ -9,8 +9,8 @@ finished (``user_turn_ended``: the text was sent, or the last audio sample was s
   VAD or stage reports;
 - ``ttft``: the first assistant text (or provider transcript of the agent's speech);
 - ``first_audio_latency``: the first agent audio chunk received;
-- ``stages``: durations reported by composite targets (a cascade's stt, llm_first_token,
-  tts_first_audio).
+- ``stages``: durations of a composite target's stages (a cascade's stt, llm_first_token,
+  tts_first_audio), from the start and end marks it emitted.
 
 Text runs get these too; audio runs add what the recording shows (``analysis.turn_taking``).
 """
@@ -23,6 +23,7 @@ from voxbench.core.timeline import (
     AudioRecorded,
     SpeechStartedRecorded,
     SpeechStoppedRecorded,
+    StageMarkRecorded,
     StageTimingRecorded,
     TextRecorded,
     TimelineEvent,
@@ -38,6 +39,7 @@ _NOT_AGENT_OUTPUT = (
     UsageRecorded,
     SpeechStartedRecorded,
     SpeechStoppedRecorded,
+    StageMarkRecorded,
     StageTimingRecorded,
 )
 
@@ -55,6 +57,7 @@ class TurnWindow:
     first_audio_plays_at: float | None = None
     """Where the first agent audio starts playing on the recording (audio runs)."""
     stages: dict[str, float] = field(default_factory=dict)
+    stage_starts: dict[str, float] = field(default_factory=dict)
 
     def since_user_end(self, t: float | None) -> float | None:
         """``t`` relative to the end of the user's turn."""
@@ -79,7 +82,12 @@ def turn_windows(events: list[TimelineEvent]) -> dict[str, TurnWindow]:
             w.user_end = e.t
         elif isinstance(e, TurnEnded):
             w.end = e.t
-        elif isinstance(e, StageTimingRecorded):
+        elif isinstance(e, StageMarkRecorded):
+            if e.edge == "start":
+                w.stage_starts[e.stage] = e.t
+            elif e.stage in w.stage_starts:
+                w.stages[e.stage] = round(e.t - w.stage_starts.pop(e.stage), 6)
+        elif isinstance(e, StageTimingRecorded):  # recorded before stage marks
             w.stages[e.stage] = e.seconds
         if e.source != "target" or isinstance(e, _NOT_AGENT_OUTPUT):
             continue

@@ -107,12 +107,16 @@ class Usage(_Event):
     audio_output_tokens: int = 0
 
 
-class StageTiming(_Event):
-    """How long one stage of a composite target took (cascade: stt, llm_first_token, tts_first_audio)."""
+class StageMark(_Event):
+    """A composite target crossing the start or the end of one of its stages.
 
-    type: Literal["stage_timing"] = "stage_timing"
+    The target reads no clock: the runner stamps the mark like every event, and analysis
+    turns each start/end pair into the stage's duration (a cascade's ``stt``,
+    ``llm_first_token``, ``tts_first_audio``)."""
+
+    type: Literal["stage_mark"] = "stage_mark"
     stage: str
-    seconds: float
+    edge: Literal["start", "end"]
 
 
 SessionEvent = Annotated[
@@ -126,6 +130,6 @@ SessionEvent = Annotated[
     | Interrupted
     | TargetError
     | Usage
-    | StageTiming,
+    | StageMark,
     Field(discriminator="type"),
 ]

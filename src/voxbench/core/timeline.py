@@ -27,7 +27,7 @@ from voxbench.core.events import (
     Interrupted,
     SpeechStarted,
     SpeechStopped,
-    StageTiming,
+    StageMark,
     TargetError,
     ToolCallRequested,
     TurnComplete,
@@ -215,8 +215,16 @@ class UsageRecorded(_Target, Usage):
     """A ``Usage`` on the timeline."""
 
 
-class StageTimingRecorded(_Target, StageTiming):
-    """A ``StageTiming`` on the timeline."""
+class StageMarkRecorded(_Target, StageMark):
+    """A ``StageMark`` on the timeline."""
+
+
+class StageTimingRecorded(_Target):
+    """A stage duration a cascade measured itself (runs recorded before ``StageMark``)."""
+
+    type: Literal["stage_timing"] = "stage_timing"
+    stage: str
+    seconds: float
 
 
 TimelineEvent = Annotated[
@@ -247,6 +255,7 @@ TimelineEvent = Annotated[
     | InterruptedRecorded
     | TargetErrorRecorded
     | UsageRecorded
+    | StageMarkRecorded
     | StageTimingRecorded,
     Field(discriminator="type"),
 ]
@@ -266,7 +275,7 @@ _TARGET_RECORDS: dict[str, type[Stamp]] = {
         InterruptedRecorded,
         TargetErrorRecorded,
         UsageRecorded,
-        StageTimingRecorded,
+        StageMarkRecorded,
     )
 }
 

@@ -33,7 +33,7 @@ from voxbench.core.events import (
     Interrupted,
     SpeechStarted,
     SpeechStopped,
-    StageTiming,
+    StageMark,
     TargetError,
     ToolCallRequested,
     TurnComplete,
@@ -121,6 +121,7 @@ class _Stream:
         self.heard: list[str] = []
         self.counts: Counter[str] = Counter()
         self.fatal = False
+        self.stage_starts: dict[str, float] = {}
 
     def now(self) -> float:
         return self.clock.now() - self.t0
@@ -180,10 +181,14 @@ class _Stream:
                 await self.session.send_tool_result(
                     ev.call_id, {"error": "no tools are available in this evaluation"}
                 )
-            elif isinstance(ev, StageTiming):
-                self.result.stage_timings.append(
-                    {"t": round(t, 4), "stage": ev.stage, "seconds": round(ev.seconds, 4)}
-                )
+            elif isinstance(ev, StageMark):
+                if ev.edge == "start":
+                    self.stage_starts[ev.stage] = t
+                elif ev.stage in self.stage_starts:
+                    began = self.stage_starts.pop(ev.stage)
+                    self.result.stage_timings.append(
+                        {"t": round(t, 4), "stage": ev.stage, "seconds": round(t - began, 4)}
+                    )
             elif isinstance(ev, TargetError):
                 self.result.errors.append(f"{ev.category}: {ev.message}")
                 if ev.fatal:

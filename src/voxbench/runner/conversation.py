@@ -26,7 +26,7 @@ from voxbench.core.events import (
     SessionEvent,
     SpeechStarted,
     SpeechStopped,
-    StageTiming,
+    StageMark,
     TargetError,
     ToolCallRequested,
     TurnComplete,
@@ -451,7 +451,7 @@ class ConversationRun:
         )
 
 
-_NOT_AGENT_OUTPUT = (UserTranscript, Usage, SpeechStarted, SpeechStopped, StageTiming)
+_NOT_AGENT_OUTPUT = (UserTranscript, Usage, SpeechStarted, SpeechStopped, StageMark)
 
 
 def _pcm_audio(event: AssistantAudio):  # noqa: ANN202 - audio import kept lazy for text runs

@@ -3,9 +3,9 @@
 The user's audio is buffered until ``end_user_turn``; then STT transcribes it, the text target
 answers (tool calls pass through to the runner untouched), and each sentence of its answer is
 spoken by TTS as soon as it is complete, so the first audio leaves before the whole answer
-is written. Per-stage timings are reported as ``StageTiming`` events: ``stt`` (transcription
-time), ``llm_first_token`` (first text from the text target after the transcript was sent),
-``tts_first_audio`` (first sentence synthesized after its text was complete).
+is written. Stages are marked as they start and end (``StageMark`` events, stamped by whoever
+drives the session): ``stt`` (transcription), ``llm_first_token`` (the transcript sent to the
+text target until its first text), ``tts_first_audio`` (the first sentence's synthesis).
 
 Named ``cascade/<text target>`` (``cascade/local/baseline``, ``cascade/openai/gpt-4o-mini``)
 with options ``stt`` (default ``local/whisper-tiny.en``, or ``none`` for a text target that
@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,7 +30,7 @@ from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
     SessionEvent,
-    StageTiming,
+    StageMark,
     TargetError,
     TurnComplete,
     UserTranscript,
@@ -104,16 +103,14 @@ class CascadeSession(Session):
     async def _respond(self, audio: Audio) -> None:
         try:
             if self.stt is not None and audio.frames:
-                began = time.perf_counter()
+                await self._queue.put(StageMark(stage="stt", edge="start"))
                 transcript = await asyncio.to_thread(self.stt.transcribe, audio)
-                await self._queue.put(
-                    StageTiming(stage="stt", seconds=round(time.perf_counter() - began, 6))
-                )
+                await self._queue.put(StageMark(stage="stt", edge="end"))
                 await self._queue.put(UserTranscript(text=transcript.text))
                 await self.inner.send_user_text(transcript.text)
-            sent = time.perf_counter()
+            await self._queue.put(StageMark(stage="llm_first_token", edge="start"))
             await self.inner.end_user_turn()
-            await self._relay(sent)
+            await self._relay()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken stage is a recorded error of this turn
@@ -122,7 +119,7 @@ class CascadeSession(Session):
             )
             await self._queue.put(TurnComplete(status="failed"))
 
-    async def _relay(self, sent: float) -> None:
+    async def _relay(self) -> None:
         """Forward the text target's events, speaking its text sentence by sentence."""
         pending = ""
         first_token_reported = False
@@ -132,11 +129,7 @@ class CascadeSession(Session):
             if isinstance(event, AssistantTextDelta):
                 if not first_token_reported:
                     first_token_reported = True
-                    await self._queue.put(
-                        StageTiming(
-                            stage="llm_first_token", seconds=round(time.perf_counter() - sent, 6)
-                        )
-                    )
+                    await self._queue.put(StageMark(stage="llm_first_token", edge="end"))
                 pending += event.text
                 *complete, pending = _SENTENCE_END.split(pending)
                 for sentence in complete:
@@ -156,12 +149,11 @@ class CascadeSession(Session):
         if not sentence:
             return False
         await self._queue.put(AssistantTextDelta(text=sentence + " "))
-        began = time.perf_counter()
+        if report:
+            await self._queue.put(StageMark(stage="tts_first_audio", edge="start"))
         speech = await asyncio.to_thread(self.tts.synthesize, sentence, self.voice)
         if report:
-            await self._queue.put(
-                StageTiming(stage="tts_first_audio", seconds=round(time.perf_counter() - began, 6))
-            )
+            await self._queue.put(StageMark(stage="tts_first_audio", edge="end"))
         step = max(1, int(AUDIO_CHUNK_SECONDS * speech.sample_rate))
         pcm = speech.mono()
         for i in range(0, pcm.frames, step):
