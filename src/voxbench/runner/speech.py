@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from voxbench.audio.asr import ASREngine, get_asr
+from voxbench.audio.asr import ASREngine
 from voxbench.audio.vad import SileroVAD, SpeechSegment
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.benchmarks.audio import ensure_benchmark_audio
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.clock import VirtualClock
+from voxbench.providers.speech import get_asr
 from voxbench.runner.recording import RECORDING_FILE, ConversationRecorder
 
 if TYPE_CHECKING:
