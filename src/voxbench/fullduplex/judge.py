@@ -85,7 +85,7 @@ class ChatJudge:
             base_url_field="judge-base-url",
         )
         self.name = self._client.name
-        self.model = self.name.split("/", 1)[1]
+        self.model = self._client.model
         self.base_url = self._client.base_url
         self.seed = seed
         self.temperature = temperature

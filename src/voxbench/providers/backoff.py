@@ -32,13 +32,12 @@ def backoff_delay(
     """Seconds to wait before retry number ``attempt`` (1 for the first retry).
 
     ``min(cap, base · 2^(attempt-1))`` scaled by a jitter factor in [0.5, 1) so that many
-    clients hit by the same outage do not retry in lockstep; a provider's ``retry_after``
-    is a floor. ``base <= 0`` turns waiting off entirely (tests).
+    clients hit by the same outage do not retry in lockstep. A provider's ``retry_after`` is
+    always a floor: it asked for that wait. ``base <= 0`` turns our own waiting off (tests).
     """
-    if base <= 0:
-        return 0.0
-    exponential = min(cap, base * 2 ** max(0, attempt - 1))
-    delay = exponential * (0.5 + jitter() / 2)
+    delay = 0.0
+    if base > 0:
+        delay = min(cap, base * 2 ** max(0, attempt - 1)) * (0.5 + jitter() / 2)
     return max(delay, retry_after or 0.0)
 
 

@@ -157,6 +157,7 @@ class TextCompletionClient(abc.ABC):
     name: str
     """``provider/model``."""
     provider: str
+    model: str
     base_url: str
 
     @abc.abstractmethod
@@ -173,6 +174,7 @@ class AudioCompletionClient(abc.ABC):
 
     name: str
     provider: str
+    model: str
     base_url: str
 
     @abc.abstractmethod
