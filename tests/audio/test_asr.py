@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from tests.audio.conftest import trimmed
-from voxbench.audio.asr import ASREngine, Transcript, Word, get_asr
+from voxbench.audio.asr import ASREngine, Transcript, Word
 from voxbench.audio.espeak import espeak_synthesize
 from voxbench.audio.wav import Audio, concatenate
 from voxbench.audio.wer import word_error_rate
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.errors import ConfigError, PrerequisiteError, ProtocolError, ProviderError
+from voxbench.providers.speech import get_asr
 from voxbench.testing import FakeOpenAIServer, ListScript
 
 

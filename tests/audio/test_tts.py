@@ -8,8 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from voxbench.audio.tts import TTSEngine, default_voice, get_tts
+from voxbench.audio.tts import TTSEngine
 from voxbench.core.errors import AudioError, ConfigError, PrerequisiteError, ProviderError
+from voxbench.providers.speech import default_voice, get_tts
 from voxbench.testing import FakeOpenAIServer, ListScript
 
 

@@ -11,7 +11,6 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from voxbench.audio.openai_speech import OpenAISpeech
 from voxbench.audio.wav import Audio, read_wav, write_wav
 from voxbench.benchmarks.audio import (
     default_audio_dir,
@@ -22,6 +21,7 @@ from voxbench.benchmarks.audio import (
 from voxbench.benchmarks.loader import BUILTIN_DIR, load_benchmark
 from voxbench.cli.main import app
 from voxbench.core.benchmark import Benchmark
+from voxbench.providers.openai_speech import OpenAISpeech
 from voxbench.testing import FakeOpenAIServer, ListScript
 
 

@@ -138,3 +138,15 @@ def test_consistency_catches_unsupported_facts(smoke_copy: Path) -> None:
     problems = consistency_problems(load_benchmark(smoke_copy))
     assert any("golden answer does not mention 'rooftop bar'" in p for p in problems)
     assert any("neither in the knowledge base" in p for p in problems)
+
+
+def test_a_tool_whose_parameters_are_not_a_json_schema_is_named(smoke_copy: Path) -> None:
+    def break_schema(data: dict) -> None:
+        data["tools"][0]["parameters"]["minProperties"] = -1  # must be a non-negative integer
+
+    edit_yaml(smoke_copy / "tools.yaml", break_schema)
+    err = only_problem(smoke_copy)
+    name = yaml.safe_load((smoke_copy / "tools.yaml").read_text())["tools"][0]["name"]
+    assert err.file is not None and err.file.endswith("tools.yaml")
+    assert err.field == f"tools.{name}.parameters"
+    assert "not a valid JSON Schema" in str(err) and repr(name) in str(err)

@@ -44,3 +44,24 @@ def test_dotenv_does_not_override_environment(tmp_path, monkeypatch: pytest.Monk
     assert os.environ["FROM_DOTENV"] == "yes"
     assert os.environ["ALREADY"] == "env"
     monkeypatch.delenv("FROM_DOTENV")
+
+
+def test_dotenv_comments_stay_out_of_values_and_the_file_is_found_upward(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    (tmp_path / ".env").write_text(
+        "VOXBENCH_T_KEY=sk-test-0123456789abcdef  # the team key\n"
+        "VOXBENCH_T_QUOTED='a # not a comment'\n"
+    )
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    for var in ("VOXBENCH_T_KEY", "VOXBENCH_T_QUOTED"):
+        monkeypatch.delenv(var, raising=False)
+    assert load_dotenv() == tmp_path / ".env"
+    assert os.environ["VOXBENCH_T_KEY"] == "sk-test-0123456789abcdef"
+    assert os.environ["VOXBENCH_T_QUOTED"] == "a # not a comment"
+    for var in ("VOXBENCH_T_KEY", "VOXBENCH_T_QUOTED"):
+        monkeypatch.delenv(var)

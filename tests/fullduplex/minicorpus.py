@@ -55,7 +55,7 @@ def speak(text: str) -> Audio:
     global _TTS
     if _TTS is None:
         try:
-            from voxbench.audio.tts import get_tts
+            from voxbench.providers.speech import get_tts
 
             _TTS = get_tts("local/espeak")
             _TTS.synthesize("test")

@@ -1,4 +1,4 @@
-"""Judge clients: names, keys, request shapes, and each provider's fake server."""
+"""Judge clients from the provider registry: names, keys, request shapes, each provider's fake."""
 
 from __future__ import annotations
 
@@ -10,16 +10,18 @@ import pytest
 
 from voxbench.core.errors import ConfigError, PrerequisiteError, ProviderError
 from voxbench.judging import llm_judge
-from voxbench.judging.llm import make_judge_client, parse_judge_name
-from voxbench.judging.llm.base import JudgeRequest
-from voxbench.judging.llm.gemini import gemini_schema
+from voxbench.judging.llm_judge import make_judge_client
 from voxbench.judging.prompt import reply_schema
 from voxbench.judging.run import JudgeOptions, judge_run
+from voxbench.providers.completion import CompletionRequest
+from voxbench.providers.gemini import gemini_schema
 from voxbench.testing import FakeAnthropicServer, FakeGeminiServer, FakeOpenAIServer
 
 from .scripted import JudgeScript, scripted_run
 
-REQUEST = JudgeRequest(system="rules", user="data", schema=reply_schema())
+REQUEST = CompletionRequest(
+    system="rules", user="data", schema=reply_schema(), schema_name="turn_judgment"
+)
 VERDICT = {"verdicts": [], "missing_call_cause": None, "missing_call_reasoning": ""}
 
 
@@ -28,16 +30,11 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llm_judge, "BACKOFF_BASE", 0.0)
 
 
-def test_judge_names() -> None:
-    assert parse_judge_name("anthropic:claude-sonnet-4-5") == ("anthropic", "claude-sonnet-4-5")
-    assert parse_judge_name("openai/gpt-4o-mini") == ("openai", "gpt-4o-mini")
-    assert parse_judge_name("openai-compatible:meta-llama/Llama-3.1-8B") == (
-        "openai-compatible",
-        "meta-llama/Llama-3.1-8B",
-    )
-    assert parse_judge_name("openai-compatible/qwen3:8b") == ("openai-compatible", "qwen3:8b")
-    with pytest.raises(ConfigError, match="anthropic, gemini"):
-        parse_judge_name("claude-opus")
+def test_judges_are_named_like_every_other_component() -> None:
+    with pytest.raises(ConfigError, match="unknown judge provider 'claude-opus'"):
+        make_judge_client("claude-opus:latest")
+    with pytest.raises(ConfigError, match="provider/model"):
+        make_judge_client("claude-opus")
 
 
 @pytest.mark.parametrize(

@@ -99,7 +99,7 @@ class ToneAgent(InProcessSession):
 @functools.cache
 def _spoken_answer(seconds: float) -> bytes:
     """Real speech (so VAD hears it), cut to about ``seconds``, as 24 kHz PCM16."""
-    from voxbench.audio.tts import get_tts
+    from voxbench.providers.speech import get_tts
 
     speech = (
         get_tts("local/espeak").synthesize("Sure, here is my answer to that.").resampled(24_000)

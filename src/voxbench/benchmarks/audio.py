@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voxbench.audio.tts import TTSEngine, default_voice, get_tts
+from voxbench.audio.tts import TTSEngine
 from voxbench.audio.wav import write_wav
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.errors import AudioError
+from voxbench.providers.speech import default_voice, get_tts
 
 SYNTH_SAMPLE_RATE = 24_000
 MANIFEST = "manifest.json"

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 from pydantic import ValidationError
 
@@ -135,6 +136,24 @@ def _model_problems(exc: ValidationError, file: Path, label: str) -> list[Benchm
     return out
 
 
+def _schema_problems(tool: ToolSpec, file: Path) -> list[BenchmarkError]:
+    """A tool's ``parameters`` checked against the JSON Schema meta-schema (Draft 2020-12)."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(tool.parameters)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path)
+        detail = f"{exc.message}" + (f" at {where}" if where else "")
+        return [
+            BenchmarkError(
+                f"tool {tool.name!r}: parameters is not a valid JSON Schema: {detail}",
+                file=file,
+                field=f"tools.{tool.name}.parameters",
+                expected="a JSON Schema object (Draft 2020-12)",
+            )
+        ]
+    return []
+
+
 def _list_section(data: Any, file: Path, key: str, problems: list[BenchmarkError]) -> list[Any]:
     if data is None:
         return []
@@ -186,6 +205,8 @@ def _load(root: Path) -> tuple[Benchmark | None, list[BenchmarkError]]:
             tools.append(ToolSpec.model_validate(raw))
         except ValidationError as exc:
             problems += _model_problems(exc, tools_file, _item_label("tools", i, raw))
+            continue
+        problems += _schema_problems(tools[-1], tools_file)
     for name, count in Counter(t.name for t in tools).items():
         if count > 1:
             problems.append(

@@ -1,4 +1,4 @@
-"""``voxbench list benchmarks|targets|aliases``."""
+"""``voxbench list benchmarks|targets|judges|asr|tts|aliases``: read from the provider registry."""
 
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ from rich.table import Table
 
 from voxbench.benchmarks.loader import builtin_benchmarks, load_benchmark
 from voxbench.benchmarks.stats import benchmark_stats
+from voxbench.core.names import parse_component_name
+from voxbench.providers.registry import Role, providers_for
 from voxbench.targets.registry import aliases, providers
 
-app = typer.Typer(help="List benchmarks, targets and aliases.", no_args_is_help=True)
+app = typer.Typer(
+    help="List benchmarks, targets, judges, ASR/TTS engines and aliases.", no_args_is_help=True
+)
 console = Console()
 
 
@@ -37,14 +41,52 @@ def list_benchmarks() -> None:
 
 @app.command("targets")
 def list_targets() -> None:
-    """Target providers, the kind of system each drives, and the env var it needs."""
+    """Target providers, the kind of system each drives, and the env vars it needs."""
     table = Table(title="Targets (use as provider/model)", title_justify="left")
-    for col in ("provider", "kind", "models", "env var", "description"):
+    for col in ("provider", "kind", "models", "env vars", "description"):
         table.add_column(col, overflow="fold")
     for p in providers():
         models = ", ".join(p.models) if p.models else (p.default_model or "any")
-        table.add_row(p.name, p.kind, models, " or ".join(p.env_vars) or "—", p.description)
+        table.add_row(p.name, p.kind, models, p.requirement.describe() or "—", p.description)
     console.print(table)
+
+
+def _list_role(role: Role, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in ("provider", "models", "env vars", "base URL", "description"):
+        table.add_column(col, overflow="fold")
+    for provider in providers_for(role):
+        capability = provider.roles[role]
+        models = ", ".join(capability.models) or capability.default_model or "any"
+        url = provider.default_base_url or "—"
+        if provider.base_url_vars:
+            url += f" (or {' / '.join(provider.base_url_vars)})"
+        table.add_row(
+            provider.name,
+            models,
+            provider.env.describe() or "—",
+            url,
+            capability.description or provider.description,
+        )
+    console.print(table)
+
+
+@app.command("judges")
+def list_judges() -> None:
+    """Providers an LLM judge can run on (the text_completion role)."""
+    _list_role(Role.TEXT_COMPLETION, "Judges (use as --judge provider/model)")
+
+
+@app.command("asr")
+def list_asr() -> None:
+    """Speech recognition engines."""
+    _list_role(Role.ASR, "ASR engines (use as provider/model)")
+
+
+@app.command("tts")
+def list_tts() -> None:
+    """Text-to-speech engines."""
+    _list_role(Role.TTS, "TTS engines (use as provider/model)")
 
 
 @app.command("aliases")
@@ -53,11 +95,10 @@ def list_aliases() -> None:
     table = Table(title="Aliases", title_justify="left")
     table.add_column("alias")
     table.add_column("stands for")
-    table.add_column("env var")
+    table.add_column("env vars")
     by_name = {p.name: p for p in providers()}
     for alias, full in aliases().items():
-        provider = by_name.get(full.split("/", 1)[0])
-        table.add_row(
-            alias, full, " or ".join(provider.env_vars) if provider and provider.env_vars else "—"
-        )
+        provider = by_name.get(parse_component_name(full, field="alias").provider)
+        needs = provider.requirement.describe() if provider else ""
+        table.add_row(alias, full, needs or "—")
     console.print(table)

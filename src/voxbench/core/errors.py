@@ -6,7 +6,36 @@ expected, so the CLI can print it as a message instead of a traceback.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
+
+
+class ErrorCategory(StrEnum):
+    """The closed taxonomy of provider and target failures (what went wrong, not where)."""
+
+    AUTHENTICATION = "authentication"
+    """401/403, a websocket auth close: the key is wrong or lacks access; never retried."""
+    RATE_LIMIT = "rate_limit"
+    """429: wait (``Retry-After``) and retry."""
+    SERVER = "server"
+    """5xx, 529 (overloaded), transient 408/409/425: retry."""
+    TIMEOUT = "timeout"
+    CONNECTIVITY = "connectivity"
+    """Cannot connect, or the connection dropped mid-response."""
+    BAD_REQUEST = "bad_request"
+    """400/413/422 and other 4xx: the request (model name, options) is wrong."""
+    NOT_FOUND = "not_found"
+    """404: wrong model name or base URL."""
+    PROTOCOL = "protocol"
+    """The provider broke its documented wire format."""
+    REFUSED = "refused"
+    """The model refused to answer."""
+    MALFORMED_TOOL_CALL = "malformed_tool_call"
+    """The model produced a tool call the provider could not parse."""
+    AGENT = "agent"
+    """The system under test itself failed (an in-process agent raised, a tool loop)."""
+    CASCADE = "cascade"
+    """A stage of an STT → LLM → TTS cascade failed."""
 
 
 class VoxbenchError(Exception):
@@ -64,21 +93,20 @@ class ProtocolError(VoxbenchError):
 class ProviderError(VoxbenchError):
     """A call to a provider failed.
 
-    ``category`` follows one taxonomy (authentication, rate_limit, server, timeout,
-    connectivity, bad_request, not_found, protocol); ``retryable`` says whether the runner may
-    try again, ``retry_after`` how long the provider asked us to wait.
+    ``category`` is an ``ErrorCategory``; ``retryable`` says whether the caller may try
+    again, ``retry_after`` how long the provider asked us to wait.
     """
 
     def __init__(
         self,
         message: str,
         *,
-        category: str,
+        category: ErrorCategory | str,
         retryable: bool,
         retry_after: float | None = None,
         status: int | None = None,
     ) -> None:
-        self.category = category
+        self.category = ErrorCategory(category)
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status

@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from voxbench.core.errors import ErrorCategory
+
 
 class _Event(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -88,7 +90,7 @@ class TargetError(_Event):
     """Something went wrong on the target side; ``category`` follows the error taxonomy."""
 
     type: Literal["target_error"] = "target_error"
-    category: str
+    category: ErrorCategory
     message: str
     retryable: bool = False
     retry_after: float | None = None

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import dotenv
+
 from voxbench.core.errors import PrerequisiteError
 
 REDACTED = "***"
@@ -31,20 +33,21 @@ _seen_secrets: set[str] = set()
 _dotenv_loaded = False
 
 
-def load_dotenv(path: str | Path = ".env") -> None:
-    """Load ``KEY=value`` lines from ``path`` into the environment, never overriding it."""
+def load_dotenv(path: str | Path | None = None) -> Path | None:
+    """Load a ``.env`` file into the environment, never overriding a variable already set.
+
+    Without ``path``, the nearest ``.env`` is searched from the working directory upward
+    (python-dotenv's ``find_dotenv(usecwd=True)``). python-dotenv parses the file as shells
+    and the SDKs do: quotes, ``export``, and ``KEY=value  # comment`` (the comment is not
+    part of the value). Returns the file loaded, or None.
+    """
     global _dotenv_loaded
     _dotenv_loaded = True
-    p = Path(path)
-    if not p.is_file():
-        return
-    for line in p.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        value = value.strip().strip("'\"")
-        os.environ.setdefault(key.strip(), value)
+    found = Path(path) if path is not None else Path(dotenv.find_dotenv(usecwd=True) or ".env")
+    if not found.is_file():
+        return None
+    dotenv.load_dotenv(found, override=False)
+    return found
 
 
 def get_secret(*env_vars: str, required: bool = True, purpose: str = "") -> str | None:

@@ -1,4 +1,4 @@
-"""LLM judges of full-duplex outputs, over any OpenAI-compatible chat endpoint.
+"""LLM judges of full-duplex outputs, through any ``text_completion`` provider.
 
 Two questions are asked: how relevant the reply after a barge-in is to what the user said
 (0–5, the public interruption metric), and how the model handled a v1.5 speech overlap
@@ -9,18 +9,17 @@ next seed, then recorded as an error (never a guessed score).
 
 from __future__ import annotations
 
+import asyncio
 import json
-import os
 import re
-import time
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from voxbench.core.errors import ConfigError, ProviderError
-from voxbench.core.secrets import get_secret, redact_text
+from voxbench.core.errors import ProviderError
 from voxbench.fullduplex.annotations import OverlapMetadata, TimedWord
 from voxbench.fullduplex.prompts import (
     BEHAVIOR_LABELS,
@@ -29,12 +28,14 @@ from voxbench.fullduplex.prompts import (
     behavior_user_message,
     relevance_user_message,
 )
-from voxbench.targets.openai_chat import COMPATIBLE_PROVIDERS
+from voxbench.providers.backoff import backoff_delay
+from voxbench.providers.completion import CompletionRequest
+from voxbench.providers.registry import Role, make
 
 BACKOFF_S = 2.0
-"""Seconds before retrying a transient HTTP failure; doubles per try (tests set it to 0)."""
+"""Seconds before retrying a transient failure; doubles per try (``providers.backoff``; tests
+set it to 0)."""
 MAX_ATTEMPTS = 3
-_RETRYABLE = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,12 @@ class BehaviorLabel:
 
 
 class ChatJudge:
-    """A chat-completions judge named ``provider/model`` (OpenAI-compatible wire format)."""
+    """A judge named ``provider/model``: any ``text_completion`` provider in the registry.
+
+    Blocking by design (the scorers are synchronous): each call runs on the judge's own
+    event loop in a helper thread, so one connection pool serves every call and a caller
+    inside another event loop (a test, a notebook) can still use it.
+    """
 
     def __init__(
         self,
@@ -67,87 +73,60 @@ class ChatJudge:
         base_url: str | None = None,
         seed: int = 0,
         temperature: float | None = 0.0,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
         timeout: float = 120.0,
     ) -> None:
-        provider, sep, model = name.partition("/")
-        if not sep:
-            provider, sep, model = name.partition(":")
-        spec = next((p for p in COMPATIBLE_PROVIDERS if p.name == provider), None)
-        if not sep or not model or spec is None:
-            known = ", ".join(p.name for p in COMPATIBLE_PROVIDERS)
-            raise ConfigError(
-                f"unknown judge {name!r}",
-                field="judge",
-                expected=f"provider/model, provider in: {known}",
-            )
-        self.name = f"{provider}/{model}"
-        self.model = model
+        self._client = make(
+            Role.TEXT_COMPLETION,
+            name,
+            base_url=base_url,
+            transport=transport,
+            timeout=timeout,
+            base_url_field="judge-base-url",
+        )
+        self.name = self._client.name
+        self.model = self._client.model
+        self.base_url = self._client.base_url
         self.seed = seed
         self.temperature = temperature
-        url = base_url or os.environ.get(spec.base_url_var) or spec.base_url
-        if not url:
-            raise ConfigError(
-                f"judge {name!r} needs an endpoint", field="judge-base-url",
-                expected=f"--judge-base-url or {spec.base_url_var}",
-            )  # fmt: skip
-        self.base_url = url.rstrip("/")
-        key = (
-            get_secret(*spec.key_vars, required=spec.key_required, purpose=f"the judge {name}")
-            if spec.key_vars
-            else None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name=f"judge-{self.name}", daemon=True
         )
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client = httpx.Client(
-            timeout=timeout, headers=headers, transport=transport, trust_env=False
-        )
+        self._thread.start()
 
     def describe(self) -> dict[str, Any]:
         """What to record about this judge (no secrets)."""
         return {"name": self.name, "seed": self.seed, "temperature": self.temperature}
 
     def ask(self, system: str, user: str, *, seed: int | None = None) -> str:
-        """One chat completion; transient failures are retried with backoff."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            "seed": self.seed if seed is None else seed,
-        }
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        for attempt in range(MAX_ATTEMPTS):
+        """One completion; transient failures are retried with the shared backoff policy."""
+        request = CompletionRequest(
+            system=system,
+            user=user,
+            temperature=self.temperature,
+            seed=self.seed if seed is None else seed,
+        )
+        return asyncio.run_coroutine_threadsafe(self._ask(request), self._loop).result()
+
+    async def _ask(self, request: CompletionRequest) -> str:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                response = self._client.post(f"{self.base_url}/chat/completions", json=body)
-            except httpx.HTTPError as exc:
-                if attempt + 1 == MAX_ATTEMPTS:
-                    raise ProviderError(
-                        f"judge {self.name}: {redact_text(str(exc))}",
-                        category="connectivity",
-                        retryable=True,
-                    ) from exc
-                time.sleep(BACKOFF_S * 2**attempt)
-                continue
-            if response.status_code in _RETRYABLE and attempt + 1 < MAX_ATTEMPTS:
-                time.sleep(BACKOFF_S * 2**attempt)
-                continue
-            if response.status_code >= 400:
-                raise ProviderError(
-                    f"judge {self.name}: HTTP {response.status_code}: {redact_text(response.text[:300])}",
-                    category="server" if response.status_code >= 500 else "bad_request",
-                    retryable=response.status_code in _RETRYABLE,
-                    status=response.status_code,
-                )
-            try:
-                return str(response.json()["choices"][0]["message"]["content"] or "")
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
-                raise ProviderError(
-                    f"judge {self.name}: response is not a chat completion", category="protocol",
-                    retryable=False,
-                ) from exc  # fmt: skip
+                return (await self._client.complete(request)).text
+            except ProviderError as exc:
+                if not exc.retryable or attempt == MAX_ATTEMPTS:
+                    raise
+                await asyncio.sleep(backoff_delay(attempt, exc.retry_after, base=BACKOFF_S))
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        self._client.close()
+        """Close the connection pool and the judge's event loop."""
+        if self._loop.is_closed():
+            return
+        asyncio.run_coroutine_threadsafe(self._client.aclose(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

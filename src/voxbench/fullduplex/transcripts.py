@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from voxbench.audio.asr import ASREngine, get_asr
+from voxbench.audio.asr import ASREngine
 from voxbench.audio.vad import detect_speech
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.fullduplex.annotations import AsrTranscript, TimedWord, load_asr, save_asr
+from voxbench.providers.speech import get_asr
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,6 @@ or did not answer are decided by code without a call.
 from __future__ import annotations
 
 import asyncio
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +21,6 @@ from voxbench.core.records import ToolCallRecord, TurnRecord
 from voxbench.judging.cache import JudgmentCache, cache_key
 from voxbench.judging.checks import TurnChecks, describe_expected
 from voxbench.judging.deterministic import DETERMINISTIC_DIMENSIONS
-from voxbench.judging.llm.base import JudgeClient, JudgeRequest
 from voxbench.judging.prompt import (
     InvalidVerdict,
     TurnVerdict,
@@ -32,12 +30,18 @@ from voxbench.judging.prompt import (
     render_user,
     reply_schema,
 )
+from voxbench.providers.backoff import backoff_delay
+from voxbench.providers.completion import CompletionRequest, TextCompletionClient
+from voxbench.providers.registry import Role, make
 
 MAX_ATTEMPTS = 3
 """Calls per turn before it is recorded as a judge failure."""
 BACKOFF_BASE = 1.0
-"""Seconds before retrying a transient provider error; doubles each time (tests zero it)."""
+"""Seconds before retrying a transient provider error; doubles each time (tests zero it).
+The policy itself is ``providers.backoff.backoff_delay``."""
 BACKOFF_CAP = 30.0
+SCHEMA_NAME = "turn_judgment"
+"""Name of the reply schema (the forced tool's name on Anthropic and Bedrock)."""
 CONCURRENCY = 4
 ABORTING_ERRORS = frozenset({"authentication", "not_found"})
 """Provider errors that would fail every turn alike: judging stops with the error."""
@@ -118,12 +122,29 @@ def turn_view(
     return view
 
 
+def make_judge_client(
+    name: str, *, base_url: str | None = None, transport: Any = None
+) -> TextCompletionClient:
+    """The ``text_completion`` client of judge ``name`` (``provider/model``), from the registry.
+
+    Raises ``ConfigError`` for an unknown provider or a missing base URL (naming
+    ``--judge-base-url``) and ``PrerequisiteError`` naming the env var of a missing key.
+    """
+    return make(
+        Role.TEXT_COMPLETION,
+        name,
+        base_url=base_url,
+        transport=transport,
+        base_url_field="--judge-base-url",
+    )
+
+
 class LLMJudge:
-    """Judges turns with one ``JudgeClient``."""
+    """Judges turns with one ``text_completion`` client."""
 
     def __init__(
         self,
-        client: JudgeClient,
+        client: TextCompletionClient,
         *,
         cache: JudgmentCache | None = None,
         max_attempts: int = MAX_ATTEMPTS,
@@ -208,7 +229,9 @@ class LLMJudge:
                     return outcome
                 except (InvalidVerdict, KeyError, TypeError):
                     pass  # a stale or damaged entry: judge again
-        request = JudgeRequest(system=system, user=user, schema=reply_schema())
+        request = CompletionRequest(
+            system=system, user=user, schema=reply_schema(), schema_name=SCHEMA_NAME
+        )
         await self._call_until_valid(request, dims, outcome)
         if outcome.verdict is not None and self.cache is not None:
             self.cache.put(
@@ -224,7 +247,7 @@ class LLMJudge:
         return outcome
 
     async def _call_until_valid(
-        self, request: JudgeRequest, dims: list[str], outcome: TurnOutcome
+        self, request: CompletionRequest, dims: list[str], outcome: TurnOutcome
     ) -> None:
         current = request
         while outcome.attempts < self.max_attempts:
@@ -247,7 +270,7 @@ class LLMJudge:
                 return
             except InvalidVerdict as exc:
                 outcome.error = f"invalid judge output: {exc}"
-                current = JudgeRequest(
+                current = CompletionRequest(
                     system=request.system,
                     user=request.user
                     + f"\n\nYour previous reply could not be used ({exc}). Reply again with "
@@ -258,5 +281,4 @@ class LLMJudge:
 
     @staticmethod
     def _backoff(attempt: int, retry_after: float | None) -> float:
-        delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
-        return max(delay, retry_after or 0.0) if BACKOFF_BASE > 0 else 0.0
+        return backoff_delay(attempt, retry_after, base=BACKOFF_BASE, cap=BACKOFF_CAP)

@@ -17,10 +17,9 @@ from voxbench.core.records import Judgment, TurnRecord
 from voxbench.judging.absorption import combine_turn, resolve_chains
 from voxbench.judging.cache import JudgmentCache
 from voxbench.judging.deterministic import JUDGE_NAME, JUDGE_VERSION, judge_deterministic
-from voxbench.judging.llm import make_judge_client
-from voxbench.judging.llm.base import JudgeClient
-from voxbench.judging.llm_judge import CONCURRENCY, LLMJudge, TurnOutcome
+from voxbench.judging.llm_judge import CONCURRENCY, LLMJudge, TurnOutcome, make_judge_client
 from voxbench.judging.turn_taking import TurnTakingAnalyser, turn_taking_judgments
+from voxbench.providers.completion import TextCompletionClient
 
 
 @dataclass
@@ -75,7 +74,7 @@ async def judge_run(
     *,
     run_path: Path | None = None,
     options: JudgeOptions | None = None,
-    client: JudgeClient | None = None,
+    client: TextCompletionClient | None = None,
     turn_taking: TurnTakingAnalyser | None = None,
 ) -> JudgedRun:
     """Judge ``records`` of ``benchmark``; ``client`` overrides ``options.judge`` (tests)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +55,7 @@ from voxbench.core.timeline import (
     UserTurnEnded,
     recorded_target_event,
 )
+from voxbench.providers.backoff import backoff_delay
 from voxbench.runner.config import RunConfig
 from voxbench.runner.turn_state import TurnState
 from voxbench.targets.registry import canonical_name
@@ -288,11 +288,9 @@ class ConversationRun:
                         state_after=self.backend.snapshot(),
                     )
                 retries += 1
-                delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (retries - 1)) * (
-                    0.5 + random.random() / 2
+                delay = backoff_delay(
+                    retries, retry.retry_after, base=BACKOFF_BASE, cap=BACKOFF_CAP
                 )
-                if retry.retry_after is not None:
-                    delay = max(delay, retry.retry_after)
                 reconnected = reconnected or retry.reconnect
                 self.record(
                     turn.id,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voxbench.audio.asr import ASREngine, get_asr
+from voxbench.audio.asr import ASREngine
 from voxbench.audio.vad import SileroVAD, SpeechSegment
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.benchmarks.audio import ensure_benchmark_audio
@@ -28,6 +28,7 @@ from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.clock import VirtualClock
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.timeline import NoResponse, TurnTimedOut, UserTurnEnded
+from voxbench.providers.speech import get_asr
 from voxbench.runner.config import RunConfig
 from voxbench.runner.recording import ConversationRecorder
 from voxbench.runner.turn_state import TurnContext, TurnState

@@ -19,13 +19,13 @@ from typing import Any
 
 from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallRequested, Usage
 from voxbench.core.session import Session
+from voxbench.providers.anthropic import BASE_URL_VARS, DEFAULT_BASE_URL
+from voxbench.providers.anthropic import headers as anthropic_headers
+from voxbench.providers.http import iter_sse
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
-from voxbench.targets.http import iter_sse
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, parse_arguments, result_text, safe_call_id
 
-API_VERSION = "2023-06-01"
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 1024
 PASSTHROUGH_OPTIONS = ("temperature", "top_p", "top_k", "tool_choice", "thinking", "metadata")
 
@@ -65,13 +65,11 @@ class AnthropicSession(ChatSession):
         return body
 
     async def request_step(self, emit: Emit) -> StepResult:
-        headers = {
-            "content-type": "application/json",
-            "anthropic-version": API_VERSION,
-            "x-api-key": self.api_key or "",
-        }
         request = self.client.build_request(
-            "POST", f"{self.base_url}/v1/messages", headers=headers, json=self.body()
+            "POST",
+            f"{self.base_url}/v1/messages",
+            headers=anthropic_headers(self.api_key),
+            json=self.body(),
         )
         response = await self.client.send(request, stream=True)
         try:
@@ -219,7 +217,7 @@ def _is_error(result: Any) -> bool:
 
 
 def _anthropic(context: TargetContext) -> Session:
-    base_url = context.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+    base_url = context.base_url or os.environ.get(BASE_URL_VARS[0]) or DEFAULT_BASE_URL
     return AnthropicSession(
         context.model or "claude-sonnet-4-5",
         base_url=base_url,

@@ -25,25 +25,13 @@ from typing import Any
 
 from voxbench.core.errors import PrerequisiteError
 from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallRequested, Usage
-from voxbench.core.secrets import get_secret
 from voxbench.core.session import Session, SessionSetup
+from voxbench.providers.bedrock import KEY_VARS, classify_bedrock_error, make_bedrock_client
+from voxbench.providers.http import target_error
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
-from voxbench.targets.http import error_from_status
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, parse_arguments, result_object, safe_call_id
 
-INSTALL_HINT = "Bedrock needs botocore: pip install 'voxbench[bedrock]'"
-KEY_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-THROTTLED = {"ThrottlingException", "throttlingException", "TooManyRequestsException"}
-TRANSIENT = {
-    "InternalServerException",
-    "internalServerException",
-    "ServiceUnavailableException",
-    "serviceUnavailableException",
-    "ModelStreamErrorException",
-    "modelStreamErrorException",
-    "ModelNotReadyException",
-}
 _DONE = object()
 
 
@@ -67,41 +55,9 @@ class BedrockSession(ChatSession):
         self._streams: set[Any] = set()
 
     async def start(self, setup: SessionSetup) -> None:
-        try:
-            import botocore.config
-            import botocore.session
-        except ImportError:
-            raise PrerequisiteError(INSTALL_HINT) from None
         await super().start(setup)
-        session = botocore.session.get_session()
-        access = get_secret("AWS_ACCESS_KEY_ID", required=False)
-        secret = get_secret("AWS_SECRET_ACCESS_KEY", required=False)
-        token = get_secret("AWS_SESSION_TOKEN", required=False)
-        if not (access and secret) and session.get_credentials() is None:
-            raise PrerequisiteError(
-                f"no AWS credentials for {self.info.name}: set AWS_ACCESS_KEY_ID and "
-                "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
-            )
-        region = (
-            self.options.get("region")
-            or os.environ.get("AWS_REGION")
-            or os.environ.get("AWS_DEFAULT_REGION")
-            or "us-east-1"
-        )
-        config = botocore.config.Config(
-            # One attempt: the runner owns retries (``max_attempts`` would count retries).
-            retries={"total_max_attempts": 1, "mode": "standard"},
-            read_timeout=float(self.options.get("timeout", 60)),
-            connect_timeout=10,
-        )
-        self._bedrock = session.create_client(
-            "bedrock-runtime",
-            region_name=region,
-            endpoint_url=self.base_url or None,
-            aws_access_key_id=access or None,
-            aws_secret_access_key=secret or None,
-            aws_session_token=token or None,
-            config=config,
+        self._bedrock = make_bedrock_client(
+            purpose=self.info.name, base_url=self.base_url or None, options=self.options
         )
 
     def resolve_key(self) -> str | None:
@@ -242,40 +198,7 @@ class BedrockSession(ChatSession):
 
 def classify(exc: Exception) -> TargetError:
     """A botocore failure as a ``TargetError`` (same taxonomy as the HTTP adapters)."""
-    from botocore import exceptions as aws
-
-    if isinstance(exc, aws.ClientError):
-        error = exc.response.get("Error", {})
-        code = error.get("Code", "")
-        message = error.get("Message", str(exc))
-        meta = exc.response.get("ResponseMetadata", {})
-        status = int(meta.get("HTTPStatusCode") or 0)
-        if code in THROTTLED:
-            status = 429
-        elif code in TRANSIENT:
-            status = 500 if status < 500 else status
-        elif code in ("UnrecognizedClientException", "InvalidSignatureException"):
-            status = 401
-        headers = {k.lower(): v for k, v in (meta.get("HTTPHeaders") or {}).items()}
-        return error_from_status(
-            status or 400,
-            headers,
-            f"{code}: {message}",
-            provider="bedrock",
-            key_vars=(*KEY_VARS, "AWS_PROFILE"),
-        )
-    from urllib3 import exceptions as transport  # botocore's HTTP layer
-
-    if isinstance(exc, aws.ReadTimeoutError | aws.ConnectTimeoutError | transport.TimeoutError):
-        return TargetError(
-            category="timeout", message=f"bedrock: timed out ({exc})", retryable=True
-        )
-    # A stream cut mid-response surfaces from urllib3 while the event stream is read.
-    if isinstance(exc, aws.BotoCoreError | OSError | transport.HTTPError):
-        return TargetError(
-            category="connectivity", message=f"bedrock: connection failed ({exc})", retryable=True
-        )
-    return TargetError(category="protocol", message=f"bedrock: {type(exc).__name__}: {exc}")
+    return target_error(classify_bedrock_error(exc))
 
 
 def render_messages(conversation: list[ChatMessage]) -> list[dict[str, Any]]:

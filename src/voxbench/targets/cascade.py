@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from voxbench.audio.asr import ASREngine, get_asr
-from voxbench.audio.tts import TTSEngine, get_tts
+from voxbench.audio.asr import ASREngine
+from voxbench.audio.tts import TTSEngine
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
 from voxbench.core.events import (
@@ -36,6 +36,7 @@ from voxbench.core.events import (
     UserTranscript,
 )
 from voxbench.core.session import Session, SessionSetup, TargetInfo
+from voxbench.providers.speech import get_asr, get_tts
 from voxbench.targets.registry import (
     TargetContext,
     TargetProvider,

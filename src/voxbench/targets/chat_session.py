@@ -23,7 +23,7 @@ from voxbench.core.errors import PrerequisiteError
 from voxbench.core.events import SessionEvent, TargetError, ToolCallRequested, TurnComplete
 from voxbench.core.secrets import get_secret
 from voxbench.core.session import HistoryToolCall, Session, SessionSetup, TargetInfo
-from voxbench.targets.http import error_from_exception, error_from_status, make_client
+from voxbench.providers.http import error_from_exception, error_from_status, make_http_client
 from voxbench.targets.text_history import ChatMessage, messages_from_history
 
 MAX_STEPS_PER_TURN = 16
@@ -92,7 +92,7 @@ class ChatSession(Session, abc.ABC):
         self.api_key = self.resolve_key()
         self.setup = setup
         self.conversation = messages_from_history(setup.history)
-        self._client = make_client(self.options.get("timeout"))
+        self._client = make_http_client(self.options.get("timeout"))
 
     def resolve_key(self) -> str | None:
         """The API key from the environment; raises ``PrerequisiteError`` naming the vars."""

@@ -17,17 +17,17 @@ the documented placeholder signature instead.
 from __future__ import annotations
 
 import copy
-import os
 from typing import Any
 
 from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallRequested, Usage
 from voxbench.core.session import Session
+from voxbench.providers.gemini import DEFAULT_MODEL, KEY_VARS, gemini_base_url
+from voxbench.providers.http import iter_sse
+from voxbench.providers.registry import EnvVars
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
-from voxbench.targets.http import iter_sse
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, result_object
 
-DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 PLACEHOLDER_SIGNATURE = "skip_thought_signature_validator"
 """What the Thought Signatures guide says to send for function calls the model did not
 produce in this exchange (history rebuilt after a reconnect)."""
@@ -46,7 +46,7 @@ class GeminiSession(ChatSession):
     """A Session over ``streamGenerateContent``."""
 
     provider = "gemini"
-    key_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    key_vars = KEY_VARS
 
     def body(self) -> dict[str, Any]:
         """The request body for the conversation so far."""
@@ -202,8 +202,8 @@ def render_contents(conversation: list[ChatMessage]) -> list[dict[str, Any]]:
 
 
 def _gemini(context: TargetContext) -> Session:
-    base_url = context.base_url or os.environ.get("GEMINI_BASE_URL") or DEFAULT_BASE_URL
-    model = context.model or "gemini-2.5-flash"
+    base_url = gemini_base_url(context.base_url)
+    model = context.model or DEFAULT_MODEL
     return GeminiSession(
         model, base_url=base_url, options=context.options, target_name=f"gemini/{model}"
     )
@@ -215,7 +215,8 @@ register_provider(
         factory=_gemini,
         description="Google Gemini API generateContent (streaming, function calling)",
         kind="text",
-        env_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-        default_model="gemini-2.5-flash",
+        env_vars=KEY_VARS,
+        env=EnvVars(any_of=KEY_VARS),
+        default_model=DEFAULT_MODEL,
     )
 )

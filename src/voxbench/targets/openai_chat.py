@@ -23,10 +23,25 @@ from typing import Any
 from voxbench.core.errors import PrerequisiteError
 from voxbench.core.events import AssistantTextDelta, ToolCallRequested, Usage
 from voxbench.core.session import Session
+from voxbench.providers.http import iter_sse
+from voxbench.providers.openai_compat import (
+    AZURE,
+    COMPATIBLE_PROVIDERS,
+    CompatibleProvider,
+    auth_headers,
+    chat_completions_url,
+)
 from voxbench.targets.chat_session import ChatSession, Emit, StepResult
-from voxbench.targets.http import iter_sse
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, parse_arguments, result_text
+
+__all__ = [
+    "COMPATIBLE_PROVIDERS",
+    "AzureOpenAIChatSession",
+    "CompatibleProvider",
+    "OpenAIChatSession",
+    "render_messages",
+]
 
 PASSTHROUGH_OPTIONS = (
     "temperature",
@@ -59,14 +74,11 @@ class OpenAIChatSession(ChatSession):
 
     def url(self) -> str:
         """Where the request goes."""
-        return f"{self.base_url}/chat/completions"
+        return chat_completions_url(self.provider, self.base_url, self.model, self.options)
 
     def headers(self) -> dict[str, str]:
         """Request headers (auth included)."""
-        headers = {"content-type": "application/json"}
-        if self.api_key:
-            headers["authorization"] = f"Bearer {self.api_key}"
-        return headers
+        return auth_headers(self.provider, self.api_key)
 
     def body(self, stream: bool) -> dict[str, Any]:
         """The request body for the conversation so far."""
@@ -276,59 +288,6 @@ def render_messages(system_prompt: str, conversation: list[ChatMessage]) -> list
 # -- providers --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CompatibleProvider:
-    """An OpenAI-compatible endpoint: its name, default URL and key."""
-
-    name: str
-    description: str
-    base_url: str | None
-    key_vars: tuple[str, ...]
-    key_required: bool = True
-    default_model: str | None = None
-
-    @property
-    def base_url_var(self) -> str:
-        """Env var that overrides the default base URL (``GROQ_BASE_URL``)."""
-        return self.name.upper().replace("-", "_") + "_BASE_URL"
-
-
-COMPATIBLE_PROVIDERS: tuple[CompatibleProvider, ...] = (
-    CompatibleProvider(
-        "openai", "OpenAI Chat Completions", "https://api.openai.com/v1", ("OPENAI_API_KEY",),
-        default_model="gpt-4o-mini",
-    ),
-    CompatibleProvider(
-        "openrouter", "OpenRouter (OpenAI-compatible)", "https://openrouter.ai/api/v1",
-        ("OPENROUTER_API_KEY",),
-    ),
-    CompatibleProvider(
-        "groq", "Groq (OpenAI-compatible)", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",)
-    ),
-    CompatibleProvider(
-        "cerebras", "Cerebras (OpenAI-compatible)", "https://api.cerebras.ai/v1",
-        ("CEREBRAS_API_KEY",),
-    ),
-    CompatibleProvider("xai", "xAI Grok (OpenAI-compatible)", "https://api.x.ai/v1", ("XAI_API_KEY",)),
-    CompatibleProvider(
-        "together", "Together AI (OpenAI-compatible)", "https://api.together.xyz/v1",
-        ("TOGETHER_API_KEY",),
-    ),
-    CompatibleProvider(
-        "vllm", "A vLLM server (OpenAI-compatible; key optional)", "http://localhost:8000/v1",
-        ("VLLM_API_KEY",), key_required=False,
-    ),
-    CompatibleProvider(
-        "ollama", "A local Ollama server (OpenAI-compatible; no key)", "http://localhost:11434/v1",
-        (), key_required=False,
-    ),
-    CompatibleProvider(
-        "openai-compatible", "Any OpenAI-compatible endpoint: needs --base-url; key optional",
-        None, ("OPENAI_COMPATIBLE_API_KEY",), key_required=False,
-    ),
-)  # fmt: skip
-
-
 def _compatible_factory(spec: CompatibleProvider):  # noqa: ANN202 - a registry factory
     def factory(context: TargetContext) -> Session:
         base_url = context.base_url or os.environ.get(spec.base_url_var) or spec.base_url
@@ -354,30 +313,11 @@ def _compatible_factory(spec: CompatibleProvider):  # noqa: ANN202 - a registry 
 class AzureOpenAIChatSession(OpenAIChatSession):
     """Azure OpenAI: a deployment URL, an ``api-version`` and an ``api-key`` header.
 
-    Azure OpenAI REST reference (data plane inference, GA ``2024-10-21``):
-    ``POST {endpoint}/openai/deployments/{deployment}/chat/completions?api-version=…``.
+    The URL and header conventions live in ``providers.openai_compat``.
     """
 
-    provider = "azure-openai"
+    provider = AZURE
     key_vars = ("AZURE_OPENAI_API_KEY",)
-    DEFAULT_API_VERSION = "2024-10-21"
-
-    def url(self) -> str:
-        version = (
-            self.options.get("api_version")
-            or os.environ.get("AZURE_OPENAI_API_VERSION")
-            or self.DEFAULT_API_VERSION
-        )
-        return (
-            f"{self.base_url}/openai/deployments/{self.model}/chat/completions"
-            f"?api-version={version}"
-        )
-
-    def headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json"}
-        if self.api_key:
-            headers["api-key"] = self.api_key
-        return headers
 
     def body(self, stream: bool) -> dict[str, Any]:
         body = super().body(stream)
@@ -402,7 +342,7 @@ for _spec in COMPATIBLE_PROVIDERS:
         TargetProvider(
             name=_spec.name,
             factory=_compatible_factory(_spec),
-            description=_spec.description,
+            description="OpenAI Chat Completions" if _spec.name == "openai" else _spec.description,
             kind="text",
             env_vars=_spec.key_vars,
             default_model=_spec.default_model,

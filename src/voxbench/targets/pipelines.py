@@ -13,6 +13,7 @@ import re
 from typing import Any, Literal
 
 from voxbench.core.errors import ConfigError, PrerequisiteError
+from voxbench.core.names import parse_component_name
 
 Pipeline = Literal["realtime", "text"]
 
@@ -76,10 +77,9 @@ def route_target(name: str, options: dict[str, Any] | None = None) -> str:
 
 
 def _split(name: str) -> tuple[str | None, str]:
-    for sep in ("/", ":"):
-        if sep in name:
-            provider, model = name.split(sep, 1)
-            if "." not in provider:  # ``pkg.module:Class`` is a class path, not a provider
-                return provider, model
-            return None, name
-    return None, name
+    # ``pkg.module:Class`` is a class path, not a provider: the name parser rejects its dots.
+    try:
+        parsed = parse_component_name(name, field="target")
+    except ConfigError:
+        return None, name
+    return parsed.provider, parsed.model

@@ -1,10 +1,12 @@
-"""The registry of targets: ``provider/model`` names → factories of ``Session``.
+"""Targets: ``provider/model`` names → factories of ``Session``, a view of the one registry.
 
-Each provider registers one ``TargetProvider``. A target name is split at the first ``/``
-(``provider:model`` is accepted too); a bare name is looked up in the alias table
-(``oracle`` → ``local/oracle``). ``--service`` / ``--target`` may also be a fully-qualified
-class path (``mypkg.adapters:MySession``) for a user's own adapter: the class is built with
-the same ``TargetContext``.
+Each target provider registers a ``TargetProvider``; it lands in ``providers.registry``
+under the ``target`` role (``realtime`` for speech-to-speech sockets), beside whatever else
+the same provider does there (text completion, ASR, TTS). A target name is parsed by
+``core.names`` (``provider:model`` is accepted too); a bare name is looked up in the alias
+table (``oracle`` → ``local/oracle``) or is a provider with a default model. ``--service`` /
+``--target`` may also be a fully-qualified class path (``mypkg.adapters:MySession``) for a
+user's own adapter: the class is built with the same ``TargetContext``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ from typing import Any
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError
 from voxbench.core.session import Session
+from voxbench.providers import registry as one_registry
+from voxbench.providers.registry import Capability, EnvVars, Provider, Role
 from voxbench.targets.pipelines import route_target
+
+TARGET_ROLES = (Role.TARGET, Role.REALTIME)
 
 
 @dataclass(frozen=True)
@@ -43,9 +49,17 @@ class TargetProvider:
     kind: str
     """``local``, ``text``, ``realtime`` or ``cascade``."""
     env_vars: tuple[str, ...] = ()
+    """Every variable named by ``env`` (all of them, unless ``env`` says otherwise)."""
     default_model: str | None = None
     models: tuple[str, ...] = ()
     """Known model names, for listings (any name is accepted)."""
+    env: EnvVars | None = None
+    """Which of ``env_vars`` are all needed and which one of is enough."""
+
+    @property
+    def requirement(self) -> EnvVars:
+        """``env``, or all of ``env_vars``."""
+        return self.env if self.env is not None else EnvVars(all_of=self.env_vars)
 
 
 BUILTIN_PROVIDER_MODULES: tuple[str, ...] = (
@@ -57,18 +71,33 @@ BUILTIN_PROVIDER_MODULES: tuple[str, ...] = (
     "voxbench.targets.bedrock",
     "voxbench.targets.realtime.providers",
 )
-"""Modules that register the built-in providers on import. They must not import optional
-SDKs at module level: an SDK is imported when its provider's factory runs."""
+"""Modules that register the built-in target providers on import. They must not import
+optional SDKs at module level: an SDK is imported when its provider's factory runs."""
 
-_PROVIDERS: dict[str, TargetProvider] = {}
-_ALIASES: dict[str, str] = {}
+ENTRY_POINT_GROUP = "voxbench.targets"
+
 _LOADED = False
 
 
 def register_provider(provider: TargetProvider, aliases: dict[str, str] | None = None) -> None:
-    """Add a provider (and optional bare-name aliases for its targets)."""
-    _PROVIDERS[provider.name] = provider
-    _ALIASES.update(aliases or {})
+    """Add a target provider (and optional bare-name aliases for its targets)."""
+    role = Role.REALTIME if provider.kind == "realtime" else Role.TARGET
+    capability = Capability(
+        provider.factory,
+        description=provider.description,
+        kind=provider.kind,
+        default_model=provider.default_model,
+        models=provider.models,
+    )
+    one_registry.register(
+        Provider(
+            name=provider.name,
+            description=provider.description,
+            env=provider.requirement,
+            roles={role: capability},
+        ),
+        aliases=aliases,
+    )
 
 
 def _ensure_loaded() -> None:
@@ -78,43 +107,56 @@ def _ensure_loaded() -> None:
     if _LOADED:
         return
     _LOADED = True
+    one_registry.ensure_loaded()
     for module in BUILTIN_PROVIDER_MODULES:
         importlib.import_module(module)
     from importlib.metadata import entry_points
 
-    for ep in entry_points(group="voxbench.targets"):
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
         ep.load()
 
 
+def _view(provider: Provider) -> TargetProvider:
+    role = next(r for r in TARGET_ROLES if r in provider.roles)
+    capability = provider.roles[role]
+    return TargetProvider(
+        name=provider.name,
+        factory=capability.factory,
+        description=capability.description or provider.description,
+        kind=capability.kind,
+        env_vars=provider.env.names,
+        default_model=capability.default_model,
+        models=capability.models,
+        env=provider.env,
+    )
+
+
 def providers() -> list[TargetProvider]:
-    """Every registered provider, sorted by name."""
+    """Every registered target provider, sorted by name."""
     _ensure_loaded()
-    return sorted(_PROVIDERS.values(), key=lambda p: p.name)
+    return [_view(p) for p in one_registry.providers_for(*TARGET_ROLES)]
 
 
 def aliases() -> dict[str, str]:
     """Bare names and what they stand for."""
     _ensure_loaded()
-    return dict(sorted(_ALIASES.items()))
+    return one_registry.aliases()
 
 
-def split_name(name: str) -> tuple[str, str]:
-    """``provider/model`` (or ``provider:model``, or an alias) → ``(provider, model)``."""
+def _resolve(name: str) -> tuple[TargetProvider, str]:
     _ensure_loaded()
-    name = _ALIASES.get(name, name)
-    for sep in ("/", ":"):
-        if sep in name:
-            provider, model = name.split(sep, 1)
-            if provider in _PROVIDERS:
-                return provider, model
-    if name in _PROVIDERS:
-        return name, _PROVIDERS[name].default_model or ""
-    known = ", ".join(sorted([*_PROVIDERS, *_ALIASES]))
-    raise ConfigError(
-        f"unknown target {name!r}",
-        field="target",
-        expected=f"provider/model with a provider among: {known}",
-    )
+    try:
+        provider, parsed = one_registry.resolve_name(
+            name, *TARGET_ROLES, field="target", allow_bare=True
+        )
+    except ConfigError:
+        known = ", ".join(sorted([p.name for p in providers()] + list(aliases())))
+        raise ConfigError(
+            f"unknown target {name!r}",
+            field="target",
+            expected=f"provider/model with a provider among: {known}",
+        ) from None
+    return _view(provider), parsed.model
 
 
 def resolve_target(
@@ -134,8 +176,7 @@ def resolve_target(
         cls = _import_class(name)
         context = TargetContext(model=name, benchmark=benchmark, base_url=base_url, options=options)
         return lambda: cls(context)
-    provider_name, model = split_name(name)
-    provider = _PROVIDERS[provider_name]
+    provider, model = _resolve(name)
     context = TargetContext(model=model, benchmark=benchmark, base_url=base_url, options=options)
     return lambda: provider.factory(context)
 
@@ -144,8 +185,8 @@ def canonical_name(name: str) -> str:
     """The ``provider/model`` spelling of a target name."""
     if _is_class_path(name):
         return name
-    provider, model = split_name(name)
-    return f"{provider}/{model}" if model else provider
+    provider, model = _resolve(name)
+    return f"{provider.name}/{model}" if model else provider.name
 
 
 def _is_class_path(name: str) -> bool:

@@ -24,6 +24,7 @@ from voxbench.testing.http_server import (
     Responder,
     ScriptedServer,
     count_tokens,
+    describe_audio_part,
     split_text,
 )
 from voxbench.testing.scripts import (
@@ -241,9 +242,22 @@ def parse_contents(contents: list[Any], *, require_signatures: bool = False) -> 
                     )
                 )
                 expected = 0
-            text = "".join(p.get("text", "") for p in parts)
+            text = "".join(_user_part_text(p, i) for p in parts)
             if text:
                 out.append(ScriptMessage(role="user", text=text))
         else:
             raise ValueError(f"contents[{i}].role must be user or model")
     return out
+
+
+def _user_part_text(part: dict[str, Any], index: int) -> str:
+    """A user part as script text: its text, or ``[audio: …]`` for an ``inline_data`` WAV."""
+    inline = part.get("inline_data") or part.get("inlineData")
+    if inline is None:
+        return str(part.get("text", ""))
+    mime = inline.get("mime_type") or inline.get("mimeType") or ""
+    if not str(mime).startswith("audio/"):
+        raise ValueError(f"contents[{index}]: unsupported inline_data mime type {mime!r}")
+    if mime in ("audio/wav", "audio/x-wav"):
+        return describe_audio_part(inline.get("data"), f"contents[{index}].inline_data.data")
+    return "[audio]"

@@ -384,3 +384,22 @@ def split_json(raw: str, pieces: int = 3) -> list[str]:
 def count_tokens(text: str) -> int:
     """A deterministic stand-in for a tokenizer: words plus punctuation marks."""
     return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+def describe_audio_part(data: Any, where: str) -> str:
+    """A base64 WAV content part as the text a script sees (``[audio: 1.50 s]``).
+
+    ``ValueError`` (the real APIs' 400) when ``data`` is not base64 of a readable WAV file.
+    """
+    import base64
+    import binascii
+    import io
+    import wave
+
+    try:
+        raw = base64.b64decode(str(data), validate=True)
+        with wave.open(io.BytesIO(raw)) as clip:
+            seconds = clip.getnframes() / clip.getframerate()
+    except (binascii.Error, wave.Error, EOFError, ZeroDivisionError) as exc:
+        raise ValueError(f"{where}: audio data is not base64 of a WAV file ({exc})") from exc
+    return f"[audio: {seconds:.2f} s]"

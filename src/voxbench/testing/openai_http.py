@@ -27,6 +27,7 @@ from voxbench.testing.http_server import (
     Responder,
     ScriptedServer,
     count_tokens,
+    describe_audio_part,
     split_json,
     split_text,
 )
@@ -266,8 +267,20 @@ def _usage(messages: list[Any], reply: Reply) -> dict[str, Any]:
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    if isinstance(content, list):  # content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if isinstance(content, list):  # content parts: text, and input_audio (base64 wav/mp3)
+        out: list[str] = []
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "input_audio":
+                audio = part.get("input_audio") or {}
+                if audio.get("format") not in ("wav", "mp3"):
+                    raise ValueError("input_audio.format must be wav or mp3")
+                if audio.get("format") == "wav":
+                    out.append(describe_audio_part(audio.get("data"), "input_audio.data"))
+                continue
+            out.append(part.get("text", ""))
+        return "".join(out)
     return ""
 
 

@@ -28,6 +28,7 @@ from voxbench.core.errors import ProtocolError, ProviderError
 from voxbench.core.events import SessionEvent, TargetError
 from voxbench.core.secrets import get_secret, redact_text, remember_secret
 from voxbench.core.session import HistoryToolCall, Session
+from voxbench.providers.http import classify_status
 
 log = logging.getLogger(__name__)
 
@@ -132,14 +133,14 @@ class RealtimeSession(Session, abc.ABC):
                 timeout=self.connect_timeout + 1.0,
             )
         except InvalidStatus as exc:
-            status = exc.response.status_code
-            body = exc.response.body.decode("utf-8", "replace")[:300] if exc.response.body else ""
-            category, retryable = _classify_status(status)
-            raise ProviderError(
-                redact_text(f"{self.provider}: websocket handshake refused ({status}) {body}"),
-                category=category,
-                retryable=retryable,
-                status=status,
+            # The handshake is an HTTP exchange: one classification for HTTP and websockets.
+            raise classify_status(
+                exc.response.status_code,
+                {k.lower(): v for k, v in exc.response.headers.raw_items()},
+                exc.response.body or b"",
+                provider=f"{self.provider} websocket handshake",
+                key_vars=self.key_env,
+                url=url,
             ) from exc
         except (OSError, TimeoutError, InvalidHandshake) as exc:
             raise ProviderError(
@@ -258,18 +259,6 @@ def close_category(code: int | None) -> str:
     if code == 1011:
         return "server"
     return "connectivity"
-
-
-def _classify_status(status: int) -> tuple[str, bool]:
-    if status in (401, 403):
-        return "authentication", False
-    if status == 404:
-        return "not_found", False
-    if status == 429:
-        return "rate_limit", True
-    if status >= 500:
-        return "server", True
-    return "bad_request", False
 
 
 def parse_tool_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from voxbench.core.session import Session
+from voxbench.providers.registry import EnvVars
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 
 
@@ -54,6 +55,7 @@ _PROVIDERS = (
         description="Azure OpenAI realtime deployment (model = deployment name)",
         kind="realtime",
         env_vars=("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT"),
+        env=EnvVars(all_of=("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT")),
         default_model="gpt-realtime",
         models=("gpt-realtime", "gpt-realtime-mini"),
     ),
@@ -72,6 +74,7 @@ _PROVIDERS = (
         description="Gemini Live API (BidiGenerateContent websocket)",
         kind="realtime",
         env_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        env=EnvVars(any_of=("GEMINI_API_KEY", "GOOGLE_API_KEY")),
         default_model="gemini-3.1-flash-live-preview",
         models=("gemini-3.1-flash-live-preview", "gemini-2.5-flash-native-audio-preview-12-2025"),
     ),

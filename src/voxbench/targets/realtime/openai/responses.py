@@ -22,12 +22,14 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from voxbench.core.errors import ErrorCategory
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
     Interrupted,
+    SessionEvent,
     TargetError,
     ToolCallRequested,
     TurnComplete,
@@ -38,8 +40,18 @@ from voxbench.targets.realtime.audio import b64decode
 from voxbench.targets.realtime.base import parse_tool_arguments
 from voxbench.targets.realtime.openai import events as ev
 
-if TYPE_CHECKING:
-    from voxbench.targets.realtime.openai.session import OpenAIRealtimeSession
+
+class TrackedSession(Protocol):
+    """What the tracker needs of its session (the session owns the tracker, not the reverse)."""
+
+    provider: str
+
+    def emit(self, event: SessionEvent) -> None:
+        """Queue an event for the runner."""
+
+    async def send_tool_outputs(self, outputs: list[tuple[str, Any]]) -> None:
+        """Send the outputs of a response's calls, then ask the model to continue."""
+
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +70,7 @@ class _Part:
 class ResponseTracker:
     """Turns OpenAI response events into Session events for one session."""
 
-    def __init__(self, session: OpenAIRealtimeSession) -> None:
+    def __init__(self, session: TrackedSession) -> None:
         self.session = session
         self.transcript_grace = float(session.options.get("transcript_grace", 1.0))
         self.transcribes = False
@@ -105,8 +117,6 @@ class ResponseTracker:
     # -- server events --------------------------------------------------------------------
 
     async def on_error(self, event: ev.ErrorEvent) -> None:
-        from voxbench.targets.realtime.openai.session import classify_error
-
         error = event.error
         if error.code in BENIGN_ERROR_CODES:
             log.debug("%s: benign error %s: %s", self.session.provider, error.code, error.message)
@@ -276,3 +286,15 @@ def _usage(usage: ev.Usage) -> Usage:
         audio_input_tokens=int(details_in.get("audio_tokens", 0) or 0),
         audio_output_tokens=int(details_out.get("audio_tokens", 0) or 0),
     )
+
+
+def classify_error(error: ev.ErrorDetail) -> tuple[ErrorCategory, bool]:
+    """``(category, retryable)`` of a server ``error`` event."""
+    text = f"{error.type} {error.code or ''}".lower()
+    if "rate_limit" in text:
+        return ErrorCategory.RATE_LIMIT, True
+    if "auth" in text or "permission" in text or "api_key" in text:
+        return ErrorCategory.AUTHENTICATION, False
+    if "server" in text or "internal" in text or "overloaded" in text:
+        return ErrorCategory.SERVER, True
+    return ErrorCategory.BAD_REQUEST, False

@@ -11,6 +11,7 @@ machine lives in ``ResponseTracker`` (``responses.py``).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -21,7 +22,7 @@ from voxbench.core.session import HistoryMessage, SessionSetup, TargetInfo
 from voxbench.targets.realtime.audio import PcmResampler, b64encode, is_silent
 from voxbench.targets.realtime.base import RealtimeSession, tool_result_text
 from voxbench.targets.realtime.openai import events as ev
-from voxbench.targets.realtime.openai.responses import ResponseTracker
+from voxbench.targets.realtime.openai.responses import ResponseTracker, classify_error
 
 DEFAULT_TRANSCRIPTION_MODEL = "gpt-4o-mini-transcribe"
 _APPEND_BYTES = 24000 * 2  # one second of 24 kHz PCM16 per append event
@@ -58,6 +59,8 @@ class OpenAIRealtimeSession(RealtimeSession):
 
     provider = "openai-realtime"
     default_base_url = "wss://api.openai.com/v1"
+    base_url_vars: tuple[str, ...] = ("OPENAI_BASE_URL",)
+    """The OpenAI SDK's endpoint variable: an ``https://…/v1`` base becomes ``wss://…/v1/realtime``."""
     key_env: tuple[str, ...] = ("OPENAI_API_KEY",)
 
     def __init__(
@@ -103,7 +106,8 @@ class OpenAIRealtimeSession(RealtimeSession):
 
     def url(self) -> str:
         """The websocket URL for this model."""
-        return realtime_url(self.base_url or self.default_base_url, self.model)
+        from_env = next((os.environ[v] for v in self.base_url_vars if os.environ.get(v)), None)
+        return realtime_url(self.base_url or from_env or self.default_base_url, self.model)
 
     def auth_headers(self, key: str) -> dict[str, str]:
         """Headers that authenticate the handshake."""
@@ -282,18 +286,6 @@ class OpenAIRealtimeSession(RealtimeSession):
 
     async def _on_speech_stopped(self, event: ev.SpeechStopped) -> None:
         self.emit(SpeechStopped())
-
-
-def classify_error(error: ev.ErrorDetail) -> tuple[str, bool]:
-    """``(category, retryable)`` of a server ``error`` event."""
-    text = f"{error.type} {error.code or ''}".lower()
-    if "rate_limit" in text:
-        return "rate_limit", True
-    if "auth" in text or "permission" in text:
-        return "authentication", False
-    if "server" in text or "internal" in text or "overloaded" in text:
-        return "server", True
-    return "bad_request", False
 
 
 def _message(role: Any, part_type: Any, text: str) -> ev.ConversationItem:

@@ -65,4 +65,5 @@ class XaiRealtimeSession(OpenAIRealtimeSession):
 
     provider = "xai-realtime"
     default_base_url = "wss://api.x.ai/v1"
+    base_url_vars = ()  # OPENAI_BASE_URL points at OpenAI, never at xAI
     key_env = ("XAI_API_KEY",)

@@ -16,8 +16,9 @@ import soundfile as sf
 
 from voxbench.audio.transcript import Transcript, Word
 from voxbench.audio.wav import Audio
-from voxbench.core.errors import ProtocolError, ProviderError
+from voxbench.core.errors import ProtocolError
 from voxbench.core.secrets import get_secret, remember_secret
+from voxbench.providers.http import classify_exception, make_http_client, raise_for_status
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 OPENAI_PCM_RATE = 24_000
@@ -26,7 +27,7 @@ WORD_TIMESTAMP_MODELS = ("whisper-1",)  # the gpt-4o transcribe models only answ
 
 
 class _OpenAIAudioClient:
-    """Key, base URL and one HTTP client, shared by both engines."""
+    """Key, base URL and one blocking HTTP client, shared by both engines."""
 
     def __init__(
         self,
@@ -42,56 +43,25 @@ class _OpenAIAudioClient:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
             "/"
         )
-        self._client = http_client or httpx.Client(timeout=timeout)
+        self._client = http_client or make_http_client(timeout, sync=True)
         self._headers = {"Authorization": f"Bearer {key}"}
 
     def post(self, path: str, **kwargs: Any) -> httpx.Response:
+        """POST once; a failure raises a ``ProviderError`` classified by ``providers.http``.
+
+        No retries here: the caller decides (a retryable error says so, with its
+        ``retry_after``), as the callers of every other provider client do.
+        """
         url = f"{self.base_url}{path}"
         try:
             response = self._client.post(url, headers=self._headers, **kwargs)
-        except httpx.TimeoutException as exc:
-            raise ProviderError(
-                f"POST {url} timed out", category="timeout", retryable=True
-            ) from exc
         except httpx.HTTPError as exc:
-            raise ProviderError(
-                f"POST {url} failed: {exc}", category="connectivity", retryable=True
-            ) from exc
-        if response.status_code >= 400:
-            raise _status_error(url, response)
+            raise classify_exception(exc, provider=f"POST {url}") from exc
+        raise_for_status(response, provider=f"POST {url}", key_vars=("OPENAI_API_KEY",))
         return response
 
     def close(self) -> None:
         self._client.close()
-
-
-def _status_error(url: str, response: httpx.Response) -> ProviderError:
-    status = response.status_code
-    try:
-        detail = response.json().get("error", {}).get("message") or response.text
-    except ValueError:
-        detail = response.text
-    category, retryable = {
-        400: ("bad_request", False),
-        401: ("authentication", False),
-        403: ("authentication", False),
-        404: ("not_found", False),
-        408: ("timeout", True),
-        413: ("bad_request", False),
-        429: ("rate_limit", True),
-    }.get(status, ("server", True) if status >= 500 else ("bad_request", False))
-    retry_after = response.headers.get("retry-after")
-    try:
-        wait = float(retry_after) if retry_after is not None else None
-    except ValueError:
-        wait = None
-    return ProviderError(
-        f"POST {url} answered {status}: {detail[:300]}",
-        category=category,
-        retryable=retryable,
-        retry_after=wait,
-        status=status,
-    )
 
 
 class OpenAISpeech:

@@ -1,34 +1,61 @@
-"""Shared HTTP plumbing: SSE decoding, Retry-After, and the one error classification."""
+"""The shared HTTP plumbing: SSE decoding (httpx-sse), Retry-After, the one error classification."""
 
 from __future__ import annotations
 
 import email.utils
+import random
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
-from voxbench.targets.http import (
-    SSEDecoder,
+from voxbench.providers.http import (
     error_from_exception,
     error_from_status,
+    iter_sse,
     parse_retry_after,
 )
 
+RECORDED_STREAM = (
+    ": keep-alive\r\n"
+    'event: message_start\r\ndata: {"type": "message_start"}\r\n\r\n'
+    "data: one\r\ndata:two\r\n\r\n"
+    "data: x\rdata: y\r\r"
+    'id: 7\nevent: delta\ndata: {"text": "caf\u00e9 \u2014 \U0001f600"}\n\n'
+    "data: [DONE]\n\n"
+    "data: unfinished"
+).encode()
+EXPECTED_EVENTS = [
+    ("message_start", '{"type": "message_start"}', ""),
+    ("message", "one\ntwo", ""),
+    ("message", "x\ny", ""),
+    ("delta", '{"text": "caf\u00e9 \u2014 \U0001f600"}', "7"),
+    ("message", "[DONE]", "7"),
+]
 
-def test_sse_decoder_handles_every_line_ending_comments_and_split_feeds() -> None:
-    decoder = SSEDecoder()
-    stream = (
-        ": keep-alive\r\nevent: a\r\ndata: one\r\ndata:two\r\n\r\ndata: x\rdata: y\r\rdata: z\n\n"
-    )
-    events = []
-    for i in range(0, len(stream), 3):  # arbitrary cuts, including inside CRLF
-        events += decoder.feed(stream[i : i + 3])
-    assert [(e.event, e.data) for e in events] == [
-        ("a", "one\ntwo"),
-        ("message", "x\ny"),
-        ("message", "z"),
-    ]
-    assert decoder.feed("data: unfinished") == [] and decoder.close() == []
+
+async def _events(chunks: list[bytes]) -> list[tuple[str, str, str]]:
+    async def body() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+    return [(e.event, e.data, e.id) async for e in iter_sse(response)]
+
+
+async def test_sse_events_are_identical_under_2000_random_chunkings() -> None:
+    rng = random.Random(20240611)
+    assert await _events([RECORDED_STREAM]) == EXPECTED_EVENTS
+    for _ in range(2000):
+        cuts = sorted(rng.sample(range(1, len(RECORDED_STREAM)), rng.randint(1, 40)))
+        edges = [0, *cuts, len(RECORDED_STREAM)]
+        chunks = [RECORDED_STREAM[a:b] for a, b in zip(edges, edges[1:], strict=False)]
+        assert await _events(chunks) == EXPECTED_EVENTS, chunks
+
+
+async def test_a_mislabelled_stream_still_decodes() -> None:
+    response = httpx.Response(200, headers={"content-type": "text/plain"}, content=b"data: hi\n\n")
+    assert [e.data async for e in iter_sse(response)] == ["hi"]
 
 
 def test_retry_after_accepts_seconds_and_http_dates() -> None:

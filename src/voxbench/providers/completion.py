@@ -1,0 +1,191 @@
+"""The completion roles: text in → text out (LLM judges) and audio + prompt → text out.
+
+A ``TextCompletionClient`` makes one call from a ``CompletionRequest`` (system text, user
+text, optionally a JSON schema the reply must follow) at temperature 0 and returns the raw
+text with token usage. An ``AudioCompletionClient`` does the same with a wav clip beside
+the prompt. Clients are thin: retries, validation and caching belong to their callers.
+Failures raise ``ProviderError`` classified by ``providers.http``.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from voxbench.core.errors import ConfigError, ProviderError
+from voxbench.core.secrets import get_secret, remember_secret
+from voxbench.providers.http import classify_exception, make_http_client, raise_for_status
+from voxbench.providers.registry import Provider
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds one completion may take (long knowledge bases make slow first tokens)."""
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One call: instructions, the material, and (optionally) the reply's JSON schema."""
+
+    system: str
+    user: str
+    schema: dict[str, Any] | None = None
+    schema_name: str = "reply"
+    temperature: float | None = 0.0
+    """None leaves the provider's default (some reasoning models reject the parameter)."""
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class AudioCompletionRequest:
+    """An audio-in call: a wav clip, the prompt about it, and optional instructions."""
+
+    audio_wav: bytes
+    prompt: str
+    system: str = ""
+    temperature: float | None = 0.0
+
+
+@dataclass
+class Completion:
+    """The text a model returned, with token usage when the provider reports it."""
+
+    text: str
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and how to reach a provider: its name, model, base URL and key."""
+
+    provider: str
+    model: str
+    base_url: str
+    api_key: str | None
+    key_vars: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """``provider/model``."""
+        return f"{self.provider}/{self.model}"
+
+
+def resolve_endpoint(
+    provider: Provider,
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    base_url_field: str = "--base-url",
+) -> Endpoint:
+    """The endpoint of ``provider/model``: an explicit base URL, else its env var, else the default.
+
+    Raises ``ConfigError`` naming ``base_url_field`` and the env var when there is no URL,
+    and ``PrerequisiteError`` naming the key's env vars when a required key is missing.
+    """
+    url = base_url or next(
+        (os.environ[v] for v in provider.base_url_vars if os.environ.get(v)), None
+    )
+    url = url or provider.default_base_url
+    if not url:
+        hint = f" (or set {provider.base_url_vars[0]})" if provider.base_url_vars else ""
+        raise ConfigError(
+            f"{provider.name}/{model} needs an endpoint (a base URL)",
+            field=base_url_field,
+            expected=f"the server's URL, e.g. http://127.0.0.1:8000/v1{hint}",
+        )
+    key_vars = provider.key_vars
+    if api_key:
+        remember_secret(api_key)
+        key: str | None = api_key
+    elif key_vars:
+        key = get_secret(
+            *key_vars, required=provider.key_required, purpose=f"{provider.name}/{model}"
+        )
+    else:
+        key = None
+    return Endpoint(provider.name, model, url.rstrip("/"), key, key_vars)
+
+
+class HTTPCompletionClient:
+    """What the HTTP completion clients share: an endpoint, one client, classified errors."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.provider = endpoint.provider
+        self.model = endpoint.model
+        self.base_url = endpoint.base_url
+        self._client = make_http_client(timeout, transport=transport)
+
+    @property
+    def name(self) -> str:
+        """``provider/model``."""
+        return self.endpoint.name
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.aclose()
+
+    async def post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
+        """POST ``body``; return the JSON answer or raise a classified ``ProviderError``."""
+        try:
+            response = await self._client.post(url, json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise classify_exception(exc, provider=self.name) from exc
+        raise_for_status(response, provider=self.name, key_vars=self.endpoint.key_vars)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ProviderError(
+                f"{self.name}: response is not JSON: {response.text[:200]!r}",
+                category="protocol",
+                retryable=True,
+            ) from exc
+
+
+class TextCompletionClient(abc.ABC):
+    """A model that answers a ``CompletionRequest`` with text (the ``text_completion`` role)."""
+
+    name: str
+    """``provider/model``."""
+    provider: str
+    model: str
+    base_url: str
+
+    @abc.abstractmethod
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Make one call; raise ``ProviderError`` on failure."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Release connections."""
+
+
+class AudioCompletionClient(abc.ABC):
+    """A model that answers a prompt about an audio clip with text (``audio_completion``)."""
+
+    name: str
+    provider: str
+    model: str
+    base_url: str
+
+    @abc.abstractmethod
+    async def complete_audio(self, request: AudioCompletionRequest) -> Completion:
+        """Make one call; raise ``ProviderError`` on failure."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None:
+        """Release connections."""
+
+
+def protocol_error(who: str, message: str) -> ProviderError:
+    """A response that breaks the provider's documented format (retryable: a glitch)."""
+    return ProviderError(f"{who}: {message}", category="protocol", retryable=True)

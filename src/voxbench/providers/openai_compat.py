@@ -1,0 +1,325 @@
+"""The OpenAI-compatible stack: OpenAI, Azure OpenAI, OpenRouter, Groq, vLLM, Ollama, ….
+
+One table of endpoints (``COMPATIBLE_PROVIDERS``) and the request conventions they share
+(``chat_completions_url``, ``auth_headers``), used by the chat target
+(``targets.openai_chat``) and by the completion clients here.
+
+Text completion: ``POST {base}/chat/completions`` with ``temperature: 0`` and, when a schema
+is given, ``response_format: {type: json_schema, json_schema: {name, schema, strict: true}}``.
+Servers that reject structured output (many self-hosted ones) are retried once with
+``{type: json_object}``; models that reject ``temperature`` (reasoning models) once without
+it. Each adaptation is remembered for the client's life, so it costs one failed call.
+
+Audio completion: the user message carries the prompt as a ``text`` part and the clip as an
+``input_audio`` part (``{"data": <base64 wav>, "format": "wav"}``), as the Chat Completions
+reference documents for audio-capable models.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from voxbench.core.errors import ProviderError
+from voxbench.providers.completion import (
+    AudioCompletionClient,
+    AudioCompletionRequest,
+    Completion,
+    CompletionRequest,
+    Endpoint,
+    HTTPCompletionClient,
+    TextCompletionClient,
+    protocol_error,
+    resolve_endpoint,
+)
+from voxbench.providers.registry import (
+    Capability,
+    EnvVars,
+    Provider,
+    Role,
+    find_provider,
+    register,
+)
+
+AZURE_API_VERSION = "2024-10-21"
+"""Azure OpenAI data-plane GA version used unless ``AZURE_OPENAI_API_VERSION`` says otherwise."""
+
+
+@dataclass(frozen=True)
+class CompatibleProvider:
+    """An OpenAI-compatible endpoint: its name, default URL and key."""
+
+    name: str
+    description: str
+    base_url: str | None
+    key_vars: tuple[str, ...]
+    key_required: bool = True
+    default_model: str | None = None
+
+    @property
+    def base_url_var(self) -> str:
+        """Env var that overrides the default base URL (``GROQ_BASE_URL``, ``OPENAI_BASE_URL``)."""
+        return self.name.upper().replace("-", "_") + "_BASE_URL"
+
+
+COMPATIBLE_PROVIDERS: tuple[CompatibleProvider, ...] = (
+    CompatibleProvider(
+        "openai", "OpenAI", "https://api.openai.com/v1", ("OPENAI_API_KEY",),
+        default_model="gpt-4o-mini",
+    ),
+    CompatibleProvider(
+        "openrouter", "OpenRouter (OpenAI-compatible)", "https://openrouter.ai/api/v1",
+        ("OPENROUTER_API_KEY",),
+    ),
+    CompatibleProvider(
+        "groq", "Groq (OpenAI-compatible)", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",)
+    ),
+    CompatibleProvider(
+        "cerebras", "Cerebras (OpenAI-compatible)", "https://api.cerebras.ai/v1",
+        ("CEREBRAS_API_KEY",),
+    ),
+    CompatibleProvider("xai", "xAI Grok (OpenAI-compatible)", "https://api.x.ai/v1", ("XAI_API_KEY",)),
+    CompatibleProvider(
+        "together", "Together AI (OpenAI-compatible)", "https://api.together.xyz/v1",
+        ("TOGETHER_API_KEY",),
+    ),
+    CompatibleProvider(
+        "vllm", "A vLLM server (OpenAI-compatible; key optional)", "http://localhost:8000/v1",
+        ("VLLM_API_KEY",), key_required=False,
+    ),
+    CompatibleProvider(
+        "ollama", "A local Ollama server (OpenAI-compatible; no key)", "http://localhost:11434/v1",
+        (), key_required=False,
+    ),
+    CompatibleProvider(
+        "openai-compatible", "Any OpenAI-compatible endpoint: needs a base URL; key optional",
+        None, ("OPENAI_COMPATIBLE_API_KEY",), key_required=False,
+    ),
+)  # fmt: skip
+
+AZURE = "azure-openai"
+
+
+def chat_completions_url(
+    provider: str, base_url: str, model: str, options: dict[str, Any] | None = None
+) -> str:
+    """Where a chat completion goes: ``{base}/chat/completions``, or Azure's deployment URL.
+
+    Azure OpenAI REST reference (data plane inference): ``POST {endpoint}/openai/deployments/
+    {deployment}/chat/completions?api-version=…``.
+    """
+    base_url = base_url.rstrip("/")
+    if provider != AZURE:
+        return f"{base_url}/chat/completions"
+    version = (
+        (options or {}).get("api_version")
+        or os.environ.get("AZURE_OPENAI_API_VERSION")
+        or AZURE_API_VERSION
+    )
+    return f"{base_url}/openai/deployments/{model}/chat/completions?api-version={version}"
+
+
+def auth_headers(provider: str, api_key: str | None) -> dict[str, str]:
+    """JSON content type plus the key: Azure's ``api-key`` header, a bearer token elsewhere."""
+    headers = {"content-type": "application/json"}
+    if api_key:
+        headers["api-key" if provider == AZURE else "authorization"] = (
+            api_key if provider == AZURE else f"Bearer {api_key}"
+        )
+    return headers
+
+
+def usage_counts(usage: dict[str, Any] | None) -> dict[str, int]:
+    """Chat Completions ``usage`` as ``input_tokens`` / ``output_tokens``."""
+    usage = usage or {}
+    return {
+        "input_tokens": int(usage.get("prompt_tokens", 0) or 0),
+        "output_tokens": int(usage.get("completion_tokens", 0) or 0),
+    }
+
+
+class _ChatCompletionsClient(HTTPCompletionClient):
+    """The request/response half both OpenAI-compatible completion clients share."""
+
+    def _url(self) -> str:
+        return chat_completions_url(
+            self.endpoint.provider, self.endpoint.base_url, self.endpoint.model
+        )
+
+    def _base_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"messages": messages}
+        if self.endpoint.provider != AZURE:  # the deployment in Azure's URL names the model
+            body = {"model": self.endpoint.model, **body}
+        return body
+
+    async def _call(self, body: dict[str, Any]) -> Completion:
+        data = await self.post_json(
+            self._url(), body, auth_headers(self.endpoint.provider, self.endpoint.api_key)
+        )
+        try:
+            message = data["choices"][0]["message"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise protocol_error(self.name, "response has no choices[0].message") from exc
+        if message.get("refusal"):
+            raise ProviderError(
+                f"{self.name}: the model refused: {message['refusal']}",
+                category="refused",
+                retryable=True,
+            )
+        content = message.get("content")
+        if isinstance(content, list):  # some servers return content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return Completion(text=content or "", usage=usage_counts(data.get("usage")))
+
+
+class OpenAITextCompletion(_ChatCompletionsClient, TextCompletionClient):
+    """Text completion over an OpenAI-style ``/chat/completions`` endpoint."""
+
+    def __init__(self, endpoint: Endpoint, **kwargs: Any) -> None:
+        super().__init__(endpoint, **kwargs)
+        self.json_mode = "json_schema"
+        self.send_temperature = True
+
+    def _body(self, request: CompletionRequest) -> dict[str, Any]:
+        body = self._base_body(
+            [
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.user},
+            ]
+        )
+        if request.temperature is not None and self.send_temperature:
+            body["temperature"] = request.temperature
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.schema is not None:
+            if self.json_mode == "json_schema":
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": request.schema_name,
+                        "schema": copy.deepcopy(request.schema),
+                        "strict": True,
+                    },
+                }
+            else:
+                body["response_format"] = {"type": "json_object"}
+        return body
+
+    def _adapt(self, error: ProviderError, request: CompletionRequest) -> bool:
+        """Drop what a server rejected; True when there is something left to try."""
+        if error.category != "bad_request":
+            return False
+        text = str(error).lower()
+        if (
+            request.schema is not None
+            and self.json_mode == "json_schema"
+            and ("response_format" in text or "schema" in text)
+        ):
+            self.json_mode = "json_object"
+            return True
+        if self.send_temperature and request.temperature is not None and "temperature" in text:
+            self.send_temperature = False
+            return True
+        return False
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        for _ in range(3):
+            try:
+                return await self._call(self._body(request))
+            except ProviderError as exc:
+                if self._adapt(exc, request):
+                    continue
+                raise
+        raise ProviderError(
+            f"{self.name}: the server rejected every request shape",
+            category="bad_request",
+            retryable=False,
+        )
+
+
+class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
+    """Audio-in completion over ``/chat/completions`` with an ``input_audio`` content part."""
+
+    async def complete_audio(self, request: AudioCompletionRequest) -> Completion:
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": request.prompt},
+                    {
+                        "type": "input_audio",
+                        "input_audio": {
+                            "data": base64.b64encode(request.audio_wav).decode("ascii"),
+                            "format": "wav",
+                        },
+                    },
+                ],
+            }
+        )
+        body = self._base_body(messages)
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        return await self._call(body)
+
+
+def _client_factory(cls: type, name: str):  # noqa: ANN202 - a registry factory
+    def factory(
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float | None = None,
+        base_url_field: str = "--base-url",
+    ) -> Any:
+        provider = find_provider(name)
+        assert provider is not None
+        endpoint = resolve_endpoint(
+            provider, model, base_url=base_url, api_key=api_key, base_url_field=base_url_field
+        )
+        extra = {"timeout": timeout} if timeout is not None else {}
+        return cls(endpoint, transport=transport, **extra)
+
+    return factory
+
+
+def _roles(name: str, default_model: str | None = None) -> dict[Role, Capability]:
+    return {
+        Role.TEXT_COMPLETION: Capability(
+            _client_factory(OpenAITextCompletion, name), default_model=default_model
+        ),
+        Role.AUDIO_COMPLETION: Capability(_client_factory(OpenAIAudioCompletion, name)),
+    }
+
+
+for _spec in COMPATIBLE_PROVIDERS:
+    register(
+        Provider(
+            name=_spec.name,
+            description=_spec.description,
+            env=EnvVars(all_of=_spec.key_vars),
+            default_base_url=_spec.base_url,
+            base_url_vars=(_spec.base_url_var,),
+            roles=_roles(_spec.name, _spec.default_model),
+            key_vars=_spec.key_vars,
+            key_required=_spec.key_required,
+        )
+    )
+register(
+    Provider(
+        name=AZURE,
+        description="Azure OpenAI deployments (azure-openai/<deployment>)",
+        env=EnvVars(all_of=("AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT")),
+        base_url_vars=("AZURE_OPENAI_ENDPOINT",),
+        roles=_roles(AZURE),
+        key_vars=("AZURE_OPENAI_API_KEY",),
+    )
+)
