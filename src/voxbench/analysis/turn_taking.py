@@ -34,7 +34,7 @@ from voxbench.audio.tags import find_tags
 from voxbench.audio.vad import SileroVAD, SpeechSegment
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import RunError
-from voxbench.core.records import Judgment, TurnRecord
+from voxbench.core.records import TurnRecord
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.timeline import (
     AudioRecorded,
@@ -51,8 +51,6 @@ MAX_SILENT_PAD = 5.0
 """More silence than this before the agent speaks fails turn-taking."""
 TAG_TOLERANCE = 0.020
 RMS_ONSET_DBFS = -40.0
-JUDGE_NAME = "turn-taking"
-JUDGE_VERSION = "turn-taking-1"
 
 
 @dataclass
@@ -214,33 +212,6 @@ def _issues(record: TurnRecord, t: TurnTiming) -> list[str]:
     if t.tag_alignment is not None and abs(t.tag_alignment) > TAG_TOLERANCE:
         issues.append(f"alignment_drift ({t.tag_alignment * 1000:.0f} ms)")
     return issues
-
-
-def turn_taking_judgments(report: TurnTakingReport) -> list[Judgment]:
-    """The ``turn_taking`` dimension: a turn passes when no issue was found on it."""
-    return [
-        Judgment(
-            turn=t.turn,
-            dimension="turn_taking",
-            passed=(not t.issues) if t.scored else None,
-            reasoning=("clean turn-taking" if not t.issues else "; ".join(t.issues))
-            if t.scored
-            else "turn not run",
-            evidence=[
-                f"{name}={value * 1000:.0f} ms"
-                for name, value in (
-                    ("voice_to_voice", t.voice_to_voice),
-                    ("pipeline_ttfa", t.pipeline_ttfa),
-                    ("silent_pad_vad", t.silent_pad_vad),
-                )
-                if value is not None
-            ]
-            + t.issues,
-            judge=JUDGE_NAME,
-            judge_version=JUDGE_VERSION,
-        )
-        for t in report.turns
-    ]
 
 
 def analyse_recorded_run(run_dir: str | Path) -> TurnTakingReport:

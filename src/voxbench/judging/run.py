@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.measures import RunAnalysis
@@ -29,6 +30,8 @@ from voxbench.judging.deterministic import JUDGE_NAME as DETERMINISTIC
 from voxbench.judging.deterministic import DeterministicResult
 from voxbench.judging.llm_run import NAME as LLM
 from voxbench.judging.llm_run import LLMRunOutcomes
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -62,6 +65,11 @@ def _in_conversation_order(
         for j in found.judgments:
             by_turn.setdefault(j.turn, []).append(j)
     return [j for r in records for j in by_turn.get(r.turn, [])]
+
+
+def _details(context: JudgeContext, judge: str, kind: type[T]) -> T | None:
+    found = context.findings.get(judge)
+    return found.details if found is not None and isinstance(found.details, kind) else None
 
 
 async def judge_run(
@@ -99,22 +107,21 @@ async def judge_run(
             status[judge.name] = found.status
 
     judgments = _in_conversation_order(records, list(context.findings.values()))
-    deterministic = context.findings.get(DETERMINISTIC)
-    det = deterministic.details if deterministic is not None else None
+    deterministic = _details(context, DETERMINISTIC, DeterministicResult)
+    asked = _details(context, LLM, LLMRunOutcomes)
+    judgments = absorption_pass(
+        judgments,
+        deterministic.checks if deterministic else {},
+        asked.outcomes if asked else [],
+        asked.judge_name if asked else "",
+    )
     llm = context.findings.get(LLM)
-    if llm is not None and isinstance(det, DeterministicResult):
-        assert isinstance(llm.details, LLMRunOutcomes)
-        judgments = absorption_pass(
-            judgments, det.checks, llm.details.outcomes, llm.details.judge_name
-        )
-    else:
-        judgments = absorption_pass(judgments, {}, [], "")
     return JudgedRun(
         judgments=[j for j in judgments if j.turn in context.selected],
         records=context.selected_records,
         judges=labels,
         status=status,
-        checks=det.totals if isinstance(det, DeterministicResult) else None,
-        tool_turns=det.tool_turns if isinstance(det, DeterministicResult) else [],
+        checks=deterministic.totals if deterministic else None,
+        tool_turns=deterministic.tool_turns if deterministic else [],
         llm=llm.stats if llm is not None and isinstance(llm.stats, LLMJudgeStats) else None,
     )
