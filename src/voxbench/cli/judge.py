@@ -30,7 +30,7 @@ def judge_command(
         None, "--only-turns", help="Turn positions to judge, e.g. 0,3-5."
     ),
     skip_turn_taking: bool = typer.Option(
-        False, "--skip-turn-taking", help="Do not analyse turn taking from the recording."
+        False, "--skip-turn-taking", help="Leave the turn_taking dimension out of the judgment."
     ),
     deterministic_only: bool = typer.Option(
         False, "--deterministic-only", help="Judge with code only, even if --judge is given."
