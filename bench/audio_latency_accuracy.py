@@ -3,7 +3,7 @@
 Runs the smoke benchmark in audio mode, in real time, against the fake OpenAI Realtime
 server with injected time-to-first-audio values, and compares:
 
-- first-audio latency the runner stamps (``TurnRecord.timings.first_audio_latency``) with
+- first-audio latency from the runner's stamps (``analysis.json``'s ``first_audio_latency``) with
   the latency the fake server injected (target: within 5 ms);
 - voice-to-voice latency measured on ``conversation.wav`` (``voxbench analyze``) with the
   expected value: trailing silence of the user's clip after its speech + the injected latency
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from _errors import describe_errors
 
-from voxbench.analysis.turn_taking import analyse_recorded_run
+from voxbench.analysis import analyse_run
 from voxbench.audio.tts import get_tts
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.rundir import RunDirectory
@@ -54,37 +54,36 @@ async def measure(latency_ms: float, turns: str, root: Path) -> tuple[list[float
         )
         path = await run_conversation(config)
         server_side = list(server.first_audio_delays)  # one per turn: each answers once in audio
-    run = RunDirectory.open_existing(path)
-    records = run.turns()
+    records = RunDirectory.open_existing(path).turns()
+    report = await asyncio.to_thread(analyse_run, path)
     first_audio_errors = [
-        (r.timings.first_audio_latency - latency_ms / 1000) * 1000
-        for r in records
-        if r.timings.first_audio_latency is not None and not r.tool_calls
+        (m.first_audio_latency - latency_ms / 1000) * 1000
+        for r, m in zip(records, report.turns, strict=True)
+        if m.first_audio_latency is not None and not r.tool_calls
     ]
     own = [
-        (r.timings.first_audio_latency - delay) * 1000
-        for r, delay in zip(records, server_side, strict=False)
-        if r.timings.first_audio_latency is not None and not r.tool_calls
+        (m.first_audio_latency - delay) * 1000
+        for r, m, delay in zip(records, report.turns, server_side, strict=False)
+        if m.first_audio_latency is not None and not r.tool_calls
     ]
     print(
         f"injected {latency_ms:g} ms · runner's own share (vs the fake's measured delay): "
         + describe_errors(own)
     )
-    report = await asyncio.to_thread(analyse_recorded_run, path)
     v2v_errors = []
     for rec, timing in zip(records, report.turns, strict=True):
-        t = rec.timings
+        user_end = rec.timings.user_end
         if (
             rec.tool_calls
             or timing.voice_to_voice is None
-            or t.user_end is None
-            or t.user_speech_end is None
+            or user_end is None
+            or timing.user_speech_end is None
         ):
             continue  # a tool round adds the runner's own time; compare plain answers
         # The fake answers ``latency`` after the commit at the end of the clip, and its speech
         # starts within a few ms of its first sample. So the agent should be heard (clip's
         # trailing silence + latency) after the user's speech ended.
-        expected = (t.user_end - t.user_speech_end) + latency_ms / 1000
+        expected = (user_end - timing.user_speech_end) + latency_ms / 1000
         v2v_errors.append((timing.voice_to_voice - expected) * 1000)
     return first_audio_errors, v2v_errors
 

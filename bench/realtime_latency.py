@@ -4,7 +4,7 @@ For a few injected latencies, runs the smoke benchmark's turns through each real
 adapter (OpenAI Realtime, Gemini Live, Ultravox) against its fake websocket server, which
 holds back the first audio chunk of every answer by exactly that latency after the
 response's trigger (``response.create``, ``clientContent``, ``user_text_message``). Prints
-the distribution of ``TurnRecord.timings.first_audio_latency - injected`` in ms (what the
+the distribution of ``first_audio_latency - injected`` (analysis.json) in ms (what the
 measurement adds: loopback transport, JSON and base64 decoding, the runner's stamping), and
 the same against the server's own trigger-to-first-chunk time. Target: within 5 ms.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from _errors import describe_errors
 
-from voxbench.core.records import TurnRecord
+from voxbench.analysis import analyse_run
 from voxbench.runner import launch
 from voxbench.runner.config import RunConfig
 from voxbench.testing.gemini_live import FakeGeminiLiveServer
@@ -57,12 +57,9 @@ async def measure(
             )
             path = await launch.run_conversation(config)
             server_delays = list(server.first_audio_delays)
-        records = [
-            TurnRecord.model_validate_json(line)
-            for line in (path / "transcript.jsonl").read_text().splitlines()
-        ]
-        for record, served in zip(records, server_delays, strict=False):
-            measured = record.timings.first_audio_latency
+        turns = analyse_run(path).turns
+        for turn, served in zip(turns, server_delays, strict=False):
+            measured = turn.first_audio_latency
             if measured is not None:
                 vs_injected.append(measured * 1000 - latency_ms)
                 vs_server.append((measured - served) * 1000)

@@ -2,7 +2,7 @@
 
 For a few injected latencies, runs ~20 turns of the smoke benchmark through each HTTP
 adapter against its fake server, whose first content chunk is held back by exactly that
-latency, and prints the distribution of ``TurnRecord.timings.ttft - injected`` (the
+latency, and prints the distribution of ``ttft - injected`` (analysis.json) (the
 measurement's overhead and error). Target: within 5 ms.
 
     python bench/ttfb_accuracy.py [--latencies 0,20,50,100,250] [--runs 2]
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from _errors import describe_errors
 
-from voxbench.core.records import TurnRecord
+from voxbench.analysis import analyse_run
 from voxbench.runner import launch
 from voxbench.runner.config import RunConfig
 from voxbench.testing import (
@@ -53,10 +53,9 @@ async def measure(target: str, latency_ms: float, runs: int, root: Path) -> list
                 runs_dir=root / f"{target.replace('/', '_')}_{latency_ms}_{i}",
             )
             path = await launch.run_conversation(config)
-        for line in (path / "transcript.jsonl").read_text().splitlines():
-            record = TurnRecord.model_validate_json(line)
-            if record.timings.ttft is not None:
-                errors.append(record.timings.ttft * 1000 - latency_ms)
+        for turn in analyse_run(path).turns:
+            if turn.ttft is not None:
+                errors.append(turn.ttft * 1000 - latency_ms)
     return errors
 
 

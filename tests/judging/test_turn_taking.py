@@ -91,10 +91,10 @@ async def test_a_failing_analysis_leaves_every_turn_undecided_in_the_scorecard(
     _, _, run = await scripted_run(tmp_path)
     (run / "conversation.wav").write_bytes(b"")
 
-    def broken(run_dir: RunDirectory) -> RunAnalysis:
+    def broken(run_dir: RunDirectory, *, write: bool) -> RunAnalysis:
         raise RuntimeError("the recording is truncated")
 
-    monkeypatch.setattr(evaluation_stage, "analyse", broken)
+    monkeypatch.setattr(evaluation_stage, "load_or_analyse", broken)
     card = (await evaluate_run_async(run)).card
     tt = card.dimension("turn_taking")
     assert tt is not None and (tt.passed, tt.scored, len(tt.undecided_turns)) == (0, 10, 10)

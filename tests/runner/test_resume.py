@@ -99,3 +99,44 @@ def test_sigkill_mid_turn_then_resume(tmp_path: Path) -> None:
     assert types.count("run_resumed") == 1 and types.count("run_finished") == 1
     # The interrupted attempt's events stay in the timeline (nothing recorded is lost).
     assert types.count("turn_started") == 11
+
+
+@pytest.mark.slow
+async def test_two_resumes_of_one_run_never_run_a_turn_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.testing.openai_http import FakeOpenAIServer
+    from voxbench.testing.scripts import GoldenScript
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key-for-the-fake-server")
+    env = os.environ | {"COLUMNS": "200"}
+    async with FakeOpenAIServer(GoldenScript(load_benchmark("smoke")), ttfb_ms=150) as server:
+        path = await run_conversation(
+            RunConfig(
+                benchmark="smoke",
+                target="openai/gpt-4o-mini",
+                base_url=server.url,
+                runs_dir=tmp_path / "runs",
+                only_turns="0-7",
+            )
+        )
+        # As if killed after turn 1.
+        transcript = RunDirectory(path).transcript_file
+        transcript.write_text("".join(transcript.read_text().splitlines(keepends=True)[:2]))
+        procs = [
+            await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "voxbench.cli.main", "run", "--resume", str(path),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
+            )
+            for _ in range(2)
+        ]  # fmt: skip
+        outputs = [(await p.communicate())[0].decode() for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes[0] == 0 and codes[1] != 0, outputs
+    refused = next(o for p, o in zip(procs, outputs, strict=True) if p.returncode != 0)
+    assert "another voxbench process is writing this run" in refused
+    assert "Traceback" not in refused
+    run = RunDirectory.open_existing(path)
+    assert [r.turn for r in run.turns()] == [str(i) for i in range(8)]
+    assert run.info().status == "success" and run.info().resumed == 1

@@ -40,7 +40,7 @@ async def test_golden_script_through_the_adapter_scores_every_check(tmp_path: Pa
     records = turns(path)
     assert [c.name for c in records[4].tool_calls] == ["register_for_session"] * 2
     assert all(r.usage.get("input_tokens", 0) > 0 for r in records)
-    assert all(r.timings.ttft is not None for r in records)
+    assert all(r.timings.first_text is not None for r in records)
 
 
 async def test_streamed_parallel_calls_are_assembled_by_index_and_followed_up() -> None:

@@ -1,1 +1,133 @@
-"""analysis room."""
+"""Measure a run once: latency from its timeline, turn-taking from its recording.
+
+``analyse_run`` reads ``events.jsonl``, ``transcript.jsonl`` and, in audio runs,
+``conversation.wav`` (and ``tags.wav``) and returns a ``RunAnalysis``; ``load_or_analyse``
+reuses ``analysis.json`` while the files it measured are unchanged. Everything that reports a
+latency or judges turn-taking reads this one measurement.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from voxbench.analysis.timeline import TurnWindow, turn_windows
+from voxbench.analysis.turn_taking import measure_turn_taking
+from voxbench.core.errors import RunError
+from voxbench.core.measures import (
+    ANALYSIS_SCHEMA,
+    LATENCY_METRICS,
+    LatencySummary,
+    RunAnalysis,
+    TurnMeasures,
+)
+from voxbench.core.records import TurnRecord
+from voxbench.core.rundir import RunDirectory
+from voxbench.core.timeline import RecordingStarted, TimelineEvent
+
+PERCENTILES = (50, 90, 95, 99)
+
+
+def summarise(values: list[float | None]) -> LatencySummary:
+    """Count, mean and p50/p90/p95/p99 of the measured values (values ≤ 0 included)."""
+    data = np.asarray([v for v in values if v is not None], dtype=float)
+    if data.size == 0:
+        return LatencySummary()
+    points = {f"p{p}": round(float(np.percentile(data, p)), 4) for p in PERCENTILES}
+    return LatencySummary(count=int(data.size), mean=round(float(data.mean()), 4), **points)
+
+
+def _inputs(run: RunDirectory) -> dict[str, int]:
+    files = (run.events_file, run.transcript_file, run.recording_file, run.tags_file)
+    return {f.name: f.stat().st_size for f in files if f.is_file()}
+
+
+def analyse_run(run_dir: str | Path | RunDirectory) -> RunAnalysis:
+    """Measure the run at ``run_dir`` (nothing is written)."""
+    run = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory.open_existing(run_dir)
+    inputs = _inputs(run)
+    events = run.events()
+    records = run.turns()
+    windows = turn_windows(events)
+    measures = []
+    for record in records:
+        w = windows.get(record.turn)
+        if record.status == "ended_early" or w is None:
+            measures.append(TurnMeasures(turn=record.turn, scored=False))
+            continue
+        measures.append(
+            TurnMeasures(
+                turn=record.turn,
+                ttfb=w.since_user_end(w.first_output),
+                ttft=w.since_user_end(w.first_text),
+                first_audio_latency=w.since_user_end(w.first_audio),
+                stages=dict(w.stages),
+            )
+        )
+    analysis = RunAnalysis(
+        mode="audio" if run.info().mode == "audio" else "text", turns=measures, inputs=inputs
+    )
+    if run.has_recording:
+        analysis = _with_turn_taking(run, analysis, windows, records, events)
+    latency = {
+        name: summarise([getattr(m, name) for m in analysis.turns if m.scored])
+        for name in LATENCY_METRICS
+    }
+    analysis.latency = {k: v for k, v in latency.items() if v.count}
+    return analysis
+
+
+def _with_turn_taking(
+    run: RunDirectory,
+    analysis: RunAnalysis,
+    windows: dict[str, TurnWindow],
+    records: list[TurnRecord],
+    events: list[TimelineEvent],
+) -> RunAnalysis:
+    from voxbench.audio.tags import find_tags  # the audio stack loads only for audio runs
+    from voxbench.audio.wav import read_wav
+
+    recording = read_wav(run.recording_file)
+    if recording.channels != 2:
+        raise RunError(
+            f"{run.recording_file}: expected 2 channels (user, agent), found {recording.channels}"
+        )
+    origin = next((e.origin for e in events if isinstance(e, RecordingStarted)), 0.0)
+    if run.tags_file.is_file():
+        tags = find_tags(read_wav(run.tags_file))
+    elif run.info().config.get("tags") == "mix":
+        tags = find_tags(recording.channel(1))
+    else:
+        tags = None
+    findings = measure_turn_taking(analysis.turns, windows, records, recording, origin, tags)
+    return analysis.model_copy(
+        update={
+            "mode": "audio",
+            "turn_taking": True,
+            "unprompted": findings.unprompted,
+            "user_segments": findings.user_segments,
+            "agent_segments": findings.agent_segments,
+        }
+    )
+
+
+def load_or_analyse(run_dir: str | Path | RunDirectory, *, write: bool = False) -> RunAnalysis:
+    """``analysis.json`` when it measured the run's current files, else a fresh measurement
+    (written back when ``write``: the caller must hold the run's writer lock)."""
+    run = run_dir if isinstance(run_dir, RunDirectory) else RunDirectory.open_existing(run_dir)
+    try:
+        saved = run.read_json(run.analysis_file)
+        if saved is not None and saved.get("schema_version") == ANALYSIS_SCHEMA:
+            analysis = RunAnalysis.model_validate(saved)
+            if analysis.inputs == _inputs(run):
+                return analysis
+    except (RunError, ValueError):
+        pass  # unreadable or from another version: measure again
+    analysis = analyse_run(run)
+    if write:
+        run.write_json(run.analysis_file, analysis.model_dump(mode="json"))
+    return analysis
+
+
+__all__ = ["analyse_run", "load_or_analyse", "summarise"]

@@ -1,13 +1,9 @@
-"""Turn-taking and latency analysis of an audio run, from its timeline and its recording.
+"""Turn-taking of an audio run, measured on its recording against its timeline.
 
-Re-runnable on the artifacts alone: it reads what the runner logged (when each turn started,
-when the user's audio ended, where each agent chunk was placed) and measures the rest on
-``conversation.wav`` with Silero VAD at ≤ 10 ms boundary resolution (the public reference
-works at 32 ms and misses a 0.45 s "Yes.").
+The timeline says when each turn started, when the user's audio ended and where each agent
+chunk was placed; Silero VAD on ``conversation.wav`` (≤ 10 ms boundary resolution; the
+public reference works at 32 ms and misses a 0.45 s "Yes.") measures the rest. Per turn:
 
-Per turn:
-
-- ``server_ttfb``: first target event after the user's turn ended (from the timeline).
 - ``pipeline_ttfa``: first agent audio on the recording − user speech end.
 - ``voice_to_voice``: agent speech onset (VAD) − user speech end (VAD); negative when the
   agent talks over the user. Values ≤ 0 stay in every percentile.
@@ -17,33 +13,23 @@ Per turn:
 - ``tag_alignment``: where the runner logged the first agent audio − where its marker tone
   was found on the recording (when tone tags were recorded); it checks the recording's own
   alignment to ±20 ms.
+- ``issues``: what fails the turn's turn-taking (missing response, negative latency, overlap,
+  silent padding over 5 s, alignment drift, a missing tag).
 
-Run-wide: unprompted agent speech (not inside any turn's response window) and missing
-responses.
+Run-wide: unprompted agent speech (not inside any turn's response window).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
-from voxbench.audio.tags import find_tags
+from voxbench.analysis.timeline import TurnWindow
 from voxbench.audio.vad import SileroVAD, SpeechSegment
-from voxbench.audio.wav import Audio, read_wav
-from voxbench.core.errors import RunError
+from voxbench.audio.wav import Audio
+from voxbench.core.measures import TurnMeasures
 from voxbench.core.records import TurnRecord
-from voxbench.core.rundir import RunDirectory
-from voxbench.core.timeline import (
-    AudioRecorded,
-    RecordingStarted,
-    TimelineEvent,
-    TurnEnded,
-    TurnStarted,
-    UserTurnEnded,
-)
 
 OVERLAP_MIN = 0.100
 """Seconds of simultaneous speech that count as an overlap."""
@@ -53,58 +39,13 @@ TAG_TOLERANCE = 0.020
 RMS_ONSET_DBFS = -40.0
 
 
-@dataclass
-class TurnTiming:
-    """What the analysis measured on one turn (seconds; None when not measurable)."""
+@dataclass(frozen=True)
+class TurnTakingFindings:
+    """Run-wide findings of the recording."""
 
-    turn: str
-    user_speech_start: float | None = None
-    user_speech_end: float | None = None
-    first_agent_audio: float | None = None
-    agent_speech_start: float | None = None
-    agent_speech_end: float | None = None
-    server_ttfb: float | None = None
-    pipeline_ttfa: float | None = None
-    voice_to_voice: float | None = None
-    silent_pad_vad: float | None = None
-    silent_pad_rms: float | None = None
-    tag_alignment: float | None = None
-    overlaps: list[tuple[float, float]] = field(default_factory=list)
-    issues: list[str] = field(default_factory=list)
-    scored: bool = True
-    """False for turns that never ran (the conversation had ended)."""
-
-
-@dataclass
-class TurnTakingReport:
-    """The analysis of a whole run."""
-
-    turns: list[TurnTiming]
     unprompted: list[tuple[float, float]]
     user_segments: int
     agent_segments: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return asdict(self)
-
-
-def _windows(events: list[TimelineEvent]) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for e in events:
-        if e.turn is None:
-            continue
-        w = out.setdefault(e.turn, {})
-        if isinstance(e, TurnStarted):
-            w.clear()  # a retried or resumed turn: the last attempt is the one recorded
-            w["start"] = e.t
-        elif isinstance(e, UserTurnEnded):
-            w["user_end"] = e.t
-        elif isinstance(e, AudioRecorded) and "first_audio" not in w and e.plays_at is not None:
-            w["first_audio"] = e.plays_at
-        elif isinstance(e, TurnEnded):
-            w["end"] = e.t
-    return out
 
 
 def _rms_onset(
@@ -119,14 +60,15 @@ def _rms_onset(
     return float(loud[0] * frame / rate) if loud.size else None
 
 
-def analyse_turn_taking(
-    events: list[TimelineEvent],
+def measure_turn_taking(
+    measures: list[TurnMeasures],
+    windows: dict[str, TurnWindow],
     records: list[TurnRecord],
     recording: Audio,
     origin: float,
     tags: list[float] | None = None,
-) -> TurnTakingReport:
-    """Measure every turn of an audio run.
+) -> TurnTakingFindings:
+    """Add what the recording shows to each turn's ``measures`` (in place).
 
     ``recording`` is ``conversation.wav`` (user left, agent right); ``origin`` is the run-clock
     time of its first sample (the ``recording_started`` event); ``tags`` are the times, in
@@ -137,18 +79,16 @@ def analyse_turn_taking(
     vad = SileroVAD(min_speech_ms=100, min_silence_ms=300)
     user_segs = [_shift(s, origin) for s in vad.segments(user)]
     agent_segs = [_shift(s, origin) for s in vad.segments(agent)]
-    windows = _windows(events)
-    timings: list[TurnTiming] = []
+    by_turn = {m.turn: m for m in measures}
     claimed: set[int] = set()
     for record in records:
-        w = windows.get(record.turn, {})
-        timing = TurnTiming(turn=record.turn, server_ttfb=record.timings.ttfb)
-        timings.append(timing)
-        if record.status == "ended_early" or "start" not in w:
-            timing.scored = False
+        timing = by_turn[record.turn]
+        w = windows.get(record.turn)
+        if not timing.scored or w is None:
             continue
-        start, end = w["start"], w.get("end", w["start"])
-        mine = [s for s in user_segs if start - 0.05 <= s.start < w.get("user_end", end) + 0.05]
+        start, end = w.start, w.end if w.end is not None else w.start
+        user_end = w.user_end if w.user_end is not None else end
+        mine = [s for s in user_segs if start - 0.05 <= s.start < user_end + 0.05]
         if mine:
             timing.user_speech_start, timing.user_speech_end = mine[0].start, mine[-1].end
         replies = [(i, s) for i, s in enumerate(agent_segs) if start <= s.start <= end + 0.05]
@@ -156,7 +96,7 @@ def analyse_turn_taking(
             claimed.update(i for i, _ in replies)
             timing.agent_speech_start = replies[0][1].start
             timing.agent_speech_end = replies[-1][1].end
-        timing.first_agent_audio = w.get("first_audio")
+        timing.first_agent_audio = w.first_audio_plays_at
         _derive(timing, agent, origin)
         timing.overlaps = [
             (round(max(u.start, a.start), 4), round(min(u.end, a.end), 4))
@@ -176,14 +116,14 @@ def analyse_turn_taking(
     unprompted = [
         (round(s.start, 4), round(s.end, 4)) for i, s in enumerate(agent_segs) if i not in claimed
     ]
-    return TurnTakingReport(timings, unprompted, len(user_segs), len(agent_segs))
+    return TurnTakingFindings(unprompted, len(user_segs), len(agent_segs))
 
 
 def _shift(segment: SpeechSegment, origin: float) -> SpeechSegment:
     return SpeechSegment(round(segment.start + origin, 4), round(segment.end + origin, 4))
 
 
-def _derive(t: TurnTiming, agent: Audio, origin: float) -> None:
+def _derive(t: TurnMeasures, agent: Audio, origin: float) -> None:
     rate = agent.sample_rate
     if t.user_speech_end is not None:
         if t.first_agent_audio is not None:
@@ -199,7 +139,7 @@ def _derive(t: TurnTiming, agent: Audio, origin: float) -> None:
         t.silent_pad_rms = round(onset, 4) if onset is not None else None
 
 
-def _issues(record: TurnRecord, t: TurnTiming) -> list[str]:
+def _issues(record: TurnRecord, t: TurnMeasures) -> list[str]:
     issues = []
     if record.status == "no_response" or t.agent_speech_start is None:
         issues.append("missing_response")
@@ -212,26 +152,3 @@ def _issues(record: TurnRecord, t: TurnTiming) -> list[str]:
     if t.tag_alignment is not None and abs(t.tag_alignment) > TAG_TOLERANCE:
         issues.append(f"alignment_drift ({t.tag_alignment * 1000:.0f} ms)")
     return issues
-
-
-def analyse_recorded_run(run_dir: str | Path) -> TurnTakingReport:
-    """Analyse a run directory's ``events.jsonl``, ``transcript.jsonl`` and ``conversation.wav``."""
-    run = RunDirectory.open_existing(run_dir)
-    recording_file = run.recording_file
-    if not run.has_recording:
-        raise RunError(f"{run.path}: no {run.RECORDING} (turn-taking needs a run in audio mode)")
-    events = run.events()
-    records = run.turns()
-    origin = next((e.origin for e in events if isinstance(e, RecordingStarted)), 0.0)
-    recording = read_wav(recording_file)
-    if recording.channels != 2:
-        raise RunError(
-            f"{recording_file}: expected 2 channels (user, agent), found {recording.channels}"
-        )
-    if run.tags_file.is_file():
-        tags = find_tags(read_wav(run.tags_file))
-    elif run.info().config.get("tags") == "mix":
-        tags = find_tags(recording.channel(1))
-    else:
-        tags = None
-    return analyse_turn_taking(events, records, recording, origin, tags)

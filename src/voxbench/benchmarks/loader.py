@@ -23,8 +23,9 @@ from pydantic import ValidationError
 
 from voxbench.benchmarks.backend import BackendSpec
 from voxbench.core.benchmark import Benchmark, ExpectedCall, ToolSpec, Turn
-from voxbench.core.errors import BenchmarkError
+from voxbench.core.errors import BenchmarkError, RunError
 from voxbench.core.matching import args_match
+from voxbench.core.records import RunInfo
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 FILES = ("benchmark.yaml", "knowledge_base.md", "tools.yaml", "turns.yaml", "backend.yaml")
@@ -60,6 +61,26 @@ def load_benchmark(name_or_path: str | Path) -> Benchmark:
         listing = "\n".join(f"  - {p}" for p in problems)
         raise BenchmarkError(f"{len(problems)} problems in the benchmark:\n{listing}")
     assert benchmark is not None
+    return benchmark
+
+
+def load_run_benchmark(info: RunInfo, run_path: Path) -> Benchmark:
+    """The benchmark a recorded run was made with, as it was.
+
+    A run records where its benchmark lived; a built-in benchmark is found by name when that
+    path is gone (voxbench reinstalled elsewhere, the run copied to another machine). A
+    benchmark whose content changed since the run is refused: the run's turns would no longer
+    match its expectations."""
+    where = info.benchmark_path
+    source: str | Path = (
+        where if where and Path(where, "benchmark.yaml").is_file() else info.benchmark
+    )
+    benchmark = load_benchmark(source)
+    if benchmark.content_hash != info.benchmark_hash:
+        raise RunError(
+            f"{run_path}: benchmark {benchmark.id} changed since this run "
+            f"(hash {info.benchmark_hash} → {benchmark.content_hash}); start a new run"
+        )
     return benchmark
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
 SCORECARD_SCHEMA = 2
@@ -62,7 +62,11 @@ class ToolCallRecord(Record):
 
 
 class TurnTimings(Record):
-    """Stamps (run-clock seconds) and derived latencies of one turn."""
+    """Stamps of one turn (run-clock seconds), as the runner took them.
+
+    Latencies are measured from the timeline and the recording by ``voxbench.analysis``
+    (``analysis.json``), never here; transcripts written before that carried derived
+    latencies too, which are dropped when read."""
 
     start: float
     user_end: float | None = None
@@ -71,21 +75,29 @@ class TurnTimings(Record):
     first_text: float | None = None
     first_audio: float | None = None
     end: float | None = None
-    ttfb: float | None = None
-    """First target byte of any kind after the user finished."""
-    ttft: float | None = None
-    """First assistant text (or transcript) after the user finished."""
-    first_audio_latency: float | None = None
-    user_speech_start: float | None = None
-    """Audio runs: when the user's speech (by VAD) started and ended on the timeline."""
-    user_speech_end: float | None = None
-    agent_speech_start: float | None = None
-    """Audio runs: agent speech onset and end on the recording (VAD of the agent channel)."""
-    agent_speech_end: float | None = None
-    voice_to_voice: float | None = None
-    """Agent speech onset minus user speech end (negative when the agent talks over the user)."""
-    stages: dict[str, float] = Field(default_factory=dict)
-    """Per-stage timings reported by composite targets (stt, llm_first_token, tts_first_audio)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_measured(cls, data: Any) -> Any:
+        if isinstance(data, dict) and _MEASURED_BEFORE.intersection(data):
+            return {k: v for k, v in data.items() if k not in _MEASURED_BEFORE}
+        return data
+
+
+_MEASURED_BEFORE = frozenset(
+    {
+        "ttfb",
+        "ttft",
+        "first_audio_latency",
+        "user_speech_start",
+        "user_speech_end",
+        "agent_speech_start",
+        "agent_speech_end",
+        "voice_to_voice",
+        "stages",
+    }
+)
+"""Latencies older runners derived into the transcript; ``analysis.json`` holds them now."""
 
 
 class TurnRecord(Record):
@@ -149,6 +161,18 @@ class DimensionScore(Record):
     """Turns the judge could not decide (counted as scored and not passed)."""
     absorbed_turns: list[str] = Field(default_factory=list)
     """Turns whose failure is counted on its root cause elsewhere (counted as passed)."""
+
+
+class LatencySummary(Record):
+    """Percentiles of one latency over the turns that have it (values ≤ 0 included); the
+    analysis (``core.measures.RunAnalysis``) and the scorecard share it."""
+
+    count: int = 0
+    mean: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
 
 
 class Rate(Record):
@@ -256,10 +280,3 @@ class Scorecard(Record):
     def dimension(self, name: str) -> DimensionScore | None:
         """The score of dimension ``name``."""
         return next((d for d in self.dimensions if d.dimension == name), None)
-
-
-# ``measures`` builds on ``Record`` above; importing it last keeps the cycle harmless (the
-# ``core`` package always imports this module first).
-from voxbench.core.measures import LatencySummary  # noqa: E402
-
-Scorecard.model_rebuild()

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from voxbench.benchmarks.loader import load_benchmark
-from voxbench.core.benchmark import Benchmark
-from voxbench.core.errors import ConfigError, RunError
+from voxbench.analysis import load_or_analyse
+from voxbench.benchmarks.loader import load_run_benchmark
+from voxbench.core.errors import ConfigError
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
 from voxbench.core.rundir import RunDirectory
-from voxbench.evaluation.measure import analyse
 from voxbench.judging.base import JudgeOptions
 from voxbench.judging.run import judge_run
 from voxbench.report.markdown import render_report
@@ -85,20 +84,10 @@ class Evaluation:
     analysis: RunAnalysis | None = field(default=None, repr=False)
 
 
-def _benchmark_of(run_dir: RunDirectory) -> Benchmark:
-    info = run_dir.info()
-    benchmark = load_benchmark(info.benchmark_path or info.benchmark)
-    if benchmark.content_hash != info.benchmark_hash:
-        raise RunError(
-            f"{run_dir.path}: benchmark {benchmark.id} changed since this run "
-            f"(hash {info.benchmark_hash} → {benchmark.content_hash})"
-        )
-    return benchmark
-
-
 def _measure(run_dir: RunDirectory) -> tuple[RunAnalysis | None, str | None]:
+    """The run's analysis (``analysis.json`` while it is current; the caller holds the lock)."""
     try:
-        return analyse(run_dir), None
+        return load_or_analyse(run_dir, write=True), None
     except Exception as exc:  # a broken measurement is reported by the judges, never hidden
         return None, f"{type(exc).__name__}: {exc}"
 
@@ -118,7 +107,7 @@ async def evaluate_run_async(
     run_dir = RunDirectory.open_existing(path)
     with run_dir.lock(LOCK_PURPOSE):
         info = run_dir.info()
-        benchmark = _benchmark_of(run_dir)
+        benchmark = load_run_benchmark(info, run_dir.path)
         analysis, analysis_error = _measure(run_dir)
         judged = await judge_run(
             benchmark,

@@ -5,7 +5,7 @@ A judge has a name and a version, says whether it applies to a run (and, when it
 the one-line status the scorecard shows instead), and turns a ``JudgeContext`` — the
 benchmark, the recorded turns, the run directory, the run's analysis, the options, and the
 findings of the judges that ran before it — into ``JudgeFindings``: its judgments plus typed
-stats. Judges run in order (``registered_judges``); absorption and scoring are passes over
+stats. Judges run in order (``judging.run.registered_judges``); absorption and scoring are passes over
 all their judgments afterwards. Adding a judge is one class and one ``register_judge`` call.
 """
 
@@ -111,10 +111,6 @@ def register_judge(judge: RunJudge) -> None:
     _REGISTRY.append(judge)
 
 
-def registered_judges() -> tuple[RunJudge, ...]:
-    """The built-in judges, in the order they run, then any registered later."""
-    from voxbench.judging.deterministic import DeterministicJudge
-    from voxbench.judging.llm_run import LLMRunJudge
-    from voxbench.judging.turn_taking import TurnTakingJudge
-
-    return (DeterministicJudge(), LLMRunJudge(), TurnTakingJudge(), *_REGISTRY)
+def plugin_judges() -> tuple[RunJudge, ...]:
+    """The judges registered with ``register_judge``, in registration order."""
+    return tuple(_REGISTRY)

@@ -1,6 +1,6 @@
 """Judge a recorded run from its artifacts alone (the target is never called again).
 
-The registered judges run in order (``judging.base.registered_judges``: deterministic on
+The registered judges run in order (``registered_judges``: deterministic on
 every recorded turn — realignment and cascades need the whole conversation — then the LLM
 judge on the selected turns, then turn-taking from the run's analysis), each seeing the
 findings of those before it. Then one absorption pass over all their judgments counts each
@@ -24,12 +24,13 @@ from voxbench.judging.base import (
     JudgeFindings,
     JudgeOptions,
     RunJudge,
-    registered_judges,
+    plugin_judges,
 )
 from voxbench.judging.deterministic import JUDGE_NAME as DETERMINISTIC
-from voxbench.judging.deterministic import DeterministicResult
+from voxbench.judging.deterministic import DeterministicJudge, DeterministicResult
 from voxbench.judging.llm_run import NAME as LLM
-from voxbench.judging.llm_run import LLMRunOutcomes
+from voxbench.judging.llm_run import LLMRunJudge, LLMRunOutcomes
+from voxbench.judging.turn_taking import TurnTakingJudge
 
 T = TypeVar("T")
 
@@ -48,6 +49,12 @@ class JudgedRun:
     checks: CheckTotals | None = None
     tool_turns: list[str] = field(default_factory=list)
     llm: LLMJudgeStats | None = None
+
+
+def registered_judges() -> tuple[RunJudge, ...]:
+    """The built-in judges in the order they run (each sees the findings of those before
+    it), then the plug-ins added with ``register_judge``."""
+    return (DeterministicJudge(), LLMRunJudge(), TurnTakingJudge(), *plugin_judges())
 
 
 def _selected(records: list[TurnRecord], options: JudgeOptions) -> set[str]:

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from voxbench.benchmarks.backend import BackendSpec, ToolBackend
@@ -58,10 +57,11 @@ from voxbench.core.timeline import (
     recorded_target_event,
 )
 from voxbench.runner.config import RunConfig
+from voxbench.runner.turn_state import TurnState
 from voxbench.targets.registry import canonical_name
 
 if TYPE_CHECKING:
-    from voxbench.runner.speech import SpeechTurns
+    from voxbench.runner.speech import SpeechTurns  # loads the audio stack: audio runs only
 
 BACKOFF_BASE = 1.0
 """Seconds before the first retry; doubles each time (module-level so tests can zero it)."""
@@ -78,20 +78,6 @@ class _RetryTurn(Exception):
         self.reason = reason
         self.retry_after = retry_after
         self.reconnect = reconnect
-
-
-@dataclass
-class _TurnState:
-    record_calls: list[ToolCallRecord] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)
-    user_transcript: list[str] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-    first_event: float | None = None
-    first_text: float | None = None
-    first_audio: float | None = None
-    stages: dict[str, float] = field(default_factory=dict)
-    user_speech: tuple[float, float] | None = None
 
 
 def build_history(records: list[TurnRecord]) -> list[HistoryMessage]:
@@ -144,7 +130,7 @@ class ConversationRun:
         if config.mode == "audio":
             from voxbench.runner.speech import SpeechTurns
 
-            self.speech = SpeechTurns(self)
+            self.speech = SpeechTurns(self, config, benchmark, run_dir)
 
     # -- session lifecycle ----------------------------------------------------------------
 
@@ -324,7 +310,7 @@ class ConversationRun:
         assert self.session is not None
         session = self.session
         self.backend.begin_turn(turn.id)
-        state = _TurnState()
+        state = TurnState()
         start = self.record(turn.id, TurnStarted(index=index))
         if self.speech is not None:
             user_end, status = await self.speech.drive(turn, state, start)
@@ -334,9 +320,7 @@ class ConversationRun:
             await session.end_user_turn()
             user_end = self.record(turn.id, UserTurnEnded())
             try:
-                status = await asyncio.wait_for(
-                    self._consume(turn, state), self.config.turn_timeout
-                )
+                status = await asyncio.wait_for(self.consume(turn, state), self.config.turn_timeout)
             except TimeoutError:
                 status = "timeout"
                 state.errors.append(f"no complete response within {self.config.turn_timeout:g} s")
@@ -344,10 +328,10 @@ class ConversationRun:
         if status in ("timeout", "no_response"):
             await self._open_session()  # the old session may still be talking
         end = self.record(turn.id, TurnEnded(status=status))
-        heard: dict[str, Any] = {}
+        heard_text = None
         if self.speech is not None:
-            heard = await self.speech.analyse(start, end)
-            self.record(turn.id, AgentSpeechHeard(**heard))
+            heard_text = await self.speech.listen(start, end)
+            self.record(turn.id, AgentSpeechHeard(heard_text=heard_text))
             await self.clock.sleep(self.config.inter_turn_gap)
         text = "".join(state.text).strip()
         if status == "no_response":
@@ -363,7 +347,7 @@ class ConversationRun:
             index=index,
             user_text=turn.text,
             assistant_text=text,
-            heard_text=heard.get("heard_text"),
+            heard_text=heard_text,
             user_transcript=" ".join(state.user_transcript) or None,
             tool_calls=state.record_calls,
             usage=state.usage,
@@ -374,22 +358,13 @@ class ConversationRun:
                 first_text=state.first_text,
                 first_audio=state.first_audio,
                 end=end,
-                ttfb=_since(state.first_event, user_end),
-                ttft=_since(state.first_text, user_end),
-                first_audio_latency=_since(state.first_audio, user_end),
-                user_speech_start=state.user_speech[0] if state.user_speech else None,
-                user_speech_end=state.user_speech[1] if state.user_speech else None,
-                agent_speech_start=heard.get("agent_speech_start"),
-                agent_speech_end=heard.get("agent_speech_end"),
-                voice_to_voice=_v2v(heard.get("agent_speech_start"), state.user_speech),
-                stages=state.stages,
             ),
             status=record_status,
             errors=state.errors,
             state_after=self.backend.snapshot(),
         )
 
-    async def _consume(self, turn: Turn, state: _TurnState) -> str:
+    async def consume(self, turn: Turn, state: TurnState) -> str:
         """Handle the target's events until it completes its response; returns its status."""
         assert self.session is not None
         while True:
@@ -418,8 +393,6 @@ class ConversationRun:
                 state.text.append(event.text)
             elif isinstance(event, UserTranscript):
                 state.user_transcript.append(event.text)
-            elif isinstance(event, StageTiming):
-                state.stages[event.stage] = event.seconds
             elif isinstance(event, Usage):
                 for key, value in event.model_dump(exclude={"type"}).items():
                     state.usage[key] = state.usage.get(key, 0) + value
@@ -438,7 +411,7 @@ class ConversationRun:
                 return event.status
 
     async def _answer_tool_call(
-        self, turn: Turn, event: ToolCallRequested, state: _TurnState, t: float
+        self, turn: Turn, event: ToolCallRequested, state: TurnState, t: float
     ) -> None:
         assert self.session is not None
         if event.parse_error is not None:
@@ -494,13 +467,3 @@ def _as_speech_agent(session: Session, config: RunConfig) -> Session:
     stt = config.stt or ("none" if session.info.name == "local/oracle" else None)
     options = {k: v for k, v in {"stt": stt, "tts": config.tts}.items() if v is not None}
     return build_cascade(session, options)
-
-
-def _v2v(agent_start: float | None, user_speech: tuple[float, float] | None) -> float | None:
-    if agent_start is None or user_speech is None:
-        return None
-    return round(agent_start - user_speech[1], 6)
-
-
-def _since(t: float | None, origin: float) -> float | None:
-    return None if t is None else round(t - origin, 6)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from voxbench import __version__
-from voxbench.benchmarks.loader import load_benchmark
+from voxbench.benchmarks.loader import load_benchmark, load_run_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ProviderError, RunError, VoxbenchError
 from voxbench.core.records import ComponentSpec, RunInfo
@@ -61,9 +61,21 @@ async def run_conversation(
         config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
     path = run_path or new_run_path(config, benchmark)
-    if path.exists() and any(path.iterdir()):
-        raise RunError(f"{path}: run directory already exists; use --resume to continue it")
     run_dir = RunDirectory(path)
+    with run_dir.lock("voxbench run"):
+        if any(p.name != RunDirectory.LOCK for p in path.iterdir()):
+            raise RunError(f"{path}: run directory already exists; use --resume to continue it")
+        return await _start(config, run_dir, benchmark, factory, progress)
+
+
+async def _start(
+    config: RunConfig,
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    factory: Callable[[], Session],
+    progress: ProgressCallback | None,
+) -> Path:
+    path = run_dir.path
     info = RunInfo(
         run_id=path.name,
         benchmark=benchmark.id,
@@ -88,16 +100,23 @@ async def resume_run(
     progress: ProgressCallback | None = None,
     session_factory: Callable[[], Session] | None = None,
 ) -> Path:
-    """Continue a stopped run after its last completed turn."""
+    """Continue a stopped run after its last completed turn.
+
+    The run's writer lock is held throughout: a second resume of the same run is refused
+    instead of running the same turns twice."""
     run_dir = RunDirectory.open_existing(path)
+    with run_dir.lock("voxbench run --resume"):
+        return await _resume(run_dir, progress, session_factory)
+
+
+async def _resume(
+    run_dir: RunDirectory,
+    progress: ProgressCallback | None,
+    session_factory: Callable[[], Session] | None,
+) -> Path:
     info = run_dir.info()
     config = RunConfig.model_validate(info.config)
-    benchmark = load_benchmark(info.benchmark_path or config.benchmark)
-    if benchmark.content_hash != info.benchmark_hash:
-        raise RunError(
-            f"{run_dir.path}: the benchmark changed since the run started "
-            f"(hash {info.benchmark_hash} → {benchmark.content_hash}); start a new run"
-        )
+    benchmark = load_run_benchmark(info, run_dir.path)
     factory = session_factory or resolve_target(
         config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )

@@ -7,18 +7,16 @@ that knows whether the agent is speaking records a no-response when no agent out
 within ``no_response_timeout`` of the end of the user's turn; the user's audio is never
 replayed into the same session.
 
-After each turn, VAD over the recording stamps the user's and the agent's speech, giving
-voice-to-voice latency (agent speech onset − user speech end, negative when the agent talks
-over the user), and local ASR of the agent channel gives what the agent was heard to say.
+After each turn, local ASR of the agent channel (cut to its speech by VAD) gives what the
+agent was heard to say. The runner measures no latency: ``voxbench.analysis`` does, once, from
+the timeline and the recording.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,34 +26,28 @@ from voxbench.audio.wav import Audio, read_wav
 from voxbench.benchmarks.audio import ensure_benchmark_audio
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.clock import VirtualClock
+from voxbench.core.rundir import RunDirectory
 from voxbench.core.timeline import NoResponse, TurnTimedOut, UserTurnEnded
+from voxbench.runner.config import RunConfig
 from voxbench.runner.recording import ConversationRecorder
-
-if TYPE_CHECKING:
-    from voxbench.runner.conversation import ConversationRun, _TurnState
+from voxbench.runner.turn_state import TurnContext, TurnState
 
 DEFAULT_INPUT_RATE = 24_000
 
 
-@dataclass(frozen=True)
-class UserClip:
-    """A turn's audio at the target's input rate, and where its speech is."""
-
-    audio: Audio
-    speech_start: float
-    speech_end: float
-
-
 class SpeechTurns:
-    """Drives turns in audio mode for one ``ConversationRun``."""
+    """Drives turns in audio mode for the run behind ``run`` (a narrow view of it)."""
 
-    def __init__(self, run: ConversationRun) -> None:
+    def __init__(
+        self, run: TurnContext, config: RunConfig, benchmark: Benchmark, run_dir: RunDirectory
+    ) -> None:
         self.run = run
-        self.config = run.config
-        self.benchmark: Benchmark = run.benchmark
+        self.config = config
+        self.benchmark = benchmark
+        self.run_dir = run_dir
         self.vad = SileroVAD(min_speech_ms=100, min_silence_ms=300)
         self.recorder: ConversationRecorder | None = None
-        self._clips: dict[str, UserClip] = {}
+        self._clips: dict[str, Audio] = {}
 
     @cached_property
     def heard_asr(self) -> ASREngine | None:
@@ -73,24 +65,20 @@ class SpeechTurns:
     def open_recording(self, origin: float) -> None:
         """Start (or continue, on resume) ``conversation.wav``."""
         self.recorder = ConversationRecorder(
-            self.run.run_dir.recording_file,
+            self.run_dir.recording_file,
             origin,
             tags=self.config.tags,
-            tags_path=self.run.run_dir.tags_file,
+            tags_path=self.run_dir.tags_file,
         )
 
-    def clip(self, turn: Turn, rate: int) -> UserClip:
-        """The user audio of ``turn`` at ``rate`` Hz, with its speech bounds."""
+    def clip(self, turn: Turn, rate: int) -> Audio:
+        """The user audio of ``turn`` at ``rate`` Hz."""
         key = f"{turn.id}@{rate}"
         if key not in self._clips:
-            audio = read_wav(self.turn_audio[turn.id]).mono().resampled(rate)
-            segments = self.vad.segments(audio)
-            start = segments[0].start if segments else 0.0
-            end = segments[-1].end if segments else audio.duration
-            self._clips[key] = UserClip(audio, start, end)
+            self._clips[key] = read_wav(self.turn_audio[turn.id]).mono().resampled(rate)
         return self._clips[key]
 
-    async def drive(self, turn: Turn, state: _TurnState, start: float) -> tuple[float, str]:
+    async def drive(self, turn: Turn, state: TurnState, start: float) -> tuple[float, str]:
         """Stream the turn, wait for the agent's answer and its playback; returns (user_end, status)."""
         run = self.run
         session = run.session
@@ -100,27 +88,26 @@ class SpeechTurns:
         rate = session.info.input_sample_rate or DEFAULT_INPUT_RATE
         clip = self.clip(turn, rate)
         chunk = max(1, round(rate * self.config.chunk_ms / 1000))
-        consume = asyncio.create_task(run._consume(turn, state))
+        consume = asyncio.create_task(run.consume(turn, state))
         lag = 0.0  # how far sending fell behind the audio's own timing (a busy event loop)
         try:
-            for i in range(0, clip.audio.frames, chunk):
+            for i in range(0, clip.frames, chunk):
                 if consume.done() and consume.exception() is not None:
                     consume.result()  # the session broke mid-utterance: retry the turn now
                 due = start + lag + i / rate
                 await clock.sleep(due - clock.now())
                 # A chunk sent late delays the rest (as a stalled microphone would): no burst.
                 lag += max(0.0, clock.now() - due - 0.005)
-                piece = Audio(clip.audio.samples[i : i + chunk], rate)
+                piece = Audio(clip.samples[i : i + chunk], rate)
                 await session.send_user_audio(piece.to_pcm16(), rate)
                 self.recorder.add_user(start + lag + i / rate, piece)
-            await clock.sleep(start + lag + clip.audio.frames / rate - clock.now())
-            user_end = clock.now()
-            state.user_speech = (start + lag + clip.speech_start, start + lag + clip.speech_end)
-            await session.end_user_turn()
-            run.record(
+            await clock.sleep(start + lag + clip.frames / rate - clock.now())
+            # Stamped when the last sample went out, before the turn is committed.
+            user_end = run.record(
                 turn.id,
-                UserTurnEnded(audio_seconds=round(clip.audio.duration, 3), lag=round(lag, 4)),
+                UserTurnEnded(audio_seconds=round(clip.duration, 3), lag=round(lag, 4)),
             )
+            await session.end_user_turn()
             status = await self._await_answer(turn, state, consume, user_end, rate, chunk, virtual)
         finally:
             if not consume.done():
@@ -132,7 +119,7 @@ class SpeechTurns:
     async def _await_answer(
         self,
         turn: Turn,
-        state: _TurnState,
+        state: TurnState,
         consume: asyncio.Task[str],
         user_end: float,
         rate: int,
@@ -174,29 +161,25 @@ class SpeechTurns:
             self.recorder.add_tag(plays_at)
         return plays_at
 
-    async def analyse(self, turn_start: float, turn_end: float) -> dict[str, float | str | None]:
-        """VAD stamps and heard text of the agent for the turn just ended; flushes the recording.
+    async def listen(self, turn_start: float, turn_end: float) -> str | None:
+        """What the agent was heard to say in the turn just ended (None when heard-text ASR is
+        off); flushes the recording.
 
         The model work runs in a worker thread, so other runs sharing the event loop go on.
         """
         assert self.recorder is not None
         agent = self.recorder.agent_audio(turn_start, turn_end)
         self.recorder.flush(turn_end)
-        return await asyncio.to_thread(self._listen, agent, turn_start)
+        if self.heard_asr is None:
+            return None
+        return await asyncio.to_thread(self._transcribe, agent)
 
-    def _listen(self, agent: Audio, offset: float) -> dict[str, float | str | None]:
+    def _transcribe(self, agent: Audio) -> str:
+        assert self.heard_asr is not None
         segments: list[SpeechSegment] = self.vad.segments(agent) if agent.frames else []
-        out: dict[str, float | str | None] = {
-            "agent_speech_start": None,
-            "agent_speech_end": None,
-            "heard_text": None if self.heard_asr is None else "",
-        }
-        if segments:
-            out["agent_speech_start"] = round(offset + segments[0].start, 6)
-            out["agent_speech_end"] = round(offset + segments[-1].end, 6)
-            if self.heard_asr is not None:
-                rate = agent.sample_rate
-                first, last = int(segments[0].start * rate), int(segments[-1].end * rate) + 1
-                spoken = Audio(agent.samples[first:last], rate)
-                out["heard_text"] = self.heard_asr.transcribe(spoken).text.strip()
-        return out
+        if not segments:
+            return ""
+        # Only the speech: Whisper invents words in long silences.
+        rate = agent.sample_rate
+        first, last = int(segments[0].start * rate), int(segments[-1].end * rate) + 1
+        return self.heard_asr.transcribe(Audio(agent.samples[first:last], rate)).text.strip()

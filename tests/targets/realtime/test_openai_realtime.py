@@ -159,7 +159,7 @@ async def test_audio_mode_run_through_the_runner(
     assert_perfect(run, card, judgments)
     records = run.turns()
     assert records[1].user_transcript == smoke.turns[1].text  # the fake's ASR of the audio
-    assert records[0].timings.first_audio_latency is not None
+    assert records[0].timings.first_audio is not None
     assert server.received[0]["session"]["audio"]["input"]["transcription"]["model"]
     kinds = [e["type"] for e in server.received]
     assert kinds.count("input_audio_buffer.commit") == 2
