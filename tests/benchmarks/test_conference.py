@@ -18,9 +18,9 @@ from voxbench.benchmarks.backend import BackendSpec, ToolBackend, state_matches
 from voxbench.benchmarks.consistency import consistency_problems
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.benchmarks.stats import benchmark_stats
-from voxbench.cli._evaluate import evaluate_run, oracle_check
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.rundir import RunDirectory
+from voxbench.evaluation import evaluate_run, oracle_check
 from voxbench.judging.deterministic import judge_deterministic
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
@@ -364,7 +364,7 @@ def test_oracle_final_state_is_the_last_expected_state(bench: Benchmark, tmp_pat
 def test_baseline_scores_well_below_the_oracle(tmp_path: Path) -> None:
     config = RunConfig(benchmark="conference", target="local/baseline", runs_dir=tmp_path)
     path = asyncio.run(run_conversation(config))
-    card, _ = evaluate_run(path)
+    card = evaluate_run(path).card
     assert card.strict_pass.rate is not None
     assert card.strict_pass.rate < 0.5
     rates = {d.dimension: d.rate for d in card.dimensions}
@@ -419,7 +419,7 @@ def test_reasonable_alternative_paths_also_pass(bench: Benchmark, tmp_path: Path
     records = RunDirectory.open_existing(asyncio.run(run_conversation(config))).turns()
     result = judge_deterministic(bench, records)
     assert [(j.turn, j.dimension, j.evidence) for j in result.judgments if not j.passed] == []
-    assert result.totals["end_state"]["passed"]
+    assert result.totals.end_state.passed
 
 
 # -- the world the tools act on -----------------------------------------------------------

@@ -22,9 +22,9 @@ from voxbench.benchmarks.importers.package import git_commit
 from voxbench.benchmarks.importers.prompt import find_current_date
 from voxbench.benchmarks.importers.pyliteral import PyModule
 from voxbench.benchmarks.loader import load_benchmark, validate_benchmark
-from voxbench.cli._evaluate import oracle_check
 from voxbench.cli.main import app
 from voxbench.core.matching import args_match
+from voxbench.evaluation import oracle_check
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CB_BENCH = Path("benchmarks") / "conversation_bench"

@@ -136,3 +136,22 @@ def test_resume_flag_continues_a_run(monkeypatch, capsys, tmp_path: Path) -> Non
     ]
     assert turns == [str(i) for i in range(10)]
     assert "10/10 100%" in out
+
+
+def test_show_looks_at_a_run_another_process_is_writing(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    from voxbench.core.rundir import RunDirectory
+
+    code, out = voxbench(
+        monkeypatch, capsys, "run", "smoke", "-t", "oracle", "--runs-dir", str(tmp_path)
+    )
+    assert code == 0, out
+    (path,) = run_dirs(tmp_path)
+    run = RunDirectory(path)
+    run.scorecard_file.unlink()  # as if the run were still going: nothing judged yet
+    with run.lock("voxbench run"):
+        code, out = voxbench(monkeypatch, capsys, "show", str(path))
+        assert code == 0, out
+        assert "10/10 100%" in out
+        assert not run.scorecard_file.exists()  # looked at, never written under another writer

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import threading
 from collections.abc import Iterator
@@ -11,8 +12,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from voxbench.cli._evaluate import load_or_evaluate
 from voxbench.cli.main import main
+from voxbench.core.rundir import RunDirectory
+from voxbench.evaluation import load_or_evaluate
 from voxbench.judging import llm_judge
 from voxbench.testing import FakeOpenAIServer
 
@@ -76,7 +78,8 @@ def test_judge_with_an_llm_then_show_keeps_its_verdicts(monkeypatch, capsys, tmp
         code, out = voxbench(monkeypatch, capsys, *args, "--only-turns", "0-2")
         assert "3 from cache, 0 calls" in out
         assert len(server.requests) == 3
-    card, judgments = load_or_evaluate(run)
+    shown = load_or_evaluate(run)
+    card, judgments = shown.card, shown.judgments
     assert {j.judge for j in judgments} == {"deterministic", "openai-compatible/m"}
     assert card.turns == 3 and card.dimension("instruction_following").scored == 3
     code, out = voxbench(monkeypatch, capsys, "show", str(run))
@@ -139,3 +142,42 @@ def test_run_with_judge(monkeypatch, capsys, tmp_path):
         )
     assert code == 0, out
     assert "instruction_following" in out and "kb_grounding" in out
+
+
+def test_judge_refuses_a_run_another_process_is_writing(monkeypatch, capsys, tmp_path):
+    _, _, run = asyncio.run(scripted_run(tmp_path))
+    with RunDirectory(run).lock("voxbench run --resume"):
+        before = {p.name: p.stat().st_mtime_ns for p in run.iterdir()}
+        code, out = voxbench(monkeypatch, capsys, "judge", str(run))
+        after = {p.name: p.stat().st_mtime_ns for p in run.iterdir()}
+    message = " ".join(out.split())  # the console wraps long lines
+    assert code != 0
+    assert "another voxbench process is writing this run" in message
+    assert f"pid {os.getpid()}" in message and "voxbench run --resume" in message
+    assert after == before  # nothing judged, nothing written
+    assert not (run / "scorecard.json").exists()
+
+
+def test_a_run_judged_in_the_old_scorecard_format_is_judged_again_and_shown(
+    monkeypatch, capsys, tmp_path
+):
+    _, _, run = asyncio.run(scripted_run(tmp_path, {"6": Act(calls=[], say="Sure.")}))
+    code, _ = voxbench(monkeypatch, capsys, "judge", str(run))
+    assert code == 0
+    # What voxbench wrote before the scorecard was typed: schema 1, checks keyed by string.
+    old = json.loads((run / "scorecard.json").read_text())
+    old.update(
+        schema_version=1,
+        checks={"turns": 10, "tool_turn_ids": ["6"], "turn_taking": "not analysed"},
+        counts={"turns": 10, "ok": 10},
+        latency={"ttfb": {"p50": 0.1, "count": 10}},
+    )
+    old.pop("llm_judge", None)
+    old.pop("judge_status", None)
+    (run / "scorecard.json").write_text(json.dumps(old))
+    code, out = voxbench(monkeypatch, capsys, "show", str(run))
+    assert code == 0, out
+    assert "strict per-turn pass" in out and "end state" in out
+    card = json.loads((run / "scorecard.json").read_text())
+    assert card["schema_version"] == 2
+    assert card["checks"]["end_state"]["explained_by"] == ["turn 6 tool_use"]

@@ -32,8 +32,8 @@ async def test_oracle_scores_everything(tmp_path: Path) -> None:
     # Fixed denominators: tool_use on all 10 turns, facts on the 8 that list facts, state on 7.
     dims = [j.dimension for j in result.judgments]
     assert (dims.count("tool_use"), dims.count("facts"), dims.count("state")) == (10, 8, 7)
-    assert result.totals["end_state"]["passed"] is True
-    assert result.totals["required_calls_on_time"] == result.totals["required_calls"] == 5
+    assert result.totals.end_state.passed is True
+    assert result.totals.required_calls_on_time == result.totals.required_calls == 5
 
 
 async def test_call_made_one_turn_early(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ async def test_call_made_one_turn_early(tmp_path: Path) -> None:
     assert early.passed and any("credited submit_dietary_request" in e for e in early.evidence)
     due = judgment(result.judgments, "5", "tool_use")
     assert "made one turn early (on turn 4, credited there)" in due.reasoning
-    assert result.totals["calls_early"] == 1 and result.totals["spurious_calls"] == 0
+    assert result.totals.calls_early == 1 and result.totals.spurious_calls == 0
 
 
 async def test_call_made_one_turn_late(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ async def test_call_made_one_turn_late(tmp_path: Path) -> None:
     credited = judgment(result.judgments, "2", "tool_use")
     assert credited.passed
     assert any("required on turn 1, made here one turn late" in e for e in credited.evidence)
-    assert result.totals["calls_late"] == 1
+    assert result.totals.calls_late == 1
 
 
 async def test_wrong_argument_is_one_failure_and_its_echoes_are_absorbed(tmp_path: Path) -> None:
@@ -90,15 +90,15 @@ async def test_wrong_argument_is_one_failure_and_its_echoes_are_absorbed(tmp_pat
     assert failures(result.judgments) == {("1", "tool_use")}
     wrong = judgment(result.judgments, "1", "tool_use")
     assert "session_id: expected 'H-101', got 'H-103'" in wrong.reasoning
-    assert result.totals["wrong_argument_calls"] == 1 and result.totals["spurious_calls"] == 0
+    assert result.totals.wrong_argument_calls == 1 and result.totals.spurious_calls == 0
     # Every later state check fails only because H-101 was never booked (turn 6's
     # cancellation then found nothing to cancel): each is absorbed into turn 1.
     assert absorbed(result.judgments) == {
         (turn, "state"): "turn 1 tool_use" for turn in ("1", "2", "4", "6", "7")
     }
-    end = result.totals["end_state"]
-    assert not end["passed"] and end["explained_by"] == ["turn 1 tool_use"]
-    assert "registrations: unexpected H-103" in end["diff"]
+    end = result.totals.end_state
+    assert not end.passed and end.explained_by == ["turn 1 tool_use"]
+    assert "registrations: unexpected H-103" in end.diff
 
 
 async def test_spurious_call_fails_tool_use(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ async def test_forgotten_cancellation(tmp_path: Path) -> None:
     }
     state7 = judgment(result.judgments, "7", "state")
     assert state7.evidence == ["registrations: unexpected H-101"]
-    assert result.totals["end_state"]["explained_by"] == ["turn 6 tool_use"]
+    assert result.totals.end_state.explained_by == ["turn 6 tool_use"]
 
 
 async def test_hallucinated_fact(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ async def test_malformed_output_is_retried_with_the_reason(tmp_path: Path) -> No
     retry_prompts = [p for p in script.prompts if "could not be used" in p]
     assert len(retry_prompts) == 2
     assert "no verdict for" in retry_prompts[1]
-    assert judged.llm["retried_turns"] == 1 and judged.llm["failed_turns"] == []
+    assert judged.llm.retried_turns == 1 and judged.llm.failed_turns == []
 
 
 async def test_output_that_stays_invalid_is_a_recorded_judge_failure(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ async def test_output_that_stays_invalid_is_a_recorded_judge_failure(tmp_path: P
     kb = card.dimension("kb_grounding")
     assert (kb.passed, kb.scored, kb.undecided_turns) == (9, 10, ["3"])
     assert "3" in card.strict_pass.failed_turns
-    assert judged.llm["failed_turns"] == ["3"]
+    assert judged.llm.failed_turns == ["3"]
 
 
 async def test_rejudging_an_unchanged_run_makes_no_call(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ async def test_rejudging_an_unchanged_run_makes_no_call(tmp_path: Path) -> None:
         assert len(server.requests) == calls == 10
     strip = [j.model_copy(update={"details": {}}) for j in first.judgments]
     assert strip == [j.model_copy(update={"details": {}}) for j in second.judgments]
-    assert second.llm["from_cache"] == 10 and second.llm["calls"] == 0
+    assert second.llm.from_cache == 10 and second.llm.calls == 0
     # Without the cache the judge is asked again.
     async with FakeOpenAIServer(JudgeScript()) as server:
         await judge_run(benchmark, records, options=options(server, use_cache=False))

@@ -21,7 +21,9 @@ async def report_for(tmp_path: Path, plan: dict[str, Act], compat: bool = False)
         target="test/scripted",
         records=result.records,
         judgments=result.judgments,
-        checks=result.totals | {"turn_taking": result.turn_taking},
+        checks=result.checks,
+        tool_turns=result.tool_turns,
+        judge_status=result.status,
         judges=result.judges,
     )
     summary = (

@@ -33,7 +33,8 @@ async def judged(tmp_path: Path, plan: dict[str, Act] | None = None, judge_url: 
         target="scripted",
         records=result.records,
         judgments=result.judgments,
-        checks=result.totals,
+        checks=result.checks,
+        tool_turns=result.tool_turns,
         judges=result.judges,
     )
     return benchmark, card, result

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from voxbench.core.records import Judgment, TurnRecord, TurnTimings
+from voxbench.core.measures import LatencySummary
+from voxbench.core.records import CheckTotals, Judgment, Rate, TurnRecord, TurnTimings
 from voxbench.scoring.scorecard import build_scorecard, dimension_score
 from voxbench.scoring.stats import bootstrap_ci, mcnemar_exact, percentiles
 
@@ -47,13 +48,16 @@ def test_strict_pass_needs_a_completed_turn_and_every_dimension() -> None:
         j("2", "tool_use", True, absorbed_by="turn 1 tool_use"),
         j("3", "tool_use", True),
     ]
+    latency = {"ttfb": LatencySummary(count=3, mean=0.5, p50=0.5), "ttft": LatencySummary()}
     card = build_scorecard(
-        run_id="r", benchmark="b", target="t", records=records, judgments=judgments
+        run_id="r", benchmark="b", target="t", records=records, judgments=judgments, latency=latency
     )
     assert card.strict_pass.failed_turns == ["1", "3"]
     assert (card.strict_pass.passed, card.strict_pass.scored) == (2, 4)
-    assert card.counts["no_response"] == 1 and card.counts["judge_failures"] == 1
-    assert card.counts["absorbed"] == 1
+    assert card.counts.no_response == 1 and card.counts.judge_failures == 1
+    assert card.counts.absorbed == 1
+    # The analysis' summary, as measured; a metric nothing measured is left out.
+    assert card.latency == {"ttfb": LatencySummary(count=3, mean=0.5, p50=0.5)}
 
 
 def test_tool_use_rates_over_tool_turns_and_all_turns() -> None:
@@ -66,11 +70,12 @@ def test_tool_use_rates_over_tool_turns_and_all_turns() -> None:
         target="t",
         records=records,
         judgments=judgments,
-        checks={"tool_turn_ids": ["1", "2"]},
+        checks=CheckTotals(),
+        tool_turns=["1", "2"],
     )
-    assert card.checks["tool_use_over_tool_turns"] == {"passed": 1, "scored": 2, "rate": 0.5}
-    assert card.checks["tool_use_over_all_turns"] == {"passed": 3, "scored": 4, "rate": 0.75}
-    assert "tool_turn_ids" not in card.checks
+    assert card.checks is not None
+    assert card.checks.tool_use_over_tool_turns == Rate(passed=1, scored=2, rate=0.5)
+    assert card.checks.tool_use_over_all_turns == Rate(passed=3, scored=4, rate=0.75)
 
 
 def test_bootstrap_is_reproducible_and_bounded() -> None:

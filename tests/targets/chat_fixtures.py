@@ -42,16 +42,17 @@ def runner_events(path: Path, *types: str) -> list[TimelineEvent]:
 
 async def assert_all_passed(path: Path) -> None:
     """Judge the run; every judgment that applies must pass, every turn be ok."""
-    from voxbench.cli._evaluate import evaluate_run
+    from voxbench.evaluation import evaluate_run
 
     # On a worker thread: evaluate_run drives its own event loop.
-    card, judgments = await asyncio.to_thread(evaluate_run, path)
+    result = await asyncio.to_thread(evaluate_run, path)
+    card, judgments = result.card, result.judgments
     failed = [
         (j.turn, j.dimension, j.evidence or j.reasoning) for j in judgments if j.passed is False
     ]
     assert failed == []
     assert any(j.passed for j in judgments)
-    assert card.counts.get("ok") == card.turns == 10
+    assert card.counts.ok == card.turns == 10
 
 
 async def drain_turn(session: Any) -> list[Any]:

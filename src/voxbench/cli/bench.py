@@ -10,7 +10,7 @@ from rich.table import Table
 from voxbench.benchmarks.consistency import consistency_problems
 from voxbench.benchmarks.loader import load_benchmark, validate_benchmark
 from voxbench.benchmarks.stats import benchmark_stats
-from voxbench.cli._evaluate import oracle_check
+from voxbench.evaluation import oracle_check
 
 app = typer.Typer(help="Validate, describe and check benchmark packages.", no_args_is_help=True)
 console = Console()

@@ -8,8 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from voxbench.cli._evaluate import load_or_evaluate
-from voxbench.core.rundir import RunDirectory
+from voxbench.evaluation import load_or_evaluate
 from voxbench.report.terminal import comparison_table
 from voxbench.scoring.compare import compare_runs
 
@@ -28,22 +27,11 @@ def compare_command(
     Runs that were never judged are judged deterministically first; to compare LLM-judged
     dimensions, judge both runs with the same --judge before comparing.
     """
-    card_a, judgments_a = load_or_evaluate(run_a)
-    card_b, judgments_b = load_or_evaluate(run_b)
-    records_a = [
-        r
-        for r in RunDirectory.open_existing(run_a).turns()
-        if r.turn in {j.turn for j in judgments_a}
-    ]
-    records_b = [
-        r
-        for r in RunDirectory.open_existing(run_b).turns()
-        if r.turn in {j.turn for j in judgments_b}
-    ]
-    comparison = compare_runs(card_a, records_a, judgments_a, card_b, records_b, judgments_b)
+    a, b = load_or_evaluate(run_a), load_or_evaluate(run_b)
+    comparison = compare_runs(a.card, a.records, a.judgments, b.card, b.records, b.judgments)
     console.print(comparison_table(comparison))
-    judges_a = sorted(set(card_a.judges))
-    judges_b = sorted(set(card_b.judges))
+    judges_a = sorted(set(a.card.judges))
+    judges_b = sorted(set(b.card.judges))
     if judges_a != judges_b:
         console.print(
             "[yellow]note:[/yellow] the runs were judged by different judges "

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from voxbench.cli._evaluate import evaluate_run_async
 from voxbench.core.rundir import RunDirectory
+from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
 
 console = Console()
@@ -31,7 +30,7 @@ def judge_command(
         None, "--only-turns", help="Turn positions to judge, e.g. 0,3-5."
     ),
     skip_turn_taking: bool = typer.Option(
-        False, "--skip-turn-taking", help="Do not analyse turn taking from the recording."
+        False, "--skip-turn-taking", help="Leave the turn_taking dimension out of the judgment."
     ),
     deterministic_only: bool = typer.Option(
         False, "--deterministic-only", help="Judge with code only, even if --judge is given."
@@ -46,9 +45,9 @@ def judge_command(
     ),
 ) -> None:
     """Judge a run: writes judged.jsonl, scorecard.json and report.md, prints the scorecard."""
-    result = asyncio.run(
-        evaluate_run_async(
-            run_dir,
+    result = evaluate_run(
+        run_dir,
+        EvaluationOptions(
             judge=judge,
             judge_base_url=judge_base_url,
             only_turns=only_turns,
@@ -56,15 +55,15 @@ def judge_command(
             deterministic_only=deterministic_only,
             compat=compat,
             use_cache=not no_cache,
-        )
+        ),
     )
     card = result.card
     console.print(scorecards_table([card], title=f"{card.benchmark} · {card.target}"))
-    llm = card.checks.get("llm_judge")
-    if llm:
+    llm = card.llm_judge
+    if llm is not None:
         console.print(
-            f"LLM judge: {llm['turns_asked']} turns, {llm['from_cache']} from cache, "
-            f"{llm['calls']} calls, {len(llm['failed_turns'])} failed"
+            f"LLM judge: {llm.turns_asked} turns, {llm.from_cache} from cache, "
+            f"{llm.calls} calls, {len(llm.failed_turns)} failed"
         )
     if result.compat is not None:
         passes = result.compat["passes"]

@@ -16,9 +16,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from voxbench.cli._evaluate import evaluate_run
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
+from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import RunConfig, build_config
 from voxbench.runner.conversation import ProgressCallback
@@ -179,7 +179,7 @@ def run_command(
                 )
             config = build_config({k: v for k, v in flags.items() if v is not None})
         path = execute(config)
-    card, _ = evaluate_run(path, judge=judge, judge_base_url=judge_base_url)
+    card = evaluate_run(path, EvaluationOptions(judge=judge, judge_base_url=judge_base_url)).card
     console.print(scorecards_table([card], title=f"{card.benchmark} · {card.target}"))
     console.print(f"run directory: [b]{path}[/b]  (details: voxbench show {path})")
 
@@ -216,7 +216,7 @@ def demo_command(
         for t in targets
     ]
     paths = execute_side_by_side(configs)
-    cards = [evaluate_run(path)[0] for path in paths]
+    cards = [evaluate_run(path).card for path in paths]
     console.print(scorecards_table(cards, title=f"{benchmark} ({mode}): oracle vs local agent"))
     console.print(
         "Per-turn details: [b]voxbench show RUN_DIR[/b]"

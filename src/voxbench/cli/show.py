@@ -7,8 +7,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from voxbench.cli._evaluate import load_or_evaluate
 from voxbench.core.rundir import RunDirectory
+from voxbench.evaluation import load_or_evaluate
 from voxbench.report.terminal import scorecards_table, turns_table
 
 console = Console()
@@ -22,7 +22,8 @@ def show_command(
     """Show each turn of a run: user, agent, tool calls and verdicts."""
     run = RunDirectory.open_existing(run_dir)
     info = run.info()
-    card, judgments = load_or_evaluate(run_dir)
+    evaluation = load_or_evaluate(run_dir)
+    card, judgments = evaluation.card, evaluation.judgments
     records = run.turns()
     if failures:
         failed = {j.turn for j in judgments if j.passed is False} | {

@@ -115,3 +115,7 @@ class ProviderError(VoxbenchError):
 
 class RunError(VoxbenchError):
     """A run directory is missing, unreadable or inconsistent."""
+
+
+class RunLockedError(RunError):
+    """Another process holds the run directory's writer lock."""

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from voxbench.core.records import Record
+from voxbench.core.records import LatencySummary, Record
 
 ANALYSIS_SCHEMA = 1
 
@@ -27,17 +27,6 @@ LATENCY_METRICS = (
     "silent_pad_rms",
 )
 """The per-turn latencies summarised into percentiles, in display order."""
-
-
-class LatencySummary(Record):
-    """Percentiles of one latency over the turns that have it (values ≤ 0 included)."""
-
-    count: int = 0
-    mean: float | None = None
-    p50: float | None = None
-    p90: float | None = None
-    p95: float | None = None
-    p99: float | None = None
 
 
 class TurnMeasures(Record):

@@ -7,6 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
+SCORECARD_SCHEMA = 2
+"""``scorecard.json``'s format: 2 made its checks, counts and latency typed."""
 
 
 class Record(BaseModel):
@@ -161,20 +163,118 @@ class DimensionScore(Record):
     """Turns whose failure is counted on its root cause elsewhere (counted as passed)."""
 
 
-class Scorecard(Record):
-    """The scores of one run."""
+class LatencySummary(Record):
+    """Percentiles of one latency over the turns that have it (values ≤ 0 included); the
+    analysis (``core.measures.RunAnalysis``) and the scorecard share it."""
 
-    schema_version: int = SCHEMA_VERSION
+    count: int = 0
+    mean: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+
+
+class Rate(Record):
+    """Passes over scored judgments of one kind."""
+
+    passed: int
+    scored: int
+    rate: float | None
+
+
+class EndState(Record):
+    """The run-level check of the final backend state against the last expected value of
+    every state key."""
+
+    passed: bool
+    diff: list[str] = Field(default_factory=list)
+    """Readable differences, one per key."""
+    explained_by: list[str] = Field(default_factory=list)
+    """Penalized failures that explain the differences (``"turn <id> <dimension>"``)."""
+    expected: dict[str, Any] = Field(default_factory=dict)
+
+
+class CheckTotals(Record):
+    """Totals of the deterministic checks over a run's judged turns."""
+
+    turns: int = 0
+    tool_use_passed: int = 0
+    tool_turns: int = 0
+    """Turns that involve tools (a required, forbidden or allowed call, or a call made)."""
+    tool_turns_passed: int = 0
+    required_calls: int = 0
+    required_calls_on_time: int = 0
+    calls_early: int = 0
+    calls_late: int = 0
+    missing_calls: int = 0
+    wrong_argument_calls: int = 0
+    forbidden_calls_made: int = 0
+    spurious_calls: int = 0
+    malformed_calls: int = 0
+    duplicate_calls: int = 0
+    facts: int = 0
+    facts_covered: int = 0
+    false_claims: int = 0
+    state_checks: int = 0
+    state_checks_passed: int = 0
+    state_failures_absorbed: int = 0
+    speech_wer_mean: float | None = None
+    """Audio runs: mean WER of the heard audio against the agent's own transcript."""
+    speech_uncorroborated_turns: int | None = None
+    """Audio runs: turns whose heard audio does not corroborate the transcript."""
+    end_state: EndState | None = None
+    cascade_note: str | None = None
+    tool_use_over_tool_turns: Rate | None = None
+    """``tool_use`` over the turns involving tools (after absorption)."""
+    tool_use_over_all_turns: Rate | None = None
+
+
+class LLMJudgeStats(Record):
+    """What the LLM judge did on a run."""
+
+    turns_asked: int = 0
+    from_cache: int = 0
+    calls: int = 0
+    retried_turns: int = 0
+    failed_turns: list[str] = Field(default_factory=list)
+    decided_by_code: int = 0
+    """Turns decided without a call (not reached, no response)."""
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+class RunCounts(Record):
+    """How many turns went wrong, and how."""
+
+    turns: int = 0
+    ok: int = 0
+    no_response: int = 0
+    error: int = 0
+    ended_early: int = 0
+    retried: int = 0
+    reconnected: int = 0
+    judge_failures: int = 0
+    absorbed: int = 0
+
+
+class Scorecard(Record):
+    """The scores of one run (``scorecard.json``)."""
+
+    schema_version: Literal[2] = SCORECARD_SCHEMA
     run_id: str
     benchmark: str
     target: str
     turns: int
     dimensions: list[DimensionScore]
     strict_pass: DimensionScore
-    checks: dict[str, Any] = Field(default_factory=dict)
-    """Totals of the deterministic checks (calls matched, forbidden calls, facts, state)."""
-    latency: dict[str, dict[str, float]] = Field(default_factory=dict)
-    counts: dict[str, int] = Field(default_factory=dict)
+    checks: CheckTotals | None = None
+    """Totals of the deterministic checks (None when the deterministic judge did not run)."""
+    llm_judge: LLMJudgeStats | None = None
+    judge_status: dict[str, str] = Field(default_factory=dict)
+    """One line per judge that did not simply run (``turn-taking``: "not analysed: text run")."""
+    latency: dict[str, LatencySummary] = Field(default_factory=dict)
+    """Percentiles per latency metric, from the run's analysis (measured once)."""
+    counts: RunCounts = Field(default_factory=RunCounts)
     judges: list[str] = Field(default_factory=list)
 
     def dimension(self, name: str) -> DimensionScore | None:

@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from voxbench.core.errors import RunError
+from voxbench.core.errors import RunError, RunLockedError
 from voxbench.core.records import Judgment, RunInfo, Scorecard, TurnRecord
 from voxbench.core.secrets import redact
 from voxbench.core.timeline import (
@@ -134,7 +134,7 @@ class WriterLock:
             f.seek(0)
             holder = f.read().strip()
             f.close()
-            raise RunError(
+            raise RunLockedError(
                 f"{self.path.parent}: another voxbench process is writing this run "
                 f"({_describe_holder(holder)}); wait for it to finish or stop it first"
             )

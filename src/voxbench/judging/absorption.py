@@ -15,16 +15,20 @@ Rules (all in code, so every move is visible in the judgment it touches):
   ambiguity only.
 - Deterministic guard: the LLM never overrides code's facts. A turn on which the agent made a
   must-not-claim claim cannot pass ``kb_grounding``, whatever the judge said.
+- The rules run as one pass over all of a run's judgments, after every judge has run
+  (``absorption_pass``).
 - Absorption chains are resolved to the judgment that finally carries the failure; if that
   root turns out not to be a failure, the absorbed failure is counted where it happened.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from voxbench.core.records import Judgment
 from voxbench.judging.checks import TurnChecks
 from voxbench.judging.llm_judge import TurnOutcome
-from voxbench.judging.prompt import verdicts_for
+from voxbench.judging.prompt import TurnVerdict, verdicts_for
 
 ABSORBING = {"over_clarification": "ambiguity_handling", "forgotten_state": "state_tracking"}
 """Cause → the dimension a failure with that cause is counted on, when the turn scores it."""
@@ -34,7 +38,8 @@ def _label(turn: str, dimension: str) -> str:
     return f"turn {turn} {dimension}"
 
 
-def _llm_judgments(outcome: TurnOutcome, name: str, version: str) -> dict[str, Judgment]:
+def llm_judgments(outcome: TurnOutcome, name: str, version: str) -> dict[str, Judgment]:
+    """The LLM judge's judgments of one turn, by dimension, before absorption."""
     common = {"turn": outcome.turn, "judge": name, "judge_version": version}
     out: dict[str, Judgment] = {}
     if outcome.decided_by_code is not None:
@@ -94,15 +99,14 @@ def _absorb(j: Judgment, into: str, why: str) -> Judgment:
 def combine_turn(
     tool_use: Judgment,
     checks: TurnChecks,
-    outcome: TurnOutcome,
+    llm: dict[str, Judgment],
+    verdict: TurnVerdict | None,
     judge_name: str,
-    judge_version: str,
 ) -> tuple[Judgment, list[Judgment]]:
     """Apply the absorption rules to one turn: the (possibly moved) tool_use judgment and the
-    LLM dimensions' judgments."""
-    turn = outcome.turn
-    llm = _llm_judgments(outcome, judge_name, judge_version)
-    verdict = outcome.verdict
+    LLM dimensions' judgments (``llm``, by dimension, in the order given)."""
+    turn = tool_use.turn
+    llm = dict(llm)
     # A call not made when due (missing, or made a turn late) and nothing else wrong with
     # tool use: the only tool-use failure whose cause the LLM judge may explain.
     late = [s for s in checks.shifted_out if s.when == "late"]
@@ -182,6 +186,33 @@ def combine_turn(
             }
         )
     return tool_use, list(llm.values())
+
+
+def absorption_pass(
+    judgments: list[Judgment],
+    checks: Mapping[str, TurnChecks],
+    outcomes: Sequence[TurnOutcome],
+    judge_name: str,
+) -> list[Judgment]:
+    """Apply the absorption rules to every turn the LLM judge judged, in place of its
+    judgments and the deterministic ``tool_use`` of the same turn; order is kept."""
+    out = list(judgments)
+    for outcome in outcomes:
+        asked = set(outcome.dimensions)
+        tool_pos = next(
+            i
+            for i, j in enumerate(out)
+            if j.turn == outcome.turn and j.dimension == "tool_use" and j.judge == "deterministic"
+        )
+        llm_pos = [i for i, j in enumerate(out) if j.turn == outcome.turn and j.dimension in asked]
+        llm = {out[i].dimension: out[i] for i in llm_pos}
+        moved, combined = combine_turn(
+            out[tool_pos], checks[outcome.turn], llm, outcome.verdict, judge_name
+        )
+        out[tool_pos] = moved
+        for i, j in zip(llm_pos, combined, strict=True):
+            out[i] = j
+    return resolve_chains(out)
 
 
 def resolve_chains(judgments: list[Judgment]) -> list[Judgment]:

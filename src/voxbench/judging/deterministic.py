@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxbench.core.benchmark import Benchmark, Turn
-from voxbench.core.records import Judgment, TurnRecord
+from voxbench.core.records import CheckTotals, EndState, Judgment, TurnRecord
+from voxbench.judging.base import JudgeContext, JudgeFindings
 from voxbench.judging.cascade import CascadeResult, absorb_cascades
 from voxbench.judging.checks import TurnChecks, check_turn, describe_call
 from voxbench.judging.realign import realign_calls
@@ -44,7 +45,9 @@ class DeterministicResult:
     judgments: list[Judgment]
     checks: dict[str, TurnChecks]
     cascade: CascadeResult
-    totals: dict[str, Any] = field(default_factory=dict)
+    totals: CheckTotals
+    tool_turns: list[str] = field(default_factory=list)
+    """Ids of the turns that involve tools (the scorecard rates tool use over them)."""
 
 
 def _judgment(turn: Turn, dimension: str, passed: bool, reasoning: str, **kw: Any) -> Judgment:
@@ -149,48 +152,42 @@ def _state(turn: Turn, c: TurnChecks, roots: list[str] | None) -> Judgment:
     )
 
 
-def totals_of(checks: list[TurnChecks], cascade: CascadeResult) -> dict[str, Any]:
+def totals_of(checks: list[TurnChecks], cascade: CascadeResult) -> CheckTotals:
     """Run-level totals of the deterministic findings (for the scorecard)."""
     tool_turns = [c for c in checks if c.involves_tools]
-    out: dict[str, Any] = {
-        "turns": len(checks),
-        "tool_use_passed": sum(c.tool_ok and c.status != "ended_early" for c in checks),
-        "tool_turns": len(tool_turns),
-        "tool_turn_ids": [c.turn for c in tool_turns],
-        "tool_turns_passed": sum(c.tool_ok and c.status != "ended_early" for c in tool_turns),
-        "required_calls": sum(c.required for c in checks),
-        "required_calls_on_time": sum(len(c.matched) for c in checks),
-        "calls_early": sum(s.when == "early" for c in checks for s in c.shifted_out),
-        "calls_late": sum(s.when == "late" for c in checks for s in c.shifted_out),
-        "missing_calls": sum(len(c.missing) for c in checks),
-        "wrong_argument_calls": sum(len(c.wrong_args) for c in checks),
-        "forbidden_calls_made": sum(len(c.forbidden) for c in checks),
-        "spurious_calls": sum(len(c.spurious) for c in checks),
-        "malformed_calls": sum(len(c.malformed) for c in checks),
-        "duplicate_calls": sum(len(c.duplicates) for c in checks),
-        "facts": sum(c.facts for c in checks),
-        "facts_covered": sum(c.facts - len(c.facts_missing) for c in checks),
-        "false_claims": sum(len(c.false_claims) for c in checks),
-        "state_checks": sum(c.state_checked for c in checks),
-        "state_checks_passed": sum(c.state_checked and not c.state_diff for c in checks),
-        "state_failures_absorbed": len(cascade.state_absorbed),
-    }
     heard = [c.speech_wer for c in checks if c.speech_wer is not None]
-    if heard:
+    end = cascade.end_state
+    return CheckTotals(
+        turns=len(checks),
+        tool_use_passed=sum(c.tool_ok and c.status != "ended_early" for c in checks),
+        tool_turns=len(tool_turns),
+        tool_turns_passed=sum(c.tool_ok and c.status != "ended_early" for c in tool_turns),
+        required_calls=sum(c.required for c in checks),
+        required_calls_on_time=sum(len(c.matched) for c in checks),
+        calls_early=sum(s.when == "early" for c in checks for s in c.shifted_out),
+        calls_late=sum(s.when == "late" for c in checks for s in c.shifted_out),
+        missing_calls=sum(len(c.missing) for c in checks),
+        wrong_argument_calls=sum(len(c.wrong_args) for c in checks),
+        forbidden_calls_made=sum(len(c.forbidden) for c in checks),
+        spurious_calls=sum(len(c.spurious) for c in checks),
+        malformed_calls=sum(len(c.malformed) for c in checks),
+        duplicate_calls=sum(len(c.duplicates) for c in checks),
+        facts=sum(c.facts for c in checks),
+        facts_covered=sum(c.facts - len(c.facts_missing) for c in checks),
+        false_claims=sum(len(c.false_claims) for c in checks),
+        state_checks=sum(c.state_checked for c in checks),
+        state_checks_passed=sum(c.state_checked and not c.state_diff for c in checks),
+        state_failures_absorbed=len(cascade.state_absorbed),
         # Audio runs: how well the agent's audio matches its own transcript.
-        out["speech_wer_mean"] = round(sum(heard) / len(heard), 4)
-        out["speech_uncorroborated_turns"] = sum(w > FIDELITY_MAX_WER for w in heard)
-    if cascade.end_state is not None:
-        end = cascade.end_state
-        out["end_state"] = {
-            "passed": end.passed,
-            "diff": end.diff,
-            "explained_by": end.explained_by,
-            "expected": end.expected,
-        }
-    if cascade.note:
-        out["cascade_note"] = cascade.note
-    return out
+        speech_wer_mean=round(sum(heard) / len(heard), 4) if heard else None,
+        speech_uncorroborated_turns=sum(w > FIDELITY_MAX_WER for w in heard) if heard else None,
+        end_state=None
+        if end is None
+        else EndState(
+            passed=end.passed, diff=end.diff, explained_by=end.explained_by, expected=end.expected
+        ),
+        cascade_note=cascade.note or None,
+    )
 
 
 def judge_deterministic(benchmark: Benchmark, records: list[TurnRecord]) -> DeterministicResult:
@@ -214,13 +211,36 @@ def judge_deterministic(benchmark: Benchmark, records: list[TurnRecord]) -> Dete
         checks={c.turn: c for c in checks},
         cascade=cascade,
         totals=totals_of(checks, cascade),
+        tool_turns=[c.turn for c in checks if c.involves_tools],
     )
+
+
+class DeterministicJudge:
+    """Every check code can decide, on every recorded turn (as a ``RunJudge``)."""
+
+    name = JUDGE_NAME
+    version = JUDGE_VERSION
+
+    def skip_reason(self, context: JudgeContext) -> str | None:
+        """Always applies: every run has turns to check."""
+        return None
+
+    async def judge(self, context: JudgeContext) -> JudgeFindings:
+        """Judge every recorded turn; the findings keep the per-turn ``TurnChecks``."""
+        result = judge_deterministic(context.benchmark, context.records)
+        return JudgeFindings(
+            judgments=result.judgments,
+            stats=result.totals,
+            labels=[f"{JUDGE_NAME}@{JUDGE_VERSION}"],
+            details=result,
+        )
 
 
 __all__ = [
     "DETERMINISTIC_DIMENSIONS",
     "JUDGE_NAME",
     "JUDGE_VERSION",
+    "DeterministicJudge",
     "DeterministicResult",
     "describe_call",
     "judge_deterministic",

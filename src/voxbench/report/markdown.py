@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
+from voxbench.core.records import CheckTotals, DimensionScore, Judgment, Scorecard, TurnRecord
 from voxbench.core.secrets import redact_text
+
+_JUDGE_LABELS = {"llm": "LLM judge"}
 
 
 def _pct(rate: float | None) -> str:
@@ -48,63 +50,22 @@ def scorecard_section(card: Scorecard) -> list[str]:
         )
     out.append("")
     c = card.checks
-    for key, label in (
-        ("tool_use_over_tool_turns", "turns involving tools"),
-        ("tool_use_over_all_turns", "all turns"),
-    ):
-        if key in c:
-            v = c[key]
-            out.append(f"- Tool use over {label}: {v['passed']}/{v['scored']} ({_pct(v['rate'])})")
-    lines = (
-        ("required calls made on time", "required_calls_on_time", "required_calls"),
-        ("facts mentioned", "facts_covered", "facts"),
-        ("state checks as expected", "state_checks_passed", "state_checks"),
-    )
-    for label, num, den in lines:
-        if den in c:
-            out.append(f"- {label.capitalize()}: {c.get(num, 0)}/{c[den]}")
-    extras = [
-        (label, c[key])
-        for key, label in (
-            ("calls_early", "calls made one turn early"),
-            ("calls_late", "calls made one turn late"),
-            ("missing_calls", "missing calls"),
-            ("wrong_argument_calls", "calls with wrong arguments"),
-            ("spurious_calls", "spurious calls"),
-            ("forbidden_calls_made", "forbidden calls"),
-            ("malformed_calls", "malformed calls"),
-            ("duplicate_calls", "duplicate calls"),
-            ("false_claims", "false claims"),
-            ("state_failures_absorbed", "state failures absorbed into their root cause"),
-        )
-        if c.get(key)
-    ]
-    if extras:
-        out.append("- " + "; ".join(f"{label}: {value}" for label, value in extras))
-    end = c.get("end_state")
-    if end is not None:
-        if end["passed"]:
-            out.append("- End state: as expected")
-        else:
-            why = f" (explained by {', '.join(end['explained_by'])})" if end["explained_by"] else ""
-            out.append(f"- End state: differs{why}: " + "; ".join(end["diff"]))
-    if c.get("cascade_note"):
-        out.append(f"- Note: {c['cascade_note']}")
-    if c.get("turn_taking"):
-        out.append(f"- Turn taking: {c['turn_taking']}")
-    counts = {k: v for k, v in card.counts.items() if k not in ("turns", "ok") and v}
+    if c is not None:
+        out += _checks_lines(c)
+    for judge, status in card.judge_status.items():
+        out.append(f"- {_JUDGE_LABELS.get(judge, judge.replace('-', ' ').capitalize())}: {status}")
+    counts = {k: v for k, v in card.counts.model_dump().items() if k not in ("turns", "ok") and v}
     if counts:
         out.append(
             "- Counts: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
         )
-    llm = c.get("llm_judge")
-    if llm:
-        usage = llm.get("usage", {})
+    llm = card.llm_judge
+    if llm is not None:
         out.append(
-            f"- LLM judge: {llm['turns_asked']} turns asked, {llm['from_cache']} from cache, "
-            f"{llm['calls']} calls, {llm['retried_turns']} retried, "
-            f"{len(llm['failed_turns'])} failed; tokens in/out "
-            f"{usage.get('input_tokens', 0)}/{usage.get('output_tokens', 0)}"
+            f"- LLM judge: {llm.turns_asked} turns asked, {llm.from_cache} from cache, "
+            f"{llm.calls} calls, {llm.retried_turns} retried, "
+            f"{len(llm.failed_turns)} failed; tokens in/out "
+            f"{llm.usage.get('input_tokens', 0)}/{llm.usage.get('output_tokens', 0)}"
         )
     if card.latency:
         out += [
@@ -113,8 +74,55 @@ def scorecard_section(card: Scorecard) -> list[str]:
             "|---|---:|---:|---:|---:|---:|---:|",
         ]
         for metric, v in card.latency.items():
-            cells = " | ".join(f"{v[k] * 1000:.0f}" for k in ("p50", "p90", "p95", "p99", "mean"))
-            out.append(f"| {metric} | {cells} | {int(v['count'])} |")
+            cells = " | ".join(_ms(x) for x in (v.p50, v.p90, v.p95, v.p99, v.mean))
+            out.append(f"| {metric} | {cells} | {v.count} |")
+    return out
+
+
+def _ms(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1000:.0f}"
+
+
+def _checks_lines(c: CheckTotals) -> list[str]:
+    out = []
+    for rate, label in (
+        (c.tool_use_over_tool_turns, "turns involving tools"),
+        (c.tool_use_over_all_turns, "all turns"),
+    ):
+        if rate is not None:
+            out.append(f"- Tool use over {label}: {rate.passed}/{rate.scored} ({_pct(rate.rate)})")
+    out += [
+        f"- Required calls made on time: {c.required_calls_on_time}/{c.required_calls}",
+        f"- Facts mentioned: {c.facts_covered}/{c.facts}",
+        f"- State checks as expected: {c.state_checks_passed}/{c.state_checks}",
+    ]
+    extras = [
+        (label, value)
+        for value, label in (
+            (c.calls_early, "calls made one turn early"),
+            (c.calls_late, "calls made one turn late"),
+            (c.missing_calls, "missing calls"),
+            (c.wrong_argument_calls, "calls with wrong arguments"),
+            (c.spurious_calls, "spurious calls"),
+            (c.forbidden_calls_made, "forbidden calls"),
+            (c.malformed_calls, "malformed calls"),
+            (c.duplicate_calls, "duplicate calls"),
+            (c.false_claims, "false claims"),
+            (c.state_failures_absorbed, "state failures absorbed into their root cause"),
+        )
+        if value
+    ]
+    if extras:
+        out.append("- " + "; ".join(f"{label}: {value}" for label, value in extras))
+    end = c.end_state
+    if end is not None:
+        if end.passed:
+            out.append("- End state: as expected")
+        else:
+            why = f" (explained by {', '.join(end.explained_by)})" if end.explained_by else ""
+            out.append(f"- End state: differs{why}: " + "; ".join(end.diff))
+    if c.cascade_note:
+        out.append(f"- Note: {c.cascade_note}")
     return out
 
 

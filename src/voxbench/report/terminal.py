@@ -7,7 +7,15 @@ from collections.abc import Sequence
 from rich.markup import escape
 from rich.table import Table
 
-from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
+from voxbench.core.measures import LatencySummary
+from voxbench.core.records import (
+    DimensionScore,
+    EndState,
+    Judgment,
+    Rate,
+    Scorecard,
+    TurnRecord,
+)
 from voxbench.scoring.compare import Comparison
 
 
@@ -20,20 +28,21 @@ def _rate(score: DimensionScore | None) -> str:
     return text
 
 
-def _share(value: dict | None) -> str:
-    if not value or value.get("rate") is None:
+def _share(value: Rate | None) -> str:
+    if value is None or value.rate is None:
         return "—"
-    return f"{value['passed']}/{value['scored']} {value['rate']:.0%}"
+    return f"{value.passed}/{value.scored} {value.rate:.0%}"
 
 
-def _end_state(value: dict | None) -> str:
+def _end_state(value: EndState | None) -> str:
     if value is None:
         return "—"
-    if value["passed"]:
+    if value.passed:
         return "[green]as expected[/green]"
     # The full diff is in report.md and scorecard.json; the table stays readable.
-    diff = value["diff"]
-    return f"[red]differs[/red] in {len(diff)} place(s): " + escape(_clip("; ".join(diff), 80))
+    return f"[red]differs[/red] in {len(value.diff)} place(s): " + escape(
+        _clip("; ".join(value.diff), 80)
+    )
 
 
 def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Table:
@@ -48,22 +57,36 @@ def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Ta
     table.add_row("[b]strict per-turn pass[/b]", *(f"[b]{_rate(c.strict_pass)}[/b]" for c in cards))
     for dim in dims:
         table.add_row(dim, *(_rate(c.dimension(dim)) for c in cards))
+    checks = [c.checks for c in cards]
     for label, key in (
         ("tool use over tool turns", "tool_use_over_tool_turns"),
         ("tool use over all turns", "tool_use_over_all_turns"),
     ):
-        if any(key in c.checks for c in cards):
-            table.add_row(label, *(_share(c.checks.get(key)) for c in cards))
-    check_rows = (
-        ("required calls on time", "required_calls_on_time", "required_calls"),
-        ("facts covered", "facts_covered", "facts"),
-        ("state checks passed", "state_checks_passed", "state_checks"),
-    )
-    for label, num, den in check_rows:
-        if any(den in c.checks for c in cards):
-            table.add_row(label, *(f"{c.checks.get(num, 0)}/{c.checks.get(den, 0)}" for c in cards))
+        rates = [getattr(c, key) if c else None for c in checks]
+        if any(r is not None for r in rates):
+            table.add_row(label, *(_share(r) for r in rates))
+    if any(c.checks is not None for c in cards):
+        for label, num, den in (
+            ("required calls on time", "required_calls_on_time", "required_calls"),
+            ("facts covered", "facts_covered", "facts"),
+            ("state checks passed", "state_checks_passed", "state_checks"),
+        ):
+            table.add_row(
+                label,
+                *(
+                    f"{getattr(c.checks, num)}/{getattr(c.checks, den)}" if c.checks else "—"
+                    for c in cards
+                ),
+            )
+    if any(c.checks and (c.checks.calls_early or c.checks.calls_late) for c in cards):
+        table.add_row(
+            "calls early / late",
+            *(
+                f"{c.checks.calls_early} / {c.checks.calls_late}" if c.checks else "—"
+                for c in cards
+            ),
+        )
     for label, key in (
-        ("calls early / late", None),
         ("missing calls", "missing_calls"),
         ("wrong-argument calls", "wrong_argument_calls"),
         ("forbidden calls made", "forbidden_calls_made"),
@@ -74,34 +97,23 @@ def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Ta
         ("speech WER heard vs transcript (mean)", "speech_wer_mean"),
         ("turns whose audio ≠ transcript", "speech_uncorroborated_turns"),
     ):
-        if key is None:
-            if any(c.checks.get("calls_early") or c.checks.get("calls_late") for c in cards):
-                table.add_row(
-                    label,
-                    *(
-                        f"{c.checks.get('calls_early', 0)} / {c.checks.get('calls_late', 0)}"
-                        for c in cards
-                    ),
-                )
-        elif any(key in c.checks for c in cards):
-            table.add_row(label, *(str(c.checks.get(key, 0)) for c in cards))
-    if any("end_state" in c.checks for c in cards):
-        table.add_row("end state", *(_end_state(c.checks.get("end_state")) for c in cards))
+        values = [getattr(c, key) if c else None for c in checks]
+        if any(v is not None for v in values):
+            table.add_row(label, *("—" if v is None else str(v) for v in values))
+    if any(c.checks and c.checks.end_state for c in cards):
+        table.add_row(
+            "end state", *(_end_state(c.checks.end_state if c.checks else None) for c in cards)
+        )
     for key in ("no_response", "error", "retried", "reconnected", "ended_early", "judge_failures"):
-        if any(c.counts.get(key) for c in cards):
-            table.add_row(key.replace("_", " "), *(str(c.counts.get(key, 0)) for c in cards))
+        if any(getattr(c.counts, key) for c in cards):
+            table.add_row(key.replace("_", " "), *(str(getattr(c.counts, key)) for c in cards))
     metrics: list[str] = []
     for card in cards:
         metrics += [m for m in card.latency if m not in metrics]
     for metric in metrics:
         table.add_row(
             f"{metric} p50 / p95 (ms)",
-            *(
-                f"{c.latency[metric]['p50'] * 1000:.0f} / {c.latency[metric]['p95'] * 1000:.0f}"
-                if metric in c.latency
-                else "—"
-                for c in cards
-            ),
+            *(_p50_p95(c.latency.get(metric)) for c in cards),
         )
     return table
 
@@ -159,6 +171,12 @@ def turns_table(
             "\n".join(verdicts),
         )
     return table
+
+
+def _p50_p95(summary: LatencySummary | None) -> str:
+    if summary is None or summary.p50 is None or summary.p95 is None:
+        return "—"
+    return f"{summary.p50 * 1000:.0f} / {summary.p95 * 1000:.0f}"
 
 
 def _clip(text: str, width: int) -> str:

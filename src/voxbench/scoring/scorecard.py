@@ -1,5 +1,5 @@
 """Scorecards: per-dimension pass rates with fixed denominators, strict per-turn pass,
-95% bootstrap intervals, latency percentiles and counts of what went wrong.
+95% bootstrap intervals, the latency percentiles of the run's analysis and counts of what went wrong.
 
 Denominators come from the judgments, and the judges emit exactly one judgment per (turn,
 dimension the benchmark's rule table applies to that turn), whatever a model answered: a
@@ -11,9 +11,18 @@ listed, so every failure is counted once.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
-from voxbench.core.records import DimensionScore, Judgment, Scorecard, TurnRecord
+from voxbench.core.measures import LatencySummary
+from voxbench.core.records import (
+    CheckTotals,
+    DimensionScore,
+    Judgment,
+    LLMJudgeStats,
+    Rate,
+    RunCounts,
+    Scorecard,
+    TurnRecord,
+)
 from voxbench.scoring.stats import BOOTSTRAP_SAMPLES, PERCENTILES, bootstrap_ci, percentiles
 
 STRICT = "strict_pass"
@@ -52,15 +61,31 @@ def strict_outcomes(records: list[TurnRecord], judgments: list[Judgment]) -> dic
     }
 
 
-def _tool_turn_rate(judgments: list[Judgment], tool_turns: list[str]) -> dict[str, Any]:
-    wanted = set(tool_turns)
+def tool_use_rate(judgments: list[Judgment], turns: list[str]) -> Rate:
+    """``tool_use`` passes over the given turns (after absorption)."""
+    wanted = set(turns)
     counted = [j for j in scored(judgments) if j.dimension == "tool_use" and j.turn in wanted]
     passed = sum(bool(j.passed) for j in counted)
-    return {
-        "passed": passed,
-        "scored": len(counted),
-        "rate": round(passed / len(counted), 4) if counted else None,
-    }
+    return Rate(
+        passed=passed,
+        scored=len(counted),
+        rate=round(passed / len(counted), 4) if counted else None,
+    )
+
+
+def run_counts(records: list[TurnRecord], judgments: list[Judgment]) -> RunCounts:
+    """How many turns completed, went wrong (and how), or were left undecided."""
+    return RunCounts(
+        turns=len(records),
+        ok=sum(r.status == "ok" for r in records),
+        no_response=sum(r.status == "no_response" for r in records),
+        error=sum(r.status == "error" for r in records),
+        ended_early=sum(r.status == "ended_early" for r in records),
+        retried=sum(r.retries > 0 for r in records),
+        reconnected=sum(r.reconnected for r in records),
+        judge_failures=sum(j.judge_failed for j in judgments),
+        absorbed=sum(bool(j.absorbed_by) for j in judgments),
+    )
 
 
 def build_scorecard(
@@ -70,12 +95,19 @@ def build_scorecard(
     target: str,
     records: list[TurnRecord],
     judgments: list[Judgment],
-    checks: dict[str, Any] | None = None,
+    checks: CheckTotals | None = None,
+    tool_turns: list[str] | None = None,
+    llm_judge: LLMJudgeStats | None = None,
+    judge_status: dict[str, str] | None = None,
+    latency: dict[str, LatencySummary] | None = None,
     seed: int = 0,
     judges: list[str] | None = None,
-    latency: dict[str, dict[str, float]] | None = None,
 ) -> Scorecard:
-    """Aggregate judgments and records into a scorecard."""
+    """Aggregate judgments and records into a scorecard.
+
+    ``tool_turns`` (the turns involving tools) adds tool-use rates over them and over all
+    turns to ``checks``; ``latency`` is the run analysis' summary, measured once.
+    """
     by_dim: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
         by_dim[j.dimension].append(j)
@@ -84,22 +116,13 @@ def build_scorecard(
     strict_judgments = [
         Judgment(turn=turn, dimension=STRICT, passed=ok) for turn, ok in strict.items()
     ]
-    checks = dict(checks or {})
-    if "tool_turn_ids" in checks:
-        tool_turns = checks.pop("tool_turn_ids")
-        checks["tool_use_over_tool_turns"] = _tool_turn_rate(judgments, tool_turns)
-        checks["tool_use_over_all_turns"] = _tool_turn_rate(judgments, [r.turn for r in records])
-    counts = {
-        "turns": len(records),
-        "ok": sum(r.status == "ok" for r in records),
-        "no_response": sum(r.status == "no_response" for r in records),
-        "error": sum(r.status == "error" for r in records),
-        "ended_early": sum(r.status == "ended_early" for r in records),
-        "retried": sum(r.retries > 0 for r in records),
-        "reconnected": sum(r.reconnected for r in records),
-        "judge_failures": sum(j.judge_failed for j in judgments),
-        "absorbed": sum(bool(j.absorbed_by) for j in judgments),
-    }
+    if checks is not None and tool_turns is not None:
+        checks = checks.model_copy(
+            update={
+                "tool_use_over_tool_turns": tool_use_rate(judgments, tool_turns),
+                "tool_use_over_all_turns": tool_use_rate(judgments, [r.turn for r in records]),
+            }
+        )
     return Scorecard(
         run_id=run_id,
         benchmark=benchmark,
@@ -108,8 +131,10 @@ def build_scorecard(
         dimensions=dimensions,
         strict_pass=dimension_score(STRICT, strict_judgments, seed),
         checks=checks,
-        latency=latency or {},
-        counts=counts,
+        llm_judge=llm_judge,
+        judge_status=dict(judge_status or {}),
+        latency={k: v for k, v in (latency or {}).items() if v.count},
+        counts=run_counts(records, judgments),
         judges=judges
         if judges is not None
         else sorted({f"{j.judge}@{j.judge_version}" for j in judgments}),
@@ -123,5 +148,7 @@ __all__ = [
     "build_scorecard",
     "dimension_score",
     "percentiles",
+    "run_counts",
     "strict_outcomes",
+    "tool_use_rate",
 ]

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from voxbench.benchmarks.loader import load_benchmark
-from voxbench.cli._evaluate import evaluate_run
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.events import SessionEvent, TurnComplete
 from voxbench.core.records import Judgment, Scorecard
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import Session
+from voxbench.evaluation import evaluate_run
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 
@@ -40,8 +40,8 @@ async def run_smoke(
     path = await run_conversation(
         RunConfig(benchmark="smoke", target=target, base_url=base_url, runs_dir=tmp_path, **config)
     )
-    card, judgments = await asyncio.to_thread(evaluate_run, path)  # it runs its own loop
-    return RunDirectory.open_existing(path), card, judgments
+    result = await asyncio.to_thread(evaluate_run, path)  # it runs its own loop
+    return RunDirectory.open_existing(path), result.card, result.judgments
 
 
 def assert_perfect(run: RunDirectory, card: Scorecard, judgments: list[Judgment]) -> None:
