@@ -5,7 +5,7 @@ from __future__ import annotations
 from voxbench.core.measures import LatencySummary
 from voxbench.core.records import CheckTotals, Judgment, Rate, TurnRecord, TurnTimings
 from voxbench.scoring.scorecard import build_scorecard, dimension_score
-from voxbench.scoring.stats import bootstrap_ci, mcnemar_exact, percentiles
+from voxbench.scoring.stats import bootstrap_ci, mcnemar_exact
 
 
 def record(turn: str, status: str = "ok") -> TurnRecord:
@@ -85,11 +85,6 @@ def test_bootstrap_is_reproducible_and_bounded() -> None:
     assert 0.0 <= lo < 0.7 < hi <= 1.0
     assert bootstrap_ci([True] * 5) == (1.0, 1.0)
     assert bootstrap_ci([]) is None
-
-
-def test_percentiles_keep_values_at_or_below_zero() -> None:
-    stats = percentiles([-0.2, 0.0, 0.4, None, 1.0])
-    assert stats["count"] == 4 and stats["min"] == -0.2 and stats["p50"] == 0.2
 
 
 def test_exact_mcnemar() -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 from voxbench.analysis.timeline import TurnWindow, turn_windows
-from voxbench.analysis.turn_taking import measure_turn_taking
 from voxbench.core.errors import RunError
 from voxbench.core.measures import (
     ANALYSIS_SCHEMA,
@@ -35,7 +34,13 @@ def summarise(values: list[float | None]) -> LatencySummary:
     if data.size == 0:
         return LatencySummary()
     points = {f"p{p}": round(float(np.percentile(data, p)), 4) for p in PERCENTILES}
-    return LatencySummary(count=int(data.size), mean=round(float(data.mean()), 4), **points)
+    return LatencySummary(
+        count=int(data.size),
+        mean=round(float(data.mean()), 4),
+        min=round(float(data.min()), 4),
+        max=round(float(data.max()), 4),
+        **points,
+    )
 
 
 def _inputs(run: RunDirectory) -> dict[str, int]:
@@ -85,7 +90,9 @@ def _with_turn_taking(
     records: list[TurnRecord],
     events: list[TimelineEvent],
 ) -> RunAnalysis:
-    from voxbench.audio.tags import find_tags  # the audio stack loads only for audio runs
+    # The audio stack (VAD, wav I/O, resampling) loads only for audio runs.
+    from voxbench.analysis.turn_taking import measure_turn_taking
+    from voxbench.audio.tags import find_tags
     from voxbench.audio.wav import read_wav
 
     recording = read_wav(run.recording_file)

@@ -9,7 +9,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from voxbench.analysis import load_or_analyse
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.rundir import RunDirectory
 
@@ -30,6 +29,8 @@ def analyze_command(
 ) -> None:
     """Latency per turn (TTFB, TTFT, first audio) and, for audio runs, turn-taking:
     voice-to-voice, silent padding, overlaps."""
+    from voxbench.analysis import load_or_analyse
+
     run = RunDirectory.open_existing(run_dir)
     if write:
         with run.lock("voxbench analyze --write"):

@@ -10,7 +10,6 @@ from rich.table import Table
 from voxbench.benchmarks.consistency import consistency_problems
 from voxbench.benchmarks.loader import load_benchmark, validate_benchmark
 from voxbench.benchmarks.stats import benchmark_stats
-from voxbench.evaluation import oracle_check
 
 app = typer.Typer(help="Validate, describe and check benchmark packages.", no_args_is_help=True)
 console = Console()
@@ -57,6 +56,8 @@ def stats(benchmark: str = typer.Argument(..., help="Benchmark name or directory
 @app.command("check")
 def check(benchmark: str = typer.Argument(..., help="Benchmark name or directory.")) -> None:
     """Consistency checks: data agrees with itself, and the oracle scores 100%."""
+    from voxbench.evaluation import oracle_check  # runs the oracle: the whole house loads
+
     b = load_benchmark(benchmark)
     problems = consistency_problems(b) + oracle_check(b)
     if not problems:

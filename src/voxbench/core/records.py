@@ -169,6 +169,8 @@ class LatencySummary(Record):
 
     count: int = 0
     mean: float | None = None
+    min: float | None = None
+    max: float | None = None
     p50: float | None = None
     p90: float | None = None
     p95: float | None = None

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.spatial.distance import jensenshannon
 
 from voxbench.fullduplex.annotations import TimedWord
 
@@ -90,6 +89,8 @@ def jsd_stretched(spans: Sequence[Span], duration: float, gt: Sequence[float]) -
     gt_arr = np.asarray(gt, dtype=float)
     # Linear resampling over a common [0, 1] axis, as the public script does with interp1d.
     resized = np.interp(np.linspace(0, 1, len(pred)), np.linspace(0, 1, len(gt_arr)), gt_arr)
+    from scipy.spatial.distance import jensenshannon  # scipy is slow to import: only here
+
     return float(jensenshannon(pred, resized))
 
 
@@ -101,6 +102,8 @@ def jsd_on_gt_grid(spans: Sequence[Span], gt: Sequence[float]) -> float:
     """
     gt_arr = np.asarray(gt, dtype=float)
     pred = _histogram(spans, len(gt_arr))
+    from scipy.spatial.distance import jensenshannon
+
     return float(jensenshannon(pred, gt_arr))
 
 

@@ -23,7 +23,7 @@ from voxbench.core.records import (
     Scorecard,
     TurnRecord,
 )
-from voxbench.scoring.stats import BOOTSTRAP_SAMPLES, PERCENTILES, bootstrap_ci, percentiles
+from voxbench.scoring.stats import BOOTSTRAP_SAMPLES, bootstrap_ci
 
 STRICT = "strict_pass"
 
@@ -143,11 +143,9 @@ def build_scorecard(
 
 __all__ = [
     "BOOTSTRAP_SAMPLES",
-    "PERCENTILES",
     "bootstrap_ci",
     "build_scorecard",
     "dimension_score",
-    "percentiles",
     "run_counts",
     "strict_outcomes",
     "tool_use_rate",

@@ -1,14 +1,15 @@
-"""Statistics for scorecards: bootstrap intervals, percentiles and paired tests."""
+"""Statistics for scorecards: bootstrap intervals and paired tests.
+
+(Latency percentiles are the analysis's: ``voxbench.analysis.summarise``.)
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import binomtest
 
 BOOTSTRAP_SAMPLES = 2000
-PERCENTILES = (50, 90, 95, 99)
 
 
 def bootstrap_ci(
@@ -27,23 +28,6 @@ def bootstrap_ci(
     return (round(float(lo), 4), round(float(hi), 4))
 
 
-def percentiles(values: Iterable[float | None]) -> dict[str, float]:
-    """p50/p90/p95/p99, mean, min, max and count of the present values.
-
-    Values ≤ 0 (an agent answering before the user finished) are kept: dropping them would
-    flatter the agent.
-    """
-    data = np.asarray([v for v in values if v is not None], dtype=float)
-    if data.size == 0:
-        return {"count": 0}
-    out = {f"p{p}": round(float(np.percentile(data, p)), 4) for p in PERCENTILES}
-    out["mean"] = round(float(data.mean()), 4)
-    out["min"] = round(float(data.min()), 4)
-    out["max"] = round(float(data.max()), 4)
-    out["count"] = int(data.size)
-    return out
-
-
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p-value from the discordant pairs (a sign test on them).
 
@@ -53,4 +37,6 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     n = a_only + b_only
     if n == 0:
         return 1.0
+    from scipy.stats import binomtest  # scipy costs half a second to import: only when comparing
+
     return float(binomtest(min(a_only, b_only), n, 0.5, alternative="two-sided").pvalue)

@@ -1,0 +1,119 @@
+"""Measured once: timeline latencies, cascade stages from marks, analysis.json reuse."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from voxbench.analysis import analyse_run, load_or_analyse, summarise
+from voxbench.core.records import ComponentSpec, RunInfo, TurnRecord, TurnTimings
+from voxbench.core.rundir import RunDirectory
+from voxbench.core.timeline import (
+    StageMarkRecorded,
+    StageTimingRecorded,
+    TextRecorded,
+    ToolCallRecorded,
+    TurnCompleteRecorded,
+    TurnEnded,
+    TurnRetry,
+    TurnStarted,
+    UsageRecorded,
+    UserTranscriptRecorded,
+    UserTurnEnded,
+)
+from voxbench.runner.config import RunConfig
+from voxbench.runner.launch import run_conversation
+
+
+def test_summaries_keep_values_at_or_below_zero() -> None:
+    summary = summarise([-0.2, 0.0, 0.4, None, 1.0])
+    assert summary.count == 4 and summary.min == -0.2 and summary.max == 1.0
+    assert summary.p50 == 0.2 and summary.mean == 0.3
+    assert summarise([None]).count == 0
+
+
+def _run(tmp_path: Path, events: list[tuple[float, str | None, object]], turns: list[str]) -> Path:
+    run = RunDirectory(tmp_path / "run")
+    run.write_info(
+        RunInfo(
+            run_id="run",
+            benchmark="smoke",
+            benchmark_version="1",
+            benchmark_hash="x",
+            target=ComponentSpec(name="local/test"),
+            started_at="2026-01-01T00:00:00+00:00",
+        )
+    )
+    run.open_for_append()
+    for t, turn, event in events:
+        run.append_event(event, t=t, turn=turn)  # type: ignore[arg-type]
+    run.close()
+    for index, turn in enumerate(turns):
+        record = TurnRecord(turn=turn, index=index, user_text="u", timings=TurnTimings(start=0.0))
+        run.append_turn(record, {})
+    return run.path
+
+
+def test_latencies_come_from_the_last_attempt_and_skip_what_is_not_agent_output(
+    tmp_path: Path,
+) -> None:
+    path = _run(
+        tmp_path,
+        [
+            (1.0, "0", TurnStarted(index=0)),
+            (1.1, "0", UserTurnEnded()),
+            (1.5, "0", TextRecorded(text="lost attempt")),
+            (1.6, "0", TurnRetry(attempt=1, reason="server: 500", delay=0.1)),
+            (2.0, "0", TurnStarted(index=0)),
+            (2.25, "0", UserTurnEnded()),
+            (2.3, "0", UserTranscriptRecorded(text="the user")),  # the target's ASR: not output
+            (2.35, "0", UsageRecorded(input_tokens=3)),
+            (2.4, "0", StageMarkRecorded(stage="llm_first_token", edge="start")),
+            (2.5, "0", ToolCallRecorded(call_id="c", name="lookup")),
+            (2.75, "0", TextRecorded(text="hello")),
+            (2.8, "0", StageMarkRecorded(stage="llm_first_token", edge="end")),
+            (2.9, "0", StageTimingRecorded(stage="stt", seconds=0.125)),  # an older run's form
+            (3.0, "0", TurnCompleteRecorded()),
+            (3.1, "0", TurnEnded(status="completed")),
+        ],
+        ["0"],
+    )
+    (turn,) = analyse_run(path).turns
+    assert turn.ttfb == pytest.approx(0.25)  # the tool call, not the transcript or usage
+    assert turn.ttft == pytest.approx(0.5)
+    assert turn.first_audio_latency is None
+    assert turn.stages == pytest.approx({"llm_first_token": 0.4, "stt": 0.125})
+
+
+def test_a_turn_without_a_timeline_is_not_scored(tmp_path: Path) -> None:
+    path = _run(tmp_path, [(0.5, "0", TurnStarted(index=0))], ["0", "1"])
+    analysis = analyse_run(path)
+    assert [t.scored for t in analysis.turns] == [True, False]
+    assert analysis.latency == {}  # no user end: nothing measurable
+
+
+def test_text_runs_are_measured_and_the_analysis_is_reused_until_the_run_changes(
+    tmp_path: Path,
+) -> None:
+    path = asyncio.run(
+        run_conversation(
+            RunConfig(benchmark="smoke", target="local/oracle", runs_dir=tmp_path, only_turns="0-2")
+        )
+    )
+    run = RunDirectory(path)
+    first = load_or_analyse(run, write=True)
+    assert first.mode == "text" and not first.turn_taking
+    assert [t.turn for t in first.turns] == ["0", "1", "2"]
+    assert first.latency["ttfb"].count == 3
+    saved = json.loads(run.analysis_file.read_text())
+    saved["turns"][0]["ttfb"] = 123.0  # proves the file, not a new measurement, is returned
+    run.analysis_file.write_text(json.dumps(saved))
+    assert load_or_analyse(run).turns[0].ttfb == 123.0
+    with run.events_file.open("a") as f:  # the run grew (a resume): measure again
+        f.write("\n")
+    assert load_or_analyse(run).turns[0].ttfb != 123.0
+    run.analysis_file.write_text("{not json")
+    assert load_or_analyse(run).turns[0].ttfb is not None  # unreadable: measured again
