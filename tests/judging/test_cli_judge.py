@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -41,12 +42,13 @@ def voxbench(monkeypatch, capsys, *args: str) -> tuple[int, str]:
 
 
 @contextmanager
-def judge_server(script: JudgeScript) -> Iterator[FakeOpenAIServer]:
-    """A fake judge on its own loop, for commands that run their own event loop."""
+def judge_server(script: JudgeScript, **server_options: Any) -> Iterator[FakeOpenAIServer]:
+    """A fake judge on its own loop, for commands that run their own event loop (or another
+    process); ``server_options`` as ``FakeOpenAIServer`` takes them (``ttfb_ms``)."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    server = FakeOpenAIServer(script)
+    server = FakeOpenAIServer(script, **server_options)
     asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
     try:
         yield server
