@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import pytest
+
 from voxbench.core.measures import LatencySummary
 from voxbench.core.records import (
     CheckTotals,
@@ -12,7 +17,7 @@ from voxbench.core.records import (
     TurnTimings,
 )
 from voxbench.scoring.scorecard import build_scorecard, dimension_score
-from voxbench.scoring.stats import bootstrap_ci, mcnemar_exact
+from voxbench.scoring.stats import mcnemar_exact, wilson_interval
 
 
 def record(turn: str, status: str = "ok") -> TurnRecord:
@@ -146,13 +151,45 @@ def test_tool_use_rates_over_tool_turns_and_all_turns() -> None:
     assert card.checks.tool_use_over_all_turns == Rate(passed=3, scored=4, rate=0.75)
 
 
-def test_bootstrap_is_reproducible_and_bounded() -> None:
-    outcomes = [True] * 7 + [False] * 3
-    assert bootstrap_ci(outcomes, seed=3) == bootstrap_ci(outcomes, seed=3)
-    lo, hi = bootstrap_ci(outcomes, seed=3)
-    assert 0.0 <= lo < 0.7 < hi <= 1.0
-    assert bootstrap_ci([True] * 5) == (1.0, 1.0)
-    assert bootstrap_ci([]) is None
+def test_wilson_interval_by_hand() -> None:
+    # 7/10: centre (0.7 + 1.92/10) / 1.384 = 0.6445, half 1.416 * sqrt(0.021 + 0.0096) = 0.2477
+    assert wilson_interval(7, 10) == (0.3968, 0.8922)
+    assert wilson_interval(10, 10) == (0.7225, 1.0)  # never the degenerate [100%–100%]
+    assert wilson_interval(0, 10) == (0.0, 0.2775)
+    assert wilson_interval(0, 0) is None
+
+
+def _exact_coverage(n: int, p: float) -> float:
+    """Probability that the interval of k ~ Binomial(n, p) contains p (summed exactly)."""
+    total = 0.0
+    for k in range(n + 1):
+        lo, hi = wilson_interval(k, n)  # type: ignore[misc]
+        if lo <= p <= hi:
+            total += math.comb(n, k) * p**k * (1 - p) ** (n - k)
+    return total
+
+
+def _percentile_bootstrap_coverage(n: int, p: float) -> float:
+    """The same for a percentile bootstrap (what scorecards used before), by simulation."""
+    rng = np.random.default_rng(0)
+    hits = 0
+    draws = 400
+    for _ in range(draws):
+        outcomes = rng.random(n) < p
+        means = outcomes[rng.integers(0, n, size=(500, n))].mean(axis=1)
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        hits += lo <= p <= hi
+    return hits / draws
+
+
+@pytest.mark.parametrize("n", [10, 20, 75])
+def test_wilson_coverage_stays_near_95_percent_where_the_bootstrap_collapses(n: int) -> None:
+    grid = [0.5, 0.7, 0.8, 0.9, 0.95]
+    coverages = [_exact_coverage(n, p) for p in grid]
+    assert sum(coverages) / len(coverages) >= 0.93
+    assert min(coverages) >= 0.85
+    # Near 100% pass rates (where agents live) the bootstrap misses far more often.
+    assert _percentile_bootstrap_coverage(n, 0.95) < _exact_coverage(n, 0.95) - 0.05
 
 
 def test_exact_mcnemar() -> None:

@@ -149,7 +149,7 @@ class Judgment(Record):
 
 
 class DimensionScore(Record):
-    """Passes over decided turns for one dimension, with a 95% bootstrap interval."""
+    """Passes over decided turns for one dimension, with a 95% Wilson score interval."""
 
     dimension: str
     passed: int

@@ -238,7 +238,6 @@ async def evaluate_run_async(
             llm_judge=judged.llm,
             judge_status=judged.status,
             latency=analysis.latency if analysis is not None else None,
-            seed=info.seed,
             judges=merged.judges,
             undecided_limit=limit,
         )

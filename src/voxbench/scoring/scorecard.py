@@ -1,5 +1,5 @@
 """Scorecards: per-dimension pass rates with fixed denominators, strict per-turn pass,
-95% bootstrap intervals, the latency percentiles of the run's analysis and counts of what went wrong.
+95% Wilson intervals, the latency percentiles of the run's analysis and counts of what went wrong.
 
 Denominators come from the judgments, and the judges emit exactly one judgment per (turn,
 dimension the benchmark's rule table applies to that turn), whatever a model answered: a
@@ -30,7 +30,7 @@ from voxbench.core.records import (
     Scorecard,
     TurnRecord,
 )
-from voxbench.scoring.stats import BOOTSTRAP_SAMPLES, bootstrap_ci
+from voxbench.scoring.stats import wilson_interval
 
 STRICT = "strict_pass"
 
@@ -50,7 +50,7 @@ def decided(judgments: list[Judgment]) -> list[Judgment]:
     return [j for j in judgments if j.passed is not None and not j.judge_failed]
 
 
-def dimension_score(dimension: str, judgments: list[Judgment], seed: int = 0) -> DimensionScore:
+def dimension_score(dimension: str, judgments: list[Judgment]) -> DimensionScore:
     """Passes over decided turns for one dimension; undecided turns are counted apart."""
     counted = decided(judgments)
     outcomes = [bool(j.passed) for j in counted]
@@ -61,7 +61,7 @@ def dimension_score(dimension: str, judgments: list[Judgment], seed: int = 0) ->
         passed=passed,
         scored=len(counted),
         rate=round(passed / len(counted), 4) if counted else None,
-        ci95=bootstrap_ci(outcomes, seed=seed),
+        ci95=wilson_interval(passed, len(counted)),
         failed_turns=[j.turn for j in counted if j.passed is False],
         undecided=len(undecided),
         undecided_turns=undecided,
@@ -133,7 +133,6 @@ def build_scorecard(
     llm_judge: LLMJudgeStats | None = None,
     judge_status: dict[str, str] | None = None,
     latency: dict[str, LatencySummary] | None = None,
-    seed: int = 0,
     judges: list[str] | None = None,
     undecided_limit: float | None = DEFAULT_UNDECIDED_LIMIT,
 ) -> Scorecard:
@@ -146,7 +145,7 @@ def build_scorecard(
     by_dim: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
         by_dim[j.dimension].append(j)
-    dimensions = [dimension_score(d, js, seed) for d, js in by_dim.items()]
+    dimensions = [dimension_score(d, js) for d, js in by_dim.items()]
     strict = strict_outcomes(records, judgments)
     strict_judgments = [
         Judgment(turn=turn, dimension=STRICT, passed=ok, judge_failed=ok is None)
@@ -167,7 +166,7 @@ def build_scorecard(
         target=target,
         turns=len(records),
         dimensions=dimensions,
-        strict_pass=dimension_score(STRICT, strict_judgments, seed),
+        strict_pass=dimension_score(STRICT, strict_judgments),
         checks=checks,
         llm_judge=llm_judge,
         judge_status=dict(judge_status or {}),
@@ -183,9 +182,8 @@ def build_scorecard(
 
 
 __all__ = [
-    "BOOTSTRAP_SAMPLES",
     "DEFAULT_UNDECIDED_LIMIT",
-    "bootstrap_ci",
+    "wilson_interval",
     "build_scorecard",
     "decided",
     "dimension_score",
