@@ -157,6 +157,10 @@ async def test_base_url_credentials_never_reach_an_artifact(tmp_path: Path) -> N
     assert info.status == "success"
     assert "hunter2-pass" not in (path / "run.json").read_text()
     assert "http://***@127.0.0.1" in info.config["base_url"]  # the host stays readable
+    from voxbench.evaluation import evaluate_run
+
+    await asyncio.to_thread(evaluate_run, path)  # analysis, judgments, scorecard too
+    assert (path / RunDirectory.SCORECARD).is_file()
     assert find_secrets(path, secrets=[KEY, "hunter2-pass"]) == []
 
 

@@ -212,9 +212,8 @@ class ConversationRun:
 
     def _authentication_error(self, message: str) -> AuthenticationError:
         env = provider_env(self.config.target)
-        names = env.names if env is not None else ()
-        if names and not any(name in message for name in names):
-            message = f"{message}; check {env.describe()}"  # type: ignore[union-attr]
+        if env is not None and env.names and not any(name in message for name in env.names):
+            message = f"{message}; check {env.describe()}"
         return AuthenticationError(
             f"{canonical_name(self.config.target)}: the provider rejected the credentials, "
             f"so the run stopped: {message}"

@@ -45,7 +45,7 @@ def find_secrets(run_path: str | Path, *, secrets: Iterable[str] = ()) -> list[s
                     found.append(f"{where}: credentials in a URL ({_hint(match.group(1))})")
             for match in _AUTH_HEADER.finditer(line):
                 if match.group(3) != REDACTED:
-                    found.append(f"{where}: a {match.group(1)} header with its value")
+                    found.append(f"{where}: the {match.group(1)} header with its value")
             if redact_text(line) != line:
                 found.append(f"{where}: a key-shaped string")
     return found
