@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +199,62 @@ def test_an_audio_run_killed_mid_recording_resumes_to_the_same_turns(
     measured = analyse_run(resumed)
     assert [t.turn for t in measured.turns] == ["0", "1", "2", "3"]
     assert all(t.first_audio_latency is not None for t in measured.turns)
+
+
+INTERRUPTED_RUN = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.runner.config import RunConfig
+    from voxbench.runner.launch import run_conversation
+    from voxbench.targets.oracle import OracleSession
+
+    bench = load_benchmark("smoke")
+    run_path, marker = Path(sys.argv[1]), Path(sys.argv[2])
+
+    class StallsOnTurn2(OracleSession):
+        async def respond(self, text):
+            if text == bench.turns[2].text:
+                marker.write_text("waiting")
+                await asyncio.sleep(3600)
+            await super().respond(text)
+
+    asyncio.run(run_conversation(
+        RunConfig(benchmark="smoke", runs_dir=run_path.parent),
+        session_factory=lambda: StallsOnTurn2(bench), run_path=run_path))
+    """
+)
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_turn_leaves_a_cancelled_resumable_run(tmp_path: Path) -> None:
+    script = tmp_path / "interrupted_run.py"
+    script.write_text(INTERRUPTED_RUN)
+    run_path = tmp_path / "runs" / "smoke" / "interrupted"
+    marker = tmp_path / "marker"
+    source = Path(voxbench.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(run_path), str(marker)],
+        cwd=tmp_path,
+        env=env,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(1200):  # polls, not a time limit: the child may be slow to start
+            if marker.exists() or child.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert marker.exists(), "the run never reached turn 2"
+        child.send_signal(signal.SIGINT)
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    run = RunDirectory.open_existing(run_path)
+    assert run.info().status == "cancelled" and run.info().ended_at is not None
+    assert [r.turn for r in run.turns()] == ["0", "1"]
+    asyncio.run(resume_run(run_path))
+    assert [r.turn for r in run.turns()] == [str(i) for i in range(10)]
+    assert run.info().status == "success"

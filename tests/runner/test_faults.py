@@ -160,7 +160,12 @@ async def test_base_url_credentials_never_reach_an_artifact(tmp_path: Path) -> N
     from voxbench.evaluation import evaluate_run
 
     await asyncio.to_thread(evaluate_run, path)  # analysis, judgments, scorecard too
-    assert (path / RunDirectory.SCORECARD).is_file()
+    assert (path / RunDirectory.SCORECARD).is_file() and (path / RunDirectory.REPORT).is_file()
+    # A report quoting the endpoint is redacted as it is written, like every JSON file.
+    RunDirectory(path).write_text(path / "notes.md", f"endpoint: {url}\n")
+    assert (
+        path / "notes.md"
+    ).read_text() == f"endpoint: {url.replace('alice:hunter2-pass', '***')}\n"
     assert find_secrets(path, secrets=[KEY, "hunter2-pass"]) == []
 
 

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 
 from voxbench.core.errors import RunError, RunLockedError
 from voxbench.core.records import Judgment, RunInfo, Scorecard, TurnRecord
-from voxbench.core.secrets import redact
+from voxbench.core.secrets import redact, redact_text
 from voxbench.core.timeline import (
     TIMELINE_EVENT,
     TIMELINE_SCHEMA,
@@ -478,8 +478,8 @@ class RunDirectory:
         return path
 
     def write_text(self, path: Path, text: str) -> Path:
-        """Replace a text file of this run (a report)."""
-        write_text_atomic(path, text)
+        """Replace a text file of this run (a report), secrets redacted."""
+        write_text_atomic(path, redact_text(text))
         return path
 
 
