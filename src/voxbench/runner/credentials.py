@@ -24,10 +24,10 @@ _ENDPOINT_VARS = ("_ENDPOINT", "_BASE_URL")
 
 def check_credentials(
     target: str | None,
-    *,
     judge: str | None = None,
     stt: str | None = None,
     tts: str | None = None,
+    *,
     base_url: str | None = None,
     target_options: Mapping[str, Any] | None = None,
 ) -> None:
