@@ -95,6 +95,9 @@ async def test_a_stale_turn_complete_is_never_taken_for_the_next_turns_answer(
     records = run_dir.turns()
     assert [r.status for r in records] == ["ok", "ok"]
     assert records[1].assistant_text == "ok"
+    # The stale completion is on the timeline, outside every turn.
+    completions = [e.turn for e in run_dir.events() if e.type == "turn_complete"]
+    assert completions == ["0", None, "1"]
 
 
 # -- defect 2: authentication failures look like silence -------------------------------

@@ -199,8 +199,11 @@ class ConversationRun:
             self.session = None
 
     async def _discard_stale_events(self) -> None:
-        """Drop what the session said after the previous turn completed (a duplicated
-        completion, a late event): a new attempt only hears answers to itself."""
+        """Set aside what the session said after the previous turn completed (a duplicated
+        completion, a late event): a new attempt only hears answers to itself.
+
+        Each such event is still recorded, outside any turn (``turn`` null), so nothing
+        the target did is lost and no turn's measures or transcript count it."""
         if self.session is None:
             return
         await asyncio.sleep(0)  # let the pump hand over what the session already queued
@@ -209,6 +212,17 @@ class ConversationRun:
             if isinstance(item, BaseException):  # the session died between turns
                 await self._close_session()
                 return
+            t = self.clock.now()
+            if isinstance(item, AssistantAudio):
+                plays_at = None
+                if self.speech is not None:  # it was heard: it belongs on the recording
+                    plays_at = round(self.speech.place_agent_audio(t, _pcm_audio(item), False), 6)
+                recorded = AudioRecorded(
+                    samples=len(item.pcm) // 2, sample_rate=item.sample_rate, plays_at=plays_at
+                )
+                self.run_dir.append_event(recorded, t=t, turn=None)
+            else:
+                self.run_dir.append_event(recorded_target_event(item), t=t, turn=None)
 
     def _authentication_error(self, message: str) -> AuthenticationError:
         env = provider_env(self.config.target)
