@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from voxbench.core.errors import PrerequisiteError
-from voxbench.core.secrets import get_secret, load_dotenv, redact
+from voxbench.core.secrets import get_secret, load_dotenv, redact, redact_text
 
 
 def test_secret_keys_and_values_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,3 +65,11 @@ def test_dotenv_comments_stay_out_of_values_and_the_file_is_found_upward(
     assert os.environ["VOXBENCH_T_QUOTED"] == "a # not a comment"
     for var in ("VOXBENCH_T_KEY", "VOXBENCH_T_QUOTED"):
         monkeypatch.delenv(var)
+
+
+def test_credentials_in_a_url_are_redacted_and_the_host_kept() -> None:
+    row = {"base_url": "http://alice:hunter2-pass@gateway.internal:8080/v1"}
+    assert redact(row) == {"base_url": "http://***@gateway.internal:8080/v1"}
+    message = "cannot connect to wss://bob:s3cret@rt.example/ws (refused)"
+    assert redact_text(message) == "cannot connect to wss://***@rt.example/ws (refused)"
+    assert redact_text("https://api.openai.com/v1") == "https://api.openai.com/v1"

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from voxbench.benchmarks.loader import load_benchmark
-from voxbench.core.events import TargetError, ToolCallRequested
+from voxbench.core.events import TargetError, ToolCallRequested, TurnComplete
 from voxbench.targets.inprocess import InProcessSession
 
 Step = Callable[["ScriptedSession", str], Awaitable[None]]
@@ -49,6 +49,10 @@ class ScriptedSession(InProcessSession):
 
     async def emit_error(self, **kwargs: Any) -> None:
         await self._queue.put(TargetError(**kwargs))
+
+    async def complete(self) -> None:
+        """Emit a ``TurnComplete`` now (the base sends one more when ``respond`` returns)."""
+        await self._queue.put(TurnComplete(status="completed"))
 
 
 class ToneAgent(InProcessSession):

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.errors import AuthenticationError
+from voxbench.core.rundir import RunDirectory
 from voxbench.testing import FakeAnthropicServer, FakeGeminiServer, FakeOpenAIServer, GoldenScript
 
 from .chat_fixtures import run_smoke, runner_events, turns
@@ -61,27 +63,42 @@ async def test_retryable_faults_are_retried_and_the_run_completes(
 
 
 @pytest.mark.parametrize("target", sorted(SERVERS))
-async def test_a_hang_fails_that_turn_at_its_timeout(tmp_path: Path, target: str) -> None:
+async def test_a_hang_is_retried_after_its_timeout(tmp_path: Path, target: str) -> None:
     path = await _run(tmp_path, target, ["hang@2"], turn_timeout=0.5)
     _assert_complete_run(path)
     records = turns(path)
-    assert records[1].status == "error"
-    assert "no complete response within 0.5 s" in records[1].errors[0]
-    assert [r.status for r in records[2:]] == ["ok"] * 8
-    assert runner_events(path, "turn_timeout")[0].turn == "1"
+    assert [r.status for r in records] == ["ok"] * 10
+    assert records[1].retries == 1 and records[1].reconnected
+    assert [e.turn for e in runner_events(path, "turn_timeout")] == ["1"]
+    (retry,) = runner_events(path, "turn_retry")
+    assert retry.reason == "timeout: no complete response within 0.5 s"
 
 
 @pytest.mark.parametrize("target", sorted(SERVERS))
-async def test_a_rejected_key_fails_the_turn_with_the_variable_to_fix(
+async def test_a_hang_on_every_attempt_fails_that_turn_and_the_run_goes_on(
     tmp_path: Path, target: str
 ) -> None:
-    path = await _run(tmp_path, target, ["401@1"])
+    path = await _run(tmp_path, target, ["hang@2-3"], turn_timeout=0.3, max_retries=1)
     _assert_complete_run(path)
-    first = turns(path)[0]
-    assert first.status != "ok" and first.retries == 0
+    records = turns(path)
+    assert records[1].status == "error"
+    assert records[1].errors == [
+        "gave up after 1 retries: timeout: no complete response within 0.3 s"
+    ]
+    assert [r.status for r in records[2:]] == ["ok"] * 8
+
+
+@pytest.mark.parametrize("target", sorted(SERVERS))
+async def test_a_rejected_key_stops_the_run_with_the_variable_to_fix(
+    tmp_path: Path, target: str
+) -> None:
     var = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
-    assert var[target.split("/")[0]] in first.errors[0]
-    assert not runner_events(path, "turn_retry")
+    with pytest.raises(AuthenticationError, match=var[target.split("/")[0]]):
+        await _run(tmp_path, target, ["401@1"])
+    (path,) = (tmp_path / "runs" / "smoke").iterdir()
+    run = RunDirectory.open_existing(path)
+    assert run.info().status == "error" and var[target.split("/")[0]] in (run.info().error or "")
+    assert run.turns() == [] and not runner_events(path, "turn_retry")
 
 
 @pytest.mark.parametrize("target", sorted(SERVERS))

@@ -86,6 +86,12 @@ class PrerequisiteError(VoxbenchError):
     exit_code = 3
 
 
+class AuthenticationError(PrerequisiteError):
+    """A provider rejected the credentials (401/403, an auth close): the run stops at once.
+
+    The message names the env var or option to fix; retrying cannot help."""
+
+
 class ProtocolError(VoxbenchError):
     """A provider or fake server sent something that breaks its documented wire protocol."""
 
@@ -119,3 +125,11 @@ class RunError(VoxbenchError):
 
 class RunLockedError(RunError):
     """Another process holds the run directory's writer lock."""
+
+
+class RunIncompleteError(VoxbenchError):
+    """The run ended but produced no usable turn: every turn it ran failed.
+
+    Raised after ``run.json`` is written with status ``error``, so the run stays resumable."""
+
+    exit_code = 4

@@ -12,7 +12,9 @@ A run is a directory of append-only files plus derived ones:
 
 A turn is complete when its transcript line is written; its checkpoint is written just
 before, so on resume the last transcript line always has a checkpoint. A line cut short by a
-kill (no final newline) is ignored by every reader, and cut off before the next append.
+kill (no final newline) is ignored by every reader, and cut off before the next append. A
+checkpoint whose transcript line never came (a kill between the two) is dropped when the
+run is opened to continue, so the turn that runs again leaves exactly one checkpoint.
 
 Every writer (``run``, ``run --resume``, ``judge``, ``analyze --write``) holds the directory's
 writer lock (``RunDirectory.lock``) for as long as it writes: a second writer is refused with
@@ -35,7 +37,7 @@ from pydantic import ValidationError
 
 from voxbench.core.errors import RunError, RunLockedError
 from voxbench.core.records import Judgment, RunInfo, Scorecard, TurnRecord
-from voxbench.core.secrets import redact
+from voxbench.core.secrets import redact, redact_text
 from voxbench.core.timeline import (
     TIMELINE_EVENT,
     TIMELINE_SCHEMA,
@@ -348,6 +350,15 @@ class RunDirectory:
         append_jsonl(self.checkpoints_file, {"turn": record.turn, "backend_state": backend_state})
         append_jsonl(self.transcript_file, record.model_dump(mode="json"))
 
+    def _drop_unfinished_checkpoints(self) -> None:
+        # A kill between a turn's checkpoint and its transcript line leaves a checkpoint for a
+        # turn that is not complete; the turn runs again, so its old checkpoint must go.
+        rows = read_jsonl(self.checkpoints_file)
+        done = {row.get("turn") for row in read_jsonl(self.transcript_file)}
+        kept = [row for row in rows if row.get("turn") in done]
+        if len(kept) != len(rows):
+            write_jsonl_atomic(self.checkpoints_file, kept)
+
     # -- the timeline ---------------------------------------------------------------------
 
     def events(self) -> list[TimelineEvent]:
@@ -377,6 +388,7 @@ class RunDirectory:
         self.path.mkdir(parents=True, exist_ok=True)
         for file in (self.events_file, self.transcript_file, self.checkpoints_file):
             _cut_torn_tail(file)
+        self._drop_unfinished_checkpoints()
         rows = read_jsonl(self.events_file)
         if not rows:
             self.events_file.write_text("", encoding="utf-8")
@@ -466,8 +478,8 @@ class RunDirectory:
         return path
 
     def write_text(self, path: Path, text: str) -> Path:
-        """Replace a text file of this run (a report)."""
-        write_text_atomic(path, text)
+        """Replace a text file of this run (a report), secrets redacted."""
+        write_text_atomic(path, redact_text(text))
         return path
 
 

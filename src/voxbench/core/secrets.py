@@ -2,7 +2,7 @@
 
 ``get_secret`` is the only way code reads a key. ``redact`` scrubs anything about to be
 written to disk or printed: values of secret-looking keys, every secret value read so far,
-and strings shaped like common API keys or bearer tokens.
+strings shaped like common API keys or bearer tokens, and credentials in URLs.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ _SECRET_VALUE = re.compile(
     r"|xai-[A-Za-z0-9]{16,}|gsk_[A-Za-z0-9]{16,}|AKIA[0-9A-Z]{16}"
     r"|(?<=Bearer )[A-Za-z0-9._\-]{12,})"
 )
+_URL_USERINFO = re.compile(r"(?<=://)[^/\s\"'<>@]+@")
+"""``user:password@`` in a URL (``--base-url http://user:pw@host``): the host stays readable."""
 _seen_secrets: set[str] = set()
 _dotenv_loaded = False
 
@@ -75,6 +77,7 @@ def redact_text(text: str) -> str:
     for secret in _seen_secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
+    text = _URL_USERINFO.sub(REDACTED + "@", text)
     return _SECRET_VALUE.sub(REDACTED, text)
 
 

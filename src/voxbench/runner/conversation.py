@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from voxbench.benchmarks.backend import BackendSpec, ToolBackend
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.clock import Clock, VirtualClock
-from voxbench.core.errors import RunError
+from voxbench.core.errors import AuthenticationError, ErrorCategory, ProviderError, RunError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -57,6 +57,7 @@ from voxbench.core.timeline import (
 )
 from voxbench.providers.backoff import backoff_delay
 from voxbench.runner.config import RunConfig
+from voxbench.runner.credentials import provider_env
 from voxbench.runner.turn_state import TurnState
 from voxbench.targets.registry import canonical_name
 
@@ -84,7 +85,7 @@ def build_history(records: list[TurnRecord]) -> list[HistoryMessage]:
     """The conversation so far, from completed turns (used to resume and reconnect)."""
     history: list[HistoryMessage] = []
     for rec in records:
-        if rec.status == "ended_early":
+        if rec.status == "ended_early" or _never_answered(rec):
             continue
         history.append(HistoryMessage(role="user", text=rec.user_text))
         history.append(
@@ -100,6 +101,12 @@ def build_history(records: list[TurnRecord]) -> list[HistoryMessage]:
             )
         )
     return history
+
+
+def _never_answered(record: TurnRecord) -> bool:
+    # A turn that gave up reached no model: replaying its user line with an empty answer
+    # would show the next session two user messages in a row (some APIs merge them).
+    return record.status == "error" and not record.assistant_text and not record.tool_calls
 
 
 class ConversationRun:
@@ -135,30 +142,50 @@ class ConversationRun:
     # -- session lifecycle ----------------------------------------------------------------
 
     async def _open_session(self) -> None:
+        """Open a fresh session, rehydrated with the conversation so far, on a new event queue.
+
+        A failed start is classified like a failed turn: rejected credentials stop the run
+        (``AuthenticationError``); a retryable failure is a failed attempt (``_RetryTurn``).
+        """
         await self._close_session()
         session = self.session_factory()
         if self.speech is not None and session.info.input_modality == "text":
             session = _as_speech_agent(session, self.config)
-        self._events = asyncio.Queue()
-        await session.start(
-            SessionSetup(
-                system_prompt=self.benchmark.render_system_prompt(),
-                tools=list(self.benchmark.tools),
-                history=build_history(self.records),
-                modality=self.config.mode,
+        try:
+            await session.start(
+                SessionSetup(
+                    system_prompt=self.benchmark.render_system_prompt(),
+                    tools=list(self.benchmark.tools),
+                    history=build_history(self.records),
+                    modality=self.config.mode,
+                )
             )
-        )
+        except ProviderError as exc:
+            with contextlib.suppress(Exception):
+                await session.close()
+            if exc.category == ErrorCategory.AUTHENTICATION:
+                raise self._authentication_error(str(exc)) from exc
+            if exc.retryable:
+                raise _RetryTurn(f"{exc.category}: {exc}", exc.retry_after, reconnect=True) from exc
+            raise
+        # Each session gets its own queue: nothing a previous session said can reach it.
+        self._events = asyncio.Queue()
         self.session = session
-        self._pump = asyncio.create_task(self._pump_events(session))
+        self._pump = asyncio.create_task(self._pump_events(session, self._events))
 
-    async def _pump_events(self, session: Session) -> None:
+    async def _pump_events(
+        self, session: Session, queue: asyncio.Queue[SessionEvent | BaseException]
+    ) -> None:
         try:
             async for event in session.events():
-                await self._events.put(event)
+                await queue.put(event)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the stream broke: the current turn sees it as an error
-            await self._events.put(exc)
+            await queue.put(exc)
+            return
+        # A stream that simply ends is a dead session too: never let a turn wait on it.
+        await queue.put(ConnectionError("the session's event stream ended"))
 
     async def _close_session(self) -> None:
         if self._pump is not None:
@@ -170,6 +197,41 @@ class ConversationRun:
             with contextlib.suppress(Exception):
                 await self.session.close()
             self.session = None
+
+    async def _discard_stale_events(self) -> None:
+        """Set aside what the session said after the previous turn completed (a duplicated
+        completion, a late event): a new attempt only hears answers to itself.
+
+        Each such event is still recorded, outside any turn (``turn`` null), so nothing
+        the target did is lost and no turn's measures or transcript count it."""
+        if self.session is None:
+            return
+        await asyncio.sleep(0)  # let the pump hand over what the session already queued
+        while not self._events.empty():
+            item = self._events.get_nowait()
+            if isinstance(item, BaseException):  # the session died between turns
+                await self._close_session()
+                return
+            t = self.clock.now()
+            if isinstance(item, AssistantAudio):
+                plays_at = None
+                if self.speech is not None:  # it was heard: it belongs on the recording
+                    plays_at = round(self.speech.place_agent_audio(t, _pcm_audio(item), False), 6)
+                recorded = AudioRecorded(
+                    samples=len(item.pcm) // 2, sample_rate=item.sample_rate, plays_at=plays_at
+                )
+                self.run_dir.append_event(recorded, t=t, turn=None)
+            else:
+                self.run_dir.append_event(recorded_target_event(item), t=t, turn=None)
+
+    def _authentication_error(self, message: str) -> AuthenticationError:
+        env = provider_env(self.config.target)
+        if env is not None and env.names and not any(name in message for name in env.names):
+            message = f"{message}; check {env.describe()}"
+        return AuthenticationError(
+            f"{canonical_name(self.config.target)}: the provider rejected the credentials, "
+            f"so the run stopped: {message}"
+        )
 
     # -- the run ------------------------------------------------------------------------
 
@@ -199,7 +261,12 @@ class ConversationRun:
             done = {r.turn for r in self.records}
             selected = self._selected_turns()
             total = len(selected)
-            await self._open_session()
+            try:
+                await self._open_session()
+            except _RetryTurn as failed:
+                if self.speech is not None:  # the recording needs to know the session first
+                    raise RunError(f"cannot open the target's session: {failed.reason}") from None
+                # A text run retries the opening as part of the first turn's attempts.
             if self.speech is not None:
                 self._start_speech()
             for position, (index, turn) in enumerate(selected):
@@ -270,10 +337,16 @@ class ConversationRun:
         reconnected = False
         while True:
             try:
+                await self._discard_stale_events()
+                if self.session is None:  # the first attempt after a failure, or a dead session
+                    await self._open_session()
                 record = await self._run_turn(index, turn)
                 return record.model_copy(update={"retries": retries, "reconnected": reconnected})
             except _RetryTurn as retry:
                 self.backend.restore_state(start_state)
+                # The failed attempt's session may still answer it: the next attempt, or the
+                # next turn after a give-up, starts on a fresh session with a clean queue.
+                await self._close_session()
                 if retries >= self.config.max_retries:
                     t = self.record(turn.id, TurnFailed(reason=retry.reason, retries=retries))
                     return TurnRecord(
@@ -302,7 +375,6 @@ class ConversationRun:
                     ),
                 )
                 await asyncio.sleep(delay)
-                await self._open_session()
 
     async def _run_turn(self, index: int, turn: Turn) -> TurnRecord:
         assert self.session is not None
@@ -321,10 +393,16 @@ class ConversationRun:
                 status = await asyncio.wait_for(self.consume(turn, state), self.config.turn_timeout)
             except TimeoutError:
                 status = "timeout"
-                state.errors.append(f"no complete response within {self.config.turn_timeout:g} s")
                 self.record(turn.id, TurnTimedOut(seconds=self.config.turn_timeout))
-        if status in ("timeout", "no_response"):
-            await self._open_session()  # the old session may still be talking
+        if status == "timeout":
+            # A hang is retried like any transient failure, on a fresh session.
+            raise _RetryTurn(
+                f"timeout: no complete response within {self.config.turn_timeout:g} s",
+                None,
+                reconnect=True,
+            )
+        if status == "no_response":
+            await self._close_session()  # it may still be talking: the next turn opens anew
         end = self.record(turn.id, TurnEnded(status=status))
         heard_text = None
         if self.speech is not None:
@@ -332,11 +410,8 @@ class ConversationRun:
             self.record(turn.id, AgentSpeechHeard(heard_text=heard_text))
             await self.clock.sleep(self.config.inter_turn_gap)
         text = "".join(state.text).strip()
-        if status == "no_response":
-            record_status = "no_response"
-        elif status == "timeout":
-            record_status = "error"
-        elif not text and not state.record_calls and not state.first_audio:
+        silent = not text and not state.record_calls and not state.first_audio
+        if status == "no_response" or silent:
             record_status = "no_response"
         else:
             record_status = "ok" if status == "completed" else "error"
@@ -397,6 +472,8 @@ class ConversationRun:
             elif isinstance(event, ToolCallRequested):
                 await self._answer_tool_call(turn, event, state, t)
             elif isinstance(event, TargetError):
+                if event.category == ErrorCategory.AUTHENTICATION:
+                    raise self._authentication_error(event.message)
                 state.errors.append(f"{event.category}: {event.message}")
                 nothing_yet = not state.text and not state.record_calls
                 if event.fatal or (event.retryable and nothing_yet):

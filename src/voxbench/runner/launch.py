@@ -17,12 +17,13 @@ from typing import Any
 from voxbench import __version__
 from voxbench.benchmarks.loader import load_benchmark, load_run_benchmark
 from voxbench.core.benchmark import Benchmark
-from voxbench.core.errors import ProviderError, RunError, VoxbenchError
-from voxbench.core.records import ComponentSpec, RunInfo
+from voxbench.core.errors import ProviderError, RunError, RunIncompleteError, VoxbenchError
+from voxbench.core.records import ComponentSpec, RunInfo, TurnRecord
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import Session
 from voxbench.runner.config import RunConfig
 from voxbench.runner.conversation import ConversationRun, ProgressCallback
+from voxbench.runner.credentials import check_credentials
 from voxbench.targets.registry import canonical_name, resolve_target
 
 
@@ -44,6 +45,20 @@ def target_options(config: RunConfig) -> dict[str, Any]:
     return options
 
 
+def check_run_credentials(config: RunConfig) -> None:
+    """Every key the run will need, checked before its first turn (``PrerequisiteError``)."""
+    check_credentials(
+        config.target,
+        stt=config.stt,
+        tts=config.tts,
+        base_url=config.base_url,
+        target_options=target_options(config),
+    )
+    if config.mode == "audio":
+        # The user's voice and the transcription of what the agent was heard to say.
+        check_credentials(None, stt=config.heard_asr, tts=config.user_tts)
+
+
 def _versions() -> dict[str, str]:
     return {"voxbench": __version__, "python": sys.version.split()[0]}
 
@@ -57,6 +72,8 @@ async def run_conversation(
 ) -> Path:
     """Start a new run; returns its directory."""
     benchmark = load_benchmark(config.benchmark)
+    if session_factory is None:
+        check_run_credentials(config)
     factory = session_factory or resolve_target(
         config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
@@ -117,6 +134,8 @@ async def _resume(
     info = run_dir.info()
     config = RunConfig.model_validate(info.config)
     benchmark = load_run_benchmark(info, run_dir.path)
+    if session_factory is None:
+        check_run_credentials(config)
     factory = session_factory or resolve_target(
         config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
@@ -159,12 +178,28 @@ async def _execute(
             )
         )
         raise
+    failure = every_turn_failed(runner.records)
     run_dir.write_info(
         info.model_copy(
             update={
-                "status": "success",
+                "status": "error" if failure else "success",
+                "error": failure,
                 "ended_at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
         )
     )
+    if failure:
+        raise RunIncompleteError(f"{run_dir.path}: {failure}")
     return run_dir.path
+
+
+def every_turn_failed(records: list[TurnRecord]) -> str | None:
+    """Why the run produced nothing to judge, when every turn it ran ended in error."""
+    ran = [r for r in records if r.status != "ended_early"]
+    if not ran or any(r.status != "error" for r in ran):
+        return None
+    first = next((e for r in ran for e in r.errors), "no error recorded")
+    return (
+        f"every turn failed ({len(ran)} of {len(ran)} ended in error; the first: {first}); "
+        "fix the cause and start a new run"
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from voxbench.core.benchmark import Benchmark
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
+    TargetError,
     TurnComplete,
     Usage,
     UserTranscript,
@@ -187,3 +189,24 @@ async def test_audio_mode_run_through_the_runner(
     assert run.turns()[1].user_transcript == smoke.turns[1].text
     inputs = [m["realtimeInput"] for m in server.received if "realtimeInput" in m]
     assert sum("activityStart" in i for i in inputs) == sum("activityEnd" in i for i in inputs) == 2
+
+
+async def test_a_close_for_a_bad_key_is_an_authentication_error_never_retried(
+    keys: None,
+) -> None:
+    script = ListScript([Reply(text="never said")])
+    async with FakeGeminiLiveServer(script, faults=["unauthorized@1"]) as server:
+        session = GeminiLiveSession("gemini-3.1-flash-live-preview", base_url=server.url)
+        await session.start(SessionSetup(system_prompt="x"))
+        await session.send_user_text("hello")
+        await session.end_user_turn()
+
+        async def first_error() -> TargetError:
+            async for event in session.events():
+                if isinstance(event, TargetError):
+                    return event
+            raise AssertionError("the stream ended without an error")
+
+        error = await asyncio.wait_for(first_error(), 10)
+        await session.close()
+    assert error.category == "authentication" and error.fatal and not error.retryable

@@ -203,10 +203,11 @@ class RealtimeSession(Session, abc.ABC):
     def on_closed(self, code: int | None, reason: str) -> TargetError:
         """The error to report for an unexpected close (providers refine the category)."""
         detail = f"code {code}" + (f", {reason}" if reason else "") if code else "no close frame"
+        category = close_category(code)
         return TargetError(
-            category=close_category(code),
+            category=category,
             message=redact_text(f"{self.provider}: websocket closed unexpectedly ({detail})"),
-            retryable=True,
+            retryable=category != "authentication",  # a rejected key stays rejected
             fatal=True,
         )
 

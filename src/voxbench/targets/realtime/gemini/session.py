@@ -175,7 +175,7 @@ class GeminiLiveSession(RealtimeSession):
         return TargetError(
             category=category,
             message=redact_text(f"{self.provider}: websocket closed ({detail}){away}"),
-            retryable=code != 1007,
+            retryable=category not in ("bad_request", "authentication"),
             fatal=True,
         )
 
