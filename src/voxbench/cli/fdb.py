@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from voxbench.benchmarks.loader import load_benchmark
+from voxbench.cli.console import make_console
 from voxbench.core.errors import ConfigError
 from voxbench.core.session import Session
 from voxbench.fullduplex.driver import drive_corpus
@@ -30,7 +31,7 @@ app = typer.Typer(
     help="Full-Duplex-Bench: drive a target over FDB corpora and score the outputs.",
     no_args_is_help=True,
 )
-console = Console()
+console = make_console()
 
 
 def _progress(out: Console = console) -> Progress:
@@ -155,12 +156,18 @@ def _print_summary(summary: dict[str, Any]) -> None:
     for category in dict.fromkeys(r["category"] for r in summary["rows"]):
         rows = [r for r in summary["rows"] if r["category"] == category]
         metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
-        table = Table(title=f"{category} ({summary['mode']})", title_justify="left")
+        table = Table(title=escape(f"{category} ({summary['mode']})"), title_justify="left")
         for col in ("target", "subset", "samples", "errors", *metrics):
             table.add_column(col)
         for r in rows:
             cells = [_cell(r["metrics"].get(m), m in TIMING_METRICS) for m in metrics]
-            table.add_row(r["target"], r["subset"], str(r["samples"]), str(r["errors"]), *cells)
+            table.add_row(
+                escape(r["target"]),
+                escape(r["subset"]),
+                str(r["samples"]),
+                str(r["errors"]),
+                *cells,
+            )
         console.print(table)
     for line in summary.get("method", []):
         console.print(f"[dim]method: {escape(line)}[/dim]")
@@ -196,7 +203,7 @@ def score_command(
     chat_judge = ChatJudge(judge, base_url=judge_base_url, seed=judge_seed) if judge else None
     try:
         # With --json, stdout carries only the JSON document.
-        with _progress(Console(stderr=True) if json_out else console) as progress:
+        with _progress(make_console(stderr=True) if json_out else console) as progress:
             task = progress.add_task(f"score ({mode})", total=None, last="")
             report = score_directory(
                 out_dir, mode=mode, transcripts=TranscriptStore(asr), judge=chat_judge,  # type: ignore[arg-type]
@@ -224,7 +231,7 @@ def score_command(
         regressions = [r for r in results if r.regressed]
         for r in results:
             mark = "[red]REGRESSED[/red]" if r.regressed else "[green]ok[/green]"
-            Console(stderr=json_out).print(
+            make_console(stderr=json_out).print(
                 f"{mark} {r.category}/{r.subset} {r.metric}: {r.baseline:.3f} → {r.current:.3f} "
                 f"(Δ {r.delta:+.3f}, tolerance {r.tolerance:g})"
             )
