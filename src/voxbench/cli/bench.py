@@ -10,6 +10,7 @@ from voxbench.benchmarks.consistency import consistency_problems
 from voxbench.benchmarks.loader import load_benchmark, validate_benchmark
 from voxbench.benchmarks.stats import benchmark_stats
 from voxbench.cli.console import make_console
+from voxbench.core.errors import BenchmarkError
 
 app = typer.Typer(help="Validate, describe and check benchmark packages.", no_args_is_help=True)
 console = make_console()
@@ -25,7 +26,7 @@ def validate(benchmark: str = typer.Argument(..., help="Benchmark name or direct
     for p in problems:
         console.print(f"[red]✗[/red] {escape(str(p))}")
     console.print(f"{len(problems)} problem(s)")
-    raise typer.Exit(1)
+    raise typer.Exit(BenchmarkError.exit_code)  # an invalid package is a user error
 
 
 @app.command("stats")
@@ -68,4 +69,4 @@ def check(benchmark: str = typer.Argument(..., help="Benchmark name or directory
         return
     for p in problems:
         console.print(f"[red]✗[/red] {escape(p)}")
-    raise typer.Exit(1)
+    raise typer.Exit(BenchmarkError.exit_code)  # an invalid package is a user error
