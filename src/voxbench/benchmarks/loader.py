@@ -242,7 +242,16 @@ def _prompt_problems(header: dict[str, Any], file: Path) -> list[BenchmarkError]
 
 def _load(root: Path) -> tuple[Benchmark | None, list[BenchmarkError]]:
     problems: list[BenchmarkError] = []
+    known = len(problems)
     header = _read_yaml(root / "benchmark.yaml", problems)
+    if header is None and len(problems) == known:
+        problems.append(
+            BenchmarkError(
+                "file is empty",
+                file=root / "benchmark.yaml",
+                expected="a mapping with id, version, description, system_prompt",
+            )
+        )
     knowledge_base = _read_text(root / "knowledge_base.md", problems)
     tools_file, turns_file, backend_file = (
         root / "tools.yaml",
