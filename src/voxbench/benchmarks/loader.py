@@ -100,11 +100,12 @@ def validate_benchmark(path: str | Path) -> list[BenchmarkError]:
         return [exc]
     benchmark, problems = _load(root)
     if benchmark is not None:
-        problems += _audio_problems(benchmark)
+        problems += turn_audio_problems(benchmark)
     return problems
 
 
-def _audio_problems(benchmark: Benchmark) -> list[BenchmarkError]:
+def turn_audio_problems(benchmark: Benchmark) -> list[BenchmarkError]:
+    """Every turn audio file that cannot be read as audio (empty, not audio, truncated)."""
     from voxbench.audio.wav import read_wav  # the audio stack loads only when asked
     from voxbench.core.errors import AudioError
 

@@ -198,8 +198,8 @@ def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
 
     The target must be named (``-t`` or the config file): running the oracle by default
     would score a run nobody asked for. ``only_turns`` must name turns the benchmark has,
-    and the runs directory must be a directory we can write."""
-    from voxbench.benchmarks.loader import load_benchmark
+    an audio run's turn wavs must be audio, and the runs directory must be writable."""
+    from voxbench.benchmarks.loader import load_benchmark, turn_audio_problems
 
     benchmark = load_benchmark(config.benchmark)
     if "target" not in config.model_fields_set:
@@ -210,6 +210,11 @@ def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
             expected="a system under test such as -t local/oracle or -t openai/gpt-4o-mini",
         )
     check_turns_exist(config, len(benchmark.turns))
+    if config.mode == "audio":
+        # A broken turn wav would otherwise fail its turn mid-run, after the directory exists.
+        problems = turn_audio_problems(benchmark)
+        if problems:
+            raise problems[0]
     check_writable_dir(config.runs_dir, field="runs_dir")
 
 

@@ -324,6 +324,8 @@ class RunDirectory:
         """``run.json``."""
         try:
             return RunInfo.model_validate_json(self.run_file.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise RunError(f"{self.run_file}: cannot read run info: not UTF-8 text") from None
         except (OSError, ValidationError) as exc:
             raise RunError(f"{self.run_file}: cannot read run info: {exc}") from exc
 
