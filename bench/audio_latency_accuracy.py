@@ -23,9 +23,9 @@ from pathlib import Path
 from _errors import describe_errors
 
 from voxbench.analysis import analyse_run
-from voxbench.audio.tts import get_tts
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.rundir import RunDirectory
+from voxbench.providers.speech import get_tts
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 from voxbench.testing.openai_realtime import FakeOpenAIRealtimeServer

@@ -14,10 +14,9 @@ import argparse
 import os
 import time
 
-from voxbench.audio.asr import get_asr
-from voxbench.audio.tts import get_tts
 from voxbench.audio.wer import word_error_rate
 from voxbench.benchmarks.loader import load_benchmark
+from voxbench.providers.speech import get_asr, get_tts
 
 
 def main() -> None:

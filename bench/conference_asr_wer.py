@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import time
 
-from voxbench.audio.asr import get_asr
 from voxbench.audio.wav import read_wav
 from voxbench.audio.wer import word_error_rate
 from voxbench.benchmarks.audio import ensure_benchmark_audio
 from voxbench.benchmarks.loader import load_benchmark
+from voxbench.providers.speech import get_asr
 
 
 def main() -> None:

@@ -82,7 +82,7 @@ async def main(repeat: int) -> None:
                 times.append(time.perf_counter() - start)
             print(
                 f"deterministic judge ({label}), {len(turns)} turns, "
-                f"{result.totals['state_failures_absorbed']} state failures absorbed: median "
+                f"{result.totals.state_failures_absorbed} state failures absorbed: median "
                 f"{statistics.median(times) * 1000:.1f} ms per run ({repeat} runs)"
             )
 
@@ -96,7 +96,7 @@ async def main(repeat: int) -> None:
                 elapsed = time.perf_counter() - start
                 print(
                     f"LLM judge ({label} cache): {len(server.requests) - before} calls, "
-                    f"{judged.llm['from_cache']} turns from cache, {elapsed * 1000:.0f} ms"
+                    f"{judged.llm.from_cache} turns from cache, {elapsed * 1000:.0f} ms"
                 )
         system_chars = len(benchmark.render_system_prompt())
         chars = script.prompt_chars

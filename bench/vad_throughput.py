@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from voxbench.audio.tts import get_tts
 from voxbench.audio.vad import SileroVAD
 from voxbench.audio.wav import Audio, concatenate
+from voxbench.providers.speech import get_tts
 
 SENTENCES = (
     "Hi! What time do the doors open tomorrow, and where do I check in?",

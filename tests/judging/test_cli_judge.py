@@ -5,20 +5,23 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
 from voxbench.cli.main import main
+from voxbench.core.errors import ConfigError
 from voxbench.core.rundir import RunDirectory
-from voxbench.evaluation import load_or_evaluate
+from voxbench.evaluation import EvaluationOptions, evaluate_run, load_or_evaluate
 from voxbench.judging import llm_judge
 from voxbench.testing import FakeOpenAIServer
 
-from .scripted import Act, JudgeScript, scripted_run
+from .scripted import FOREVER, Act, JudgeScript, scripted_run
 
 
 @pytest.fixture(autouse=True)
@@ -39,12 +42,13 @@ def voxbench(monkeypatch, capsys, *args: str) -> tuple[int, str]:
 
 
 @contextmanager
-def judge_server(script: JudgeScript) -> Iterator[FakeOpenAIServer]:
-    """A fake judge on its own loop, for commands that run their own event loop."""
+def judge_server(script: JudgeScript, **server_options: Any) -> Iterator[FakeOpenAIServer]:
+    """A fake judge on its own loop, for commands that run their own event loop (or another
+    process); ``server_options`` as ``FakeOpenAIServer`` takes them (``ttfb_ms``)."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    server = FakeOpenAIServer(script)
+    server = FakeOpenAIServer(script, **server_options)
     asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
     try:
         yield server
@@ -181,3 +185,98 @@ def test_a_run_judged_in_the_old_scorecard_format_is_judged_again_and_shown(
     card = json.loads((run / "scorecard.json").read_text())
     assert card["schema_version"] == 2
     assert card["checks"]["end_state"]["explained_by"] == ["turn 6 tool_use"]
+
+
+def test_a_judge_that_never_answers_leaves_turns_undecided_not_failed(
+    monkeypatch, capsys, tmp_path
+):
+    _, _, run = asyncio.run(scripted_run(tmp_path))  # a perfect agent
+    script = JudgeScript(raw={str(i): [FOREVER] for i in range(10)})
+    with judge_server(script) as server:
+        args = ["judge", str(run), "--judge", "openai-compatible:m", "--judge-base-url", server.url]
+        _, out = voxbench(monkeypatch, capsys, *args)
+        result = evaluate_run(
+            run, EvaluationOptions(judge="openai-compatible/m", judge_base_url=server.url)
+        )
+    text = " ".join(out.split())
+    assert "10 undecided" in text and "10 of 10 turns undecided" in text
+    # No rate counts the judge's failures against the agent.
+    assert re.search(r"(?<!\d)0/10", text) is None and "10/10" in text
+    card = json.loads((run / "scorecard.json").read_text())
+    following = next(d for d in card["dimensions"] if d["dimension"] == "instruction_following")
+    assert (following["scored"], following["undecided"], following["rate"]) == (0, 10, None)
+    tool_use = next(d for d in card["dimensions"] if d["dimension"] == "tool_use")
+    assert (tool_use["passed"], tool_use["scored"]) == (10, 10)
+    assert card["strict_pass"]["failed_turns"] == [] and card["strict_pass"]["undecided"] == 10
+    assert card["too_many_undecided"] is True and result.too_many_undecided
+    report = (run / "report.md").read_text()
+    assert "**Too many undecided turns**: 10 of 10 turns undecided" in report
+    assert "10 undecided: 0, 1, 2" in report
+
+
+def test_a_few_undecided_turns_are_counted_but_not_too_many(tmp_path):
+    _, _, run = asyncio.run(scripted_run(tmp_path))
+    with judge_server(JudgeScript(raw={"3": [FOREVER]})) as server:
+        options = EvaluationOptions(judge="openai-compatible/m", judge_base_url=server.url)
+        result = evaluate_run(run, options)
+    card = result.card
+    assert card.undecided_turns == ["3"] and not result.too_many_undecided
+    assert result.undecided_summary == (
+        "1 of 10 turns undecided (10%): a judge could not decide them; "
+        "they are left out of the rates"
+    )
+    kb = card.dimension("kb_grounding")
+    assert kb is not None and (kb.passed, kb.scored, kb.undecided) == (9, 9, 1)
+    assert (card.strict_pass.passed, card.strict_pass.scored) == (9, 9)
+    with pytest.raises(ConfigError, match="max_undecided_share"):
+        evaluate_run(run, EvaluationOptions(max_undecided_share=20))
+
+
+def test_judging_some_turns_again_keeps_the_other_turns_judgments(monkeypatch, capsys, tmp_path):
+    _, _, run = asyncio.run(scripted_run(tmp_path, {"6": Act(calls=[], say="Sure.")}))
+    script = JudgeScript()
+    with judge_server(script) as server:
+        args = ["judge", str(run), "--judge", "openai-compatible:m", "--judge-base-url", server.url]
+        code, out = voxbench(monkeypatch, capsys, *args)
+        assert code == 0, out
+        before = RunDirectory(run).judgments()
+        script.verdicts["2"] = {"instruction_following": (False, "other")}
+        code, out = voxbench(monkeypatch, capsys, *args, "--only-turns", "2,6", "--no-cache")
+        assert code == 0, out
+    after = RunDirectory(run).judgments()
+    assert before is not None and after is not None
+    untouched = [j for j in before if j.turn not in ("2", "6")]
+    assert [j for j in after if j.turn not in ("2", "6")] == untouched
+    assert {j.turn for j in after} == {str(i) for i in range(10)}
+    assert [j.turn for j in after] == sorted((j.turn for j in after), key=int)
+    following = next(j for j in after if (j.turn, j.dimension) == ("2", "instruction_following"))
+    assert following.passed is False  # the re-judged turn's new verdict replaced the old one
+    card = json.loads((run / "scorecard.json").read_text())
+    assert card["turns"] == 10
+    dims = {d["dimension"]: d for d in card["dimensions"]}
+    assert dims["instruction_following"]["scored"] == 10
+    assert dims["instruction_following"]["failed_turns"] == ["2"]
+    assert dims["tool_use"]["failed_turns"] == ["6"]
+    assert any(label.startswith("openai-compatible/m@") for label in card["judges"])
+    assert "### Turn 2" in (run / "report.md").read_text()
+
+
+def test_judging_turns_the_run_does_not_have_is_an_error_that_changes_nothing(
+    monkeypatch, capsys, tmp_path
+):
+    _, _, run = asyncio.run(scripted_run(tmp_path))
+    code, out = voxbench(monkeypatch, capsys, "judge", str(run))
+    assert code == 0, out
+    names = ("judged.jsonl", "scorecard.json", "report.md", "analysis.json")
+    before = {n: (run / n).read_bytes() for n in names if (run / n).exists()}
+    for selection in ("999", "8-12"):
+        code, out = voxbench(monkeypatch, capsys, "judge", str(run), "--only-turns", selection)
+        message = " ".join(out.split())
+        assert code == 2, out
+        assert "--only-turns" in message and "0-9" in message
+        assert "Traceback" not in out
+    _, out = voxbench(monkeypatch, capsys, "judge", str(run), "--only-turns", "999")
+    assert "turn(s) 999 are not in this run, which has turns 0-9" in " ".join(out.split())
+    after = {n: (run / n).read_bytes() for n in names if (run / n).exists()}
+    assert after == before
+    assert len(RunDirectory(run).judgments() or []) > 10

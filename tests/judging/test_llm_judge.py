@@ -98,8 +98,9 @@ async def test_output_that_stays_invalid_is_a_recorded_judge_failure(tmp_path: P
         run_id="r", benchmark="smoke", target="t", records=records, judgments=judged.judgments
     )
     kb = card.dimension("kb_grounding")
-    assert (kb.passed, kb.scored, kb.undecided_turns) == (9, 10, ["3"])
-    assert "3" in card.strict_pass.failed_turns
+    assert (kb.passed, kb.scored, kb.undecided_turns) == (9, 9, ["3"])
+    assert card.strict_pass.undecided_turns == ["3"]
+    assert "3" not in card.strict_pass.failed_turns
     assert judged.llm.failed_turns == ["3"]
 
 

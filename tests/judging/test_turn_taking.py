@@ -56,8 +56,9 @@ async def test_a_recorded_run_gets_one_turn_taking_judgment_per_turn(tmp_path: P
     )
     tt = card.dimension("turn_taking")
     assert tt is not None
-    assert (tt.passed, tt.scored, tt.failed_turns, tt.undecided_turns) == (8, 10, ["2"], ["5"])
-    assert card.strict_pass.failed_turns == ["2", "5"]
+    assert (tt.passed, tt.scored, tt.failed_turns, tt.undecided_turns) == (8, 9, ["2"], ["5"])
+    assert card.strict_pass.failed_turns == ["2"]
+    assert card.strict_pass.undecided_turns == ["5"]
     two = next(j for j in judged.judgments if j.turn == "2" and j.dimension == "turn_taking")
     assert two.evidence == ["voice_to_voice=-200 ms", "negative_latency (-200 ms)"]
 
@@ -97,7 +98,12 @@ async def test_a_failing_analysis_leaves_every_turn_undecided_in_the_scorecard(
     monkeypatch.setattr(evaluation_stage, "load_or_analyse", broken)
     card = (await evaluate_run_async(run)).card
     tt = card.dimension("turn_taking")
-    assert tt is not None and (tt.passed, tt.scored, len(tt.undecided_turns)) == (0, 10, 10)
-    assert card.strict_pass.passed == 0
+    assert tt is not None and (tt.passed, tt.scored, len(tt.undecided_turns)) == (0, 0, 10)
+    assert (card.strict_pass.passed, card.strict_pass.scored, card.strict_pass.undecided) == (
+        0,
+        0,
+        10,
+    )
+    assert card.too_many_undecided
     assert "truncated" in card.judge_status["turn-taking"]
     assert card.latency == {}  # nothing measured, nothing made up

@@ -120,4 +120,5 @@ def test_compare_reports_unpaired_turns() -> None:
     result = compare_runs(card("A"), rec, a, card("B"), rec, b)
     kb = next(d for d in result.dimensions if d.dimension == "kb")
     assert (kb.paired_turns, kb.only_a_passed, kb.only_b_passed) == (2, 1, 0)
-    assert (kb.b_passed, kb.b_scored) == (1, 3)
+    assert (kb.b_passed, kb.b_scored) == (1, 2)  # B's undecided turn 2 is not in its rate
+    assert (kb.b_rate, kb.difference) == (0.5, -0.5)

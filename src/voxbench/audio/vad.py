@@ -101,8 +101,8 @@ class _SileroModel:
 
 
 @cache
-def _model() -> _SileroModel:
-    return _SileroModel(silero_model_path())
+def _model(path: Path | None = None) -> _SileroModel:
+    return _SileroModel(path or silero_model_path())
 
 
 class SileroVAD:
@@ -122,6 +122,7 @@ class SileroVAD:
         pad_ms: int = 30,
         refine: bool = True,
         neg_threshold: float | None = None,
+        model_path: Path | None = None,
     ) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
@@ -133,15 +134,17 @@ class SileroVAD:
         self.min_silence_ms = min_silence_ms
         self.pad_ms = pad_ms
         self.refine = refine
+        self.model_path = model_path
+        """Another Silero ONNX file (a different Silero release); None uses the shipped one."""
 
     def probabilities(self, audio: Audio) -> tuple[np.ndarray, float]:
         """Per-frame speech probability and the frame length in seconds (0.032)."""
-        return _model().probabilities(_to_vad_rate(audio)), FRAME_SECONDS
+        return _model(self.model_path).probabilities(_to_vad_rate(audio)), FRAME_SECONDS
 
     def segments(self, audio: Audio) -> list[SpeechSegment]:
         """Speech segments in seconds of the input audio."""
         signal = _to_vad_rate(audio)
-        probs = _model().probabilities(signal)
+        probs = _model(self.model_path).probabilities(signal)
         frames = self._frame_segments(probs)
         duration = audio.duration
         out: list[SpeechSegment] = []

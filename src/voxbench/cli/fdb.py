@@ -218,6 +218,12 @@ def score_command(
         None, "--gt", help="icc_gt_distribution.json (default: found upwards)."
     ),
     target: str = typer.Option(None, "--target", help="Target name when no run record says it."),
+    vad_model: Path = typer.Option(
+        None,
+        "--vad-model",
+        help="Another Silero VAD ONNX file for fdb-v1 mode (default: silero-vad 6.0's, shipped"
+        " with faster-whisper); its SHA-256 is recorded in the summary.",
+    ),
 ) -> None:
     """Score outputs; writes fdb_scores_<mode>.jsonl and fdb_summary_<mode>.json there."""
     if mode not in MODES:
@@ -232,7 +238,7 @@ def score_command(
             task = progress.add_task(f"score ({mode})", total=None, last="")
             report = score_directory(
                 out_dir, mode=mode, transcripts=TranscriptStore(asr), judge=chat_judge,  # type: ignore[arg-type]
-                gt_file=gt, target=target,
+                gt_file=gt, target=target, vad_model=vad_model,
                 on_found=lambda n: progress.update(task, total=n),
                 progress=lambda s: progress.update(task, advance=1, last=s.relative),
             )  # fmt: skip

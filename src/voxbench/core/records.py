@@ -149,18 +149,29 @@ class Judgment(Record):
 
 
 class DimensionScore(Record):
-    """Passes over scored turns for one dimension, with a 95% bootstrap interval."""
+    """Passes over decided turns for one dimension, with a 95% Wilson score interval."""
 
     dimension: str
     passed: int
     scored: int
+    """Turns decided (passed or failed); undecided turns are not in the denominator."""
     rate: float | None
     ci95: tuple[float, float] | None = None
     failed_turns: list[str] = Field(default_factory=list)
+    undecided: int = 0
+    """How many turns the judge could not decide (left out of ``scored``)."""
     undecided_turns: list[str] = Field(default_factory=list)
-    """Turns the judge could not decide (counted as scored and not passed)."""
+    """Turns the judge could not decide (neither passed nor failed)."""
     absorbed_turns: list[str] = Field(default_factory=list)
     """Turns whose failure is counted on its root cause elsewhere (counted as passed)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _count_undecided(cls, data: Any) -> Any:
+        # Scorecards written before the count existed list the turns only.
+        if isinstance(data, dict) and "undecided" not in data and data.get("undecided_turns"):
+            return {**data, "undecided": len(data["undecided_turns"])}
+        return data
 
 
 class LatencySummary(Record):
@@ -278,6 +289,31 @@ class Scorecard(Record):
     """Percentiles per latency metric, from the run's analysis (measured once)."""
     counts: RunCounts = Field(default_factory=RunCounts)
     judges: list[str] = Field(default_factory=list)
+    undecided_turns: list[str] = Field(default_factory=list)
+    """Turns with at least one judgment the judges could not decide."""
+    undecided_limit: float | None = None
+    """The share of undecided turns above which the evaluation is not trusted (None: no limit)."""
+    too_many_undecided: bool = False
+    """More than ``undecided_limit`` of the judged turns are undecided: the scores rest on
+    too few decided turns to be read as the run's result."""
+
+    @property
+    def undecided_share(self) -> float:
+        """The share of judged turns with an undecided judgment."""
+        return len(self.undecided_turns) / self.turns if self.turns else 0.0
+
+    def undecided_summary(self) -> str | None:
+        """One line on the undecided turns, or None when every judgment was decided."""
+        if not self.undecided_turns:
+            return None
+        n = len(self.undecided_turns)
+        line = (
+            f"{n} of {self.turns} turns undecided ({self.undecided_share:.0%}): "
+            "a judge could not decide them; they are left out of the rates"
+        )
+        if self.too_many_undecided and self.undecided_limit is not None:
+            line += f"; more than the {self.undecided_limit:.0%} allowed"
+        return line
 
     def dimension(self, name: str) -> DimensionScore | None:
         """The score of dimension ``name``."""

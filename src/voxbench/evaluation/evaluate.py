@@ -5,6 +5,11 @@ never called again): the run's analysis (latency and turn-taking, measured once)
 registered judges and their absorption pass (``judging.run``), the scorecard
 (``scoring``), the optional compatibility summary and ``report.md``. It holds the run's
 writer lock while it does, so two judges never write the same run.
+
+Judging a subset (``only_turns``) merges into the run's judgments: the selected turns'
+judgments replace their old ones, every other judged turn keeps its own, and the scorecard
+and report cover them all. A selection naming a turn the run did not record is refused
+before anything is written.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from voxbench.judging.run import judge_run
 from voxbench.report.markdown import render_report
 from voxbench.runner.config import parse_turn_selection
 from voxbench.scoring.compat import COMPAT_NAMES, conversation_bench_summary
-from voxbench.scoring.scorecard import build_scorecard
+from voxbench.scoring.scorecard import DEFAULT_UNDECIDED_LIMIT, build_scorecard
 
 if TYPE_CHECKING:
     from voxbench.providers.completion import TextCompletionClient
@@ -52,6 +57,9 @@ class EvaluationOptions:
     concurrency: int | None = None
     judge_client: TextCompletionClient | None = None
     """An LLM judge client to use instead of building one from ``judge`` (tests)."""
+    max_undecided_share: float | None = DEFAULT_UNDECIDED_LIMIT
+    """Above this share of undecided turns the evaluation reports ``too_many_undecided``
+    (None: never)."""
 
     def judge_options(self) -> JudgeOptions:
         """The options of the judging stage."""
@@ -84,6 +92,89 @@ class Evaluation:
     compat: dict[str, Any] | None = None
     analysis: RunAnalysis | None = field(default=None, repr=False)
 
+    @property
+    def too_many_undecided(self) -> bool:
+        """More turns are undecided than the options allow: the scores are not the run's
+        result (``voxbench judge`` exits with its own code)."""
+        return self.card.too_many_undecided
+
+    @property
+    def undecided_summary(self) -> str | None:
+        """One line on the undecided turns, or None when every judgment was decided."""
+        return self.card.undecided_summary()
+
+
+def _ranges(positions: list[int]) -> str:
+    """``[0, 1, 2, 5]`` → ``"0-2,5"``."""
+    out: list[str] = []
+    start = prev = None
+    for p in [*positions, None]:
+        if p is not None and prev is not None and p == prev + 1:
+            prev = p
+            continue
+        if start is not None:
+            out.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = p
+    return ",".join(out)
+
+
+def _check_selection(selection: list[int] | None, records: list[TurnRecord]) -> None:
+    """Refuse a turn selection that names turns the run did not record."""
+    if selection is None:
+        return
+    recorded = sorted({r.index for r in records})
+    if not selection:
+        raise ConfigError(
+            "selects no turn", field="--only-turns", expected="turn positions like 0,3-5"
+        )
+    outside = [i for i in selection if i not in set(recorded)]
+    if not outside:
+        return
+    have = f"turns {_ranges(recorded)}" if recorded else "no recorded turn"
+    raise ConfigError(
+        f"turn(s) {_ranges(outside)} are not in this run, which has {have}",
+        field="--only-turns",
+        expected=f"turn positions within {_ranges(recorded)}" if recorded else "a recorded run",
+    )
+
+
+@dataclass
+class _Merged:
+    judgments: list[Judgment]
+    records: list[TurnRecord]
+    judges: list[str]
+
+
+def _merge(
+    run_dir: RunDirectory,
+    records: list[TurnRecord],
+    judged: list[Judgment],
+    judged_records: list[TurnRecord],
+    labels: list[str],
+) -> _Merged:
+    """The re-judged turns' judgments in place of their old ones; other judged turns kept."""
+    previous = run_dir.judgments() or []
+    redone = {r.turn for r in judged_records}
+    kept = [j for j in previous if j.turn not in redone]
+    if not kept:
+        return _Merged(judged, judged_records, labels)
+    by_turn: dict[str, list[Judgment]] = {}
+    for j in kept + judged:
+        by_turn.setdefault(j.turn, []).append(j)
+    union = [r for r in records if r.turn in by_turn]
+    old_card = run_dir.scorecard()
+    kept_judges = {j.judge for j in kept}
+    old_labels = [
+        label
+        for label in (old_card.judges if old_card is not None else [])
+        if label.split("@", 1)[0] in kept_judges and label not in labels
+    ]
+    return _Merged(
+        judgments=[j for r in union for j in by_turn[r.turn]],
+        records=union,
+        judges=labels + old_labels,
+    )
+
 
 def _measure(run_dir: RunDirectory, *, write: bool) -> tuple[RunAnalysis | None, str | None]:
     """The run's analysis (``analysis.json`` while it is current; a writer holds the lock)."""
@@ -107,48 +198,63 @@ async def evaluate_run_async(
             field="--compat",
             expected=", ".join(COMPAT_NAMES),
         )
+    limit = options.max_undecided_share
+    if limit is not None and not 0 <= limit <= 1:
+        raise ConfigError(
+            f"{limit} is not a share",
+            field="max_undecided_share",
+            expected="a number from 0 to 1 (0.2: more than 20% of turns undecided is too many)",
+        )
     judge_options = options.judge_options()
     run_dir = RunDirectory.open_existing(path)
+    # Checked before the lock is taken or anything is measured: a wrong selection changes
+    # nothing.
+    _check_selection(judge_options.only_turns, run_dir.turns())
     with run_dir.lock(LOCK_PURPOSE) if write else contextlib.nullcontext():
         info = run_dir.info()
         benchmark = load_run_benchmark(info, run_dir.path)
+        records = run_dir.turns()
+        _check_selection(judge_options.only_turns, records)
         analysis, analysis_error = _measure(run_dir, write=write)
         judged = await judge_run(
             benchmark,
-            run_dir.turns(),
+            records,
             run_dir=run_dir,
             analysis=analysis,
             analysis_error=analysis_error,
             options=judge_options,
         )
+        merged = _Merged(judged.judgments, judged.records, judged.judges)
+        if judge_options.only_turns is not None:
+            merged = _merge(run_dir, records, judged.judgments, judged.records, judged.judges)
         card = build_scorecard(
             run_id=info.run_id,
             benchmark=info.benchmark,
             target=info.target.name,
-            records=judged.records,
-            judgments=judged.judgments,
+            records=merged.records,
+            judgments=merged.judgments,
             checks=judged.checks,
             tool_turns=judged.tool_turns,
             llm_judge=judged.llm,
             judge_status=judged.status,
             latency=analysis.latency if analysis is not None else None,
-            seed=info.seed,
-            judges=judged.judges,
+            judges=merged.judges,
+            undecided_limit=limit,
         )
         summary = None
         if options.compat is not None:
-            summary = conversation_bench_summary(benchmark, card, judged.records, judged.judgments)
+            summary = conversation_bench_summary(benchmark, card, merged.records, merged.judgments)
         if write:
-            run_dir.write_judgments(judged.judgments)
+            run_dir.write_judgments(merged.judgments)
             run_dir.write_scorecard(card)
             if summary is not None and options.compat is not None:
                 run_dir.write_json(run_dir.compat_file(options.compat), summary)
-            report = render_report(card, judged.records, judged.judgments, summary)
+            report = render_report(card, merged.records, merged.judgments, summary)
             run_dir.write_text(run_dir.report_file, report)
     return Evaluation(
         card=card,
-        judgments=judged.judgments,
-        records=judged.records,
+        judgments=merged.judgments,
+        records=merged.records,
         compat=summary,
         analysis=analysis,
     )

@@ -9,6 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from voxbench.audio.silero_timestamps import silero_speech_seconds
 from voxbench.audio.vad import SileroVAD
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import ConfigError, ProviderError
@@ -88,11 +89,13 @@ class ScoringContext:
         judge: ChatJudge | None = None,
         gt_file: Path | None = None,
         target: str | None = None,
+        vad_model: Path | None = None,
     ) -> None:
         self.transcripts = transcripts
         self.judge = judge
         self.gt_file = gt_file
         self.target = target
+        self.vad_model = vad_model
 
     # -- transcripts and audio ---------------------------------------------------------------------------------
 
@@ -122,12 +125,14 @@ class ScoringContext:
         return read_wav(path).mono()
 
     @staticmethod
-    def segments_public(audio: Audio) -> list[tuple[float, float]]:
-        """Speech segments as the public script gets them: the VAD is told 16 kHz whatever
-        the file's rate (so a 24 kHz output's times come out 1.5× too long) and keeps
-        Silero's own padded frame boundaries."""
-        mislabelled = Audio(audio.samples, PUBLIC_VAD_RATE)
-        return [(s.start, s.end) for s in _vad(refine=False).segments(mislabelled)]
+    def segments_public(audio: Audio, vad_model: Path | None = None) -> list[tuple[float, float]]:
+        """Speech segments as the public script gets them: Silero's ``get_speech_timestamps``
+        with its defaults and ``return_seconds`` (its own post-processing, times rounded to
+        0.1 s), told 16 kHz whatever the file's rate (so a 24 kHz output's times come out
+        1.5× too long). ``vad_model``: another Silero ONNX file than the shipped one."""
+        mislabelled = Audio(audio.mono().samples, PUBLIC_VAD_RATE)
+        probs, _ = _vad(refine=False, model_path=vad_model).probabilities(mislabelled)
+        return silero_speech_seconds(probs.tolist(), mislabelled.frames)
 
     @staticmethod
     def segments_true(

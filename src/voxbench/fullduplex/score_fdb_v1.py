@@ -56,7 +56,9 @@ def score_backchannel(ctx: ScoringContext, sample: FdbSample, score: SampleScore
     audio = ctx.output_audio(sample)
     words = ctx.output_words(sample)
     gt = ctx.ground_truth(sample)
-    result = backchannel.score_fdb_v1(ctx.segments_public(audio), words, audio.duration, gt)
+    result = backchannel.score_fdb_v1(
+        ctx.segments_public(audio, ctx.vad_model), words, audio.duration, gt
+    )
     jsd = result.jsd
     if gt is None:
         # The public placeholder (1.0 without any backchannel) compares with a ground truth

@@ -7,6 +7,7 @@ summary to ``fdb_summary_<mode>.json`` in the scored directory.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voxbench.core.errors import VoxbenchError
+from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.fullduplex import score_fdb_v1, score_voxbench
 from voxbench.fullduplex.corpus import (
     OUTPUT_JSON,
@@ -119,13 +120,22 @@ def score_directory(
     write: bool = True,
     progress: Callable[[FdbSample], None] | None = None,
     on_found: Callable[[int], None] | None = None,
+    vad_model: Path | None = None,
 ) -> ScoreReport:
-    """Score every sample under ``out_dir``; write the per-sample scores and the summary."""
+    """Score every sample under ``out_dir``; write the per-sample scores and the summary.
+
+    ``vad_model``: the Silero ONNX file fdb-v1 mode runs (default: the one faster-whisper
+    ships, equal to silero-vad 6.0's); the summary records its SHA-256, since two Silero
+    releases give different segments."""
     if mode not in MODES:
         raise VoxbenchError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     root = Path(out_dir)
     store = transcripts or TranscriptStore()
-    ctx = ScoringContext(store, judge=judge, gt_file=gt_file, target=target)
+    if vad_model is not None and not Path(vad_model).is_file():
+        raise ConfigError(
+            "no such file", file=vad_model, field="--vad-model", expected="a Silero VAD ONNX model"
+        )
+    ctx = ScoringContext(store, judge=judge, gt_file=gt_file, target=target, vad_model=vad_model)
     samples, skipped, notes = find_scorable(root, mode)
     if on_found is not None:
         on_found(len(samples))
@@ -133,6 +143,7 @@ def score_directory(
     meta = {
         "scored_dir": str(root.resolve()),
         "asr": store.asr_name,
+        "vad_model": _describe_model(vad_model),
         "judge": judge.describe() if judge is not None else None,
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in skipped],
     }
@@ -143,3 +154,12 @@ def score_directory(
         (root / f"fdb_scores_{mode}.jsonl").write_text(lines, encoding="utf-8")
         write_json(summary, root / f"fdb_summary_{mode}.json")
     return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
+
+
+def _describe_model(path: Path | None) -> dict[str, str]:
+    """The VAD model a scoring used: its file and SHA-256."""
+    from voxbench.audio.vad import silero_model_path
+
+    file = Path(path) if path is not None else silero_model_path()
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    return {"path": str(file), "sha256": digest}

@@ -26,6 +26,12 @@ def _turns(turns: list[str], limit: int = 12) -> str:
     return shown + (f" … (+{len(turns) - limit})" if len(turns) > limit else "")
 
 
+def _undecided(score: DimensionScore) -> str:
+    if not score.undecided:
+        return ""
+    return f"{score.undecided} undecided: {_turns(score.undecided_turns)}"
+
+
 def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
@@ -38,17 +44,21 @@ def _quote(text: str) -> str:
 def scorecard_section(card: Scorecard) -> list[str]:
     """The scorecard as markdown tables and lines."""
     out = [
-        "| dimension | passed / scored | rate | 95% CI | failed turns | undecided | absorbed |",
+        "| dimension | passed / decided | rate | 95% CI | failed turns | undecided | absorbed |",
         "|---|---:|---:|---|---|---|---|",
     ]
     for score in [card.strict_pass, *card.dimensions]:
         name = "**strict per-turn pass**" if score is card.strict_pass else score.dimension
         out.append(
             f"| {name} | {score.passed}/{score.scored} | {_pct(score.rate)} | {_ci(score)} | "
-            f"{_turns(score.failed_turns)} | {_turns(score.undecided_turns)} | "
+            f"{_turns(score.failed_turns)} | {_undecided(score)} | "
             f"{_turns(score.absorbed_turns)} |"
         )
     out.append("")
+    summary = card.undecided_summary()
+    if summary is not None:
+        mark = "**Too many undecided turns**: " if card.too_many_undecided else "- Undecided: "
+        out += [mark + summary + f" (turns {_turns(card.undecided_turns)}).", ""]
     c = card.checks
     if c is not None:
         out += _checks_lines(c)

@@ -20,11 +20,15 @@ from voxbench.scoring.compare import Comparison
 
 
 def _rate(score: DimensionScore | None) -> str:
-    if score is None or score.rate is None:
+    if score is None:
         return "—"
-    text = f"{score.passed}/{score.scored} {score.rate:.0%}"
-    if score.ci95 is not None:
-        text += f" [{score.ci95[0]:.0%}–{score.ci95[1]:.0%}]"
+    text = "—"
+    if score.rate is not None:
+        text = f"{score.passed}/{score.scored} {score.rate:.0%}"
+        if score.ci95 is not None:
+            text += f" [{score.ci95[0]:.0%}–{score.ci95[1]:.0%}]"
+    if score.undecided:
+        text += f" [yellow]· {score.undecided} undecided[/yellow]"
     return text
 
 
@@ -47,7 +51,18 @@ def _end_state(value: EndState | None) -> str:
 
 def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Table:
     """Scorecards side by side: one column per run."""
-    table = Table(title=title, title_justify="left")
+    notes = [
+        f"{c.target}: {line}" if len(cards) > 1 else line
+        for c in cards
+        if (line := c.undecided_summary()) is not None
+    ]
+    table = Table(
+        title=title,
+        title_justify="left",
+        caption="\n".join(notes) or None,
+        caption_justify="left",
+        caption_style="bold yellow" if any(c.too_many_undecided for c in cards) else "yellow",
+    )
     table.add_column("")
     for card in cards:
         table.add_column(card.target, justify="right")

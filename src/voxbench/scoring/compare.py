@@ -3,7 +3,8 @@
 Each dimension's outcomes are paired on the turns both runs scored and decided; the
 difference is tested with the exact McNemar test on the discordant pairs (a sign test:
 under "no difference", a turn only A passes is as likely as one only B passes). Turns
-scored in one run only are left out of the test and counted.
+scored in one run only are left out of the test and counted. Undecided turns (a judge
+could not decide) are left out of the rates and of the pairs, as in the scorecard.
 """
 
 from __future__ import annotations
@@ -67,15 +68,17 @@ def _compare(
     shared = [t for t in a if t in b and a[t] is not None and b[t] is not None]
     only_a = sum(bool(a[t]) and not b[t] for t in shared)
     only_b = sum(bool(b[t]) and not a[t] for t in shared)
-    a_passed, b_passed = sum(bool(v) for v in a.values()), sum(bool(v) for v in b.values())
-    a_rate = round(a_passed / len(a), 4) if a else None
-    b_rate = round(b_passed / len(b), 4) if b else None
+    a_decided = [v for v in a.values() if v is not None]
+    b_decided = [v for v in b.values() if v is not None]
+    a_passed, b_passed = sum(a_decided), sum(b_decided)
+    a_rate = round(a_passed / len(a_decided), 4) if a_decided else None
+    b_rate = round(b_passed / len(b_decided), 4) if b_decided else None
     return DimensionComparison(
         dimension=dimension,
         a_passed=a_passed,
-        a_scored=len(a),
+        a_scored=len(a_decided),
         b_passed=b_passed,
-        b_scored=len(b),
+        b_scored=len(b_decided),
         a_rate=a_rate,
         b_rate=b_rate,
         difference=round(b_rate - a_rate, 4) if a_rate is not None and b_rate is not None else None,

@@ -1,31 +1,29 @@
-"""Statistics for scorecards: bootstrap intervals and paired tests.
+"""Statistics for scorecards: intervals for pass rates and paired tests.
 
 (Latency percentiles are the analysis's: ``voxbench.analysis.summarise``.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
 
-import numpy as np
+Z95 = 1.959963984540054
+"""The standard normal quantile of a two-sided 95% interval."""
 
-BOOTSTRAP_SAMPLES = 2000
 
+def wilson_interval(passed: int, n: int, *, z: float = Z95) -> tuple[float, float] | None:
+    """95% Wilson score interval of a pass rate (None with nothing scored).
 
-def bootstrap_ci(
-    outcomes: Sequence[bool], *, seed: int = 0, samples: int = BOOTSTRAP_SAMPLES
-) -> tuple[float, float] | None:
-    """95% percentile-bootstrap interval of a pass rate (None with no outcomes).
-
-    Seeded, so the same outcomes always give the same interval.
-    """
-    if not outcomes:
+    Unlike a percentile bootstrap, it does not collapse to [100%–100%] at 10/10 (a bootstrap
+    cannot resample a failure that never happened), and its coverage stays near 95% for the
+    small numbers of turns a benchmark has."""
+    if n <= 0:
         return None
-    data = np.asarray(outcomes, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(samples, len(data)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return (round(float(lo), 4), round(float(hi), 4))
+    rate = passed / n
+    spread = z * z / n
+    centre = (rate + spread / 2) / (1 + spread)
+    half = z / (1 + spread) * math.sqrt(rate * (1 - rate) / n + spread / (4 * n))
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
 
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:

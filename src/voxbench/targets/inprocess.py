@@ -3,6 +3,9 @@
 Subclasses write the agent as straight-line code in ``respond``: ``await self.call_tool(...)``
 returns the backend's answer, ``await self.say(...)`` speaks. The base maps that onto the
 ``Session`` event stream.
+
+A subclass is also a user's plug-in as it stands: ``--target mypkg.agent:MyAgent`` builds it
+with the run's ``TargetContext`` (kept in ``self.context``), so it needs no constructor.
 """
 
 from __future__ import annotations
@@ -23,13 +26,19 @@ from voxbench.core.events import (
     Usage,
 )
 from voxbench.core.session import Session, SessionSetup, TargetInfo
+from voxbench.targets.registry import TargetContext
 
 
 class InProcessSession(Session):
     """A Session whose agent is an ``async respond(user_text)`` method."""
 
-    def __init__(self, name: str) -> None:
-        self.info = TargetInfo(name=name, in_process=True)
+    def __init__(self, name: str | TargetContext = "local/in-process") -> None:
+        """``name`` is the target's ``provider/model`` name, or the ``TargetContext`` a
+        class-path target is built with (its name is then the class path)."""
+        self.context = name if isinstance(name, TargetContext) else None
+        self.info = TargetInfo(
+            name=name.model if isinstance(name, TargetContext) else name, in_process=True
+        )
         self.setup: SessionSetup | None = None
         self._queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[Any]] = {}

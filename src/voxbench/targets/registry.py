@@ -5,20 +5,25 @@ under the ``target`` role (``realtime`` for speech-to-speech sockets), beside wh
 the same provider does there (text completion, ASR, TTS). A target name is parsed by
 ``core.names`` (``provider:model`` is accepted too); a bare name is looked up in the alias
 table (``oracle`` → ``local/oracle``) or is a provider with a default model. ``--service`` /
-``--target`` may also be a fully-qualified class path (``mypkg.adapters:MySession``) for a
-user's own adapter: the class is built with the same ``TargetContext``.
+``--target`` may also be a class path (``mypkg.adapters:MySession``, ``myagent:Agent``,
+``mypkg.adapters.MySession``) for a user's own adapter: a ``Session`` subclass built with the
+same ``TargetContext`` (or with no argument, when its constructor takes none). A
+``module:Class`` whose module part is a registered provider or alias is that provider's
+model instead.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError
-from voxbench.core.session import Session
+from voxbench.core.session import Session, TargetInfo
 from voxbench.providers import registry as one_registry
 from voxbench.providers.registry import Capability, EnvVars, Provider, Role
 from voxbench.targets.pipelines import route_target
@@ -199,9 +204,8 @@ def resolve_target(
     options = dict(options or {})
     name = route_target(name, options)  # openai/gpt-realtime → openai-realtime/gpt-realtime
     if _is_class_path(name):
-        cls = _import_class(name)
         context = TargetContext(model=name, benchmark=benchmark, base_url=base_url, options=options)
-        return lambda: cls(context)
+        return _class_factory(name, context)
     provider, model = _resolve(name)
     context = TargetContext(model=model, benchmark=benchmark, base_url=base_url, options=options)
     return lambda: provider.factory(context)
@@ -233,19 +237,133 @@ def canonical_name(name: str) -> str:
     return f"{provider.name}/{model}" if model else provider.name
 
 
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+_MODULE_COLON_CLASS = re.compile(rf"({_IDENTIFIER}(?:\.{_IDENTIFIER})*):({_IDENTIFIER})")
+_DOTTED_CLASS = re.compile(rf"({_IDENTIFIER}(?:\.{_IDENTIFIER})+)\.({_IDENTIFIER})")
+CLASS_PATH_FORM = "module:Class or package.module:Class, with the module on the Python path"
+
+
+def _class_path_parts(name: str) -> tuple[str, str] | None:
+    """``(module, class)`` when ``name`` is a class path, else None.
+
+    Never a ``provider/model`` name, whose model part may hold dots and colons
+    (``bedrock/anthropic.claude-…-v1:0``, ``ollama/x:3b``); ``provider:model`` (the alias
+    spelling) wins over ``module:Class`` when the module part names a provider or alias."""
+    if "/" in name:
+        return None
+    if match := _MODULE_COLON_CLASS.fullmatch(name):
+        module = match.group(1)
+        if "." not in module and module in _known_names():
+            return None
+        return module, match.group(2)
+    if match := _DOTTED_CLASS.fullmatch(name):
+        return match.group(1), match.group(2)
+    return None
+
+
+def _known_names() -> set[str]:
+    _ensure_loaded()
+    return {p.name for p in one_registry.providers_for(*TARGET_ROLES)} | set(aliases())
+
+
 def _is_class_path(name: str) -> bool:
-    # ``pkg.module:Class`` or ``pkg.module.Class``; never a ``provider/model`` name, whose
-    # model part may hold dots and colons (``bedrock/anthropic.claude-…-v1:0``, ``ollama/x:3b``).
-    return "/" not in name and "." in name.split(":")[0] and (":" in name or name.count(".") >= 2)
+    return _class_path_parts(name) is not None
 
 
-def _import_class(path: str) -> Callable[[TargetContext], Session]:
-    module_name, _, attr = path.replace(":", ".").rpartition(".")
+def _import_class(path: str) -> type[Session]:
+    """The ``Session`` subclass at ``path``, or a ``ConfigError`` saying what is wrong."""
+    parts = _class_path_parts(path)
+    assert parts is not None
+    module_name, attr = parts
     try:
         module = importlib.import_module(module_name)
-        cls = getattr(module, attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot import target class {path!r}: {exc}", field="target") from exc
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            known = ", ".join(sorted(_known_names()))
+            raise ConfigError(
+                f"cannot import target class {path!r}: no module named {exc.name!r}",
+                field="target",
+                expected=f"{CLASS_PATH_FORM} (PYTHONPATH or an installed package), "
+                f"or provider/model with a provider among: {known}",
+            ) from None
+        raise _import_failed(path, exc) from exc
+    except Exception as exc:  # the user's module failed while importing: say where
+        raise _import_failed(path, exc) from exc
+    cls = getattr(module, attr, None)
+    if cls is None:
+        raise ConfigError(
+            f"module {module_name!r} has no {attr!r}",
+            field="target",
+            expected=f"a Session class defined in {module_name}",
+        )
     if not (isinstance(cls, type) and issubclass(cls, Session)):
-        raise ConfigError(f"{path!r} is not a voxbench Session subclass", field="target")
+        what = f"the class {cls.__name__}" if isinstance(cls, type) else type(cls).__name__
+        raise ConfigError(
+            f"{path!r} is {what}, not a voxbench Session",
+            field="target",
+            expected="a subclass of voxbench.core.session.Session "
+            "(voxbench.targets.inprocess.InProcessSession for an agent written in Python)",
+        )
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        raise ConfigError(
+            f"{path!r} does not implement {missing}",
+            field="target",
+            expected="a Session class that implements every abstract method",
+        )
     return cls
+
+
+def _import_failed(path: str, exc: Exception) -> ConfigError:
+    return ConfigError(
+        f"importing target class {path!r} failed: {type(exc).__name__}: {exc}",
+        field="target",
+    )
+
+
+def _constructor_args(cls: type[Session], path: str, context: TargetContext) -> tuple[Any, ...]:
+    """``(context,)`` or ``()``: what ``cls``'s constructor takes."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # a constructor Python cannot describe: trust the docs
+        return (context,)
+    for args in ((context,), ()):
+        try:
+            signature.bind(*args)
+        except TypeError:
+            continue
+        return args
+    raise ConfigError(
+        f"the constructor of {path!r} takes {signature}; voxbench builds a target with one "
+        "argument, its TargetContext",
+        field="target",
+        expected="__init__(self, context: voxbench.targets.registry.TargetContext), "
+        "or a constructor without arguments",
+    )
+
+
+def _class_factory(path: str, context: TargetContext) -> Callable[[], Session]:
+    """A factory of sessions of the class at ``path``, checked now rather than mid-run."""
+    cls = _import_class(path)
+    args = _constructor_args(cls, path, context)
+
+    def build() -> Session:
+        try:
+            session = cls(*args)
+        except Exception as exc:  # the user's constructor: name it, never a bare traceback
+            raise ConfigError(
+                f"building target {path!r} failed: {type(exc).__name__}: {exc}",
+                field="target",
+            ) from exc
+        info = getattr(session, "info", None)
+        if info is None:  # not said: a text target named by its class path
+            session.info = TargetInfo(name=path)
+        elif not isinstance(info, TargetInfo):
+            raise ConfigError(
+                f"{path!r} set self.info to a {type(info).__name__}",
+                field="target",
+                expected="a voxbench.core.session.TargetInfo (InProcessSession sets it for you)",
+            )
+        return session
+
+    return build
