@@ -177,6 +177,21 @@ def test_a_corrupt_line_100_prints_as_a_line_number_not_an_emoji(
     assert "💯" not in out
 
 
+# -- exit 4: the run could not be completed ----------------------------------------------------
+
+
+def test_a_run_where_every_turn_failed_exits_4(monkeypatch, capsys, tmp_path: Path) -> None:
+    code, out = voxbench(
+        monkeypatch, capsys, "run", "smoke", "-t", "tests.cli.broken_agent:BrokenAgent",
+        "--only-turns", "0-1", "--runs-dir", str(tmp_path), "--fail-under", "strict_pass=0",
+    )  # fmt: skip
+    assert code == 4, out
+    assert "every turn failed" in out and "Traceback" not in out
+    (run,) = run_dirs(tmp_path)
+    code, out = voxbench(monkeypatch, capsys, "judge", str(run))
+    assert code == 4 and "every turn failed" in out
+
+
 # -- --fail-under -------------------------------------------------------------------------------
 
 

@@ -351,3 +351,15 @@ def test_corrupt_recording_on_analyze(
     (run / "conversation.wav").write_bytes(content)
     code, out = voxbench(monkeypatch, capsys, "analyze", str(run))
     assert_clear_failure(code, out, "conversation.wav")
+
+
+@pytest.mark.parametrize("content", WAVS.values(), ids=list(WAVS))
+def test_corrupt_recording_on_judge_is_an_incomplete_evaluation(
+    monkeypatch, capsys, tmp_path: Path, recorded_audio_run: Path, content: bytes
+) -> None:
+    """Turn-taking cannot be judged on a broken recording: too many undecided turns, exit 4."""
+    run = _fresh_run(recorded_audio_run, tmp_path)
+    (run / "conversation.wav").write_bytes(content)
+    code, out = voxbench(monkeypatch, capsys, "judge", str(run))
+    assert code == 4, out
+    assert_clear_failure(code, out, "conversation.wav", "undecided")

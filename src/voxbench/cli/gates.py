@@ -1,4 +1,8 @@
-"""``--fail-under DIM=RATE``: a CI gate on a scorecard's pass rates (exit code 1)."""
+"""How an evaluation ends for CI: incomplete (exit 4), below a ``--fail-under`` gate (exit 1).
+
+An incomplete evaluation wins over a gate: when every turn failed or too many judgments are
+undecided, the pass rates do not describe the system under test.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.markup import escape
 
-from voxbench.core.errors import ConfigError
-from voxbench.core.records import Scorecard
+from voxbench.core.errors import ConfigError, RunIncompleteError
+from voxbench.core.records import Judgment, Scorecard, TurnRecord
 
 FAIL_UNDER_HELP = (
     "CI gate, repeatable: exit 1 when DIM's pass rate is below RATE. DIM is a scorecard "
@@ -95,3 +99,24 @@ def enforce_gates(card: Scorecard, gates: list[PassRateGate], console: Console) 
         raise SystemExit(GATE_FAILED_EXIT)
     if gates:
         console.print("gates passed: " + ", ".join(escape(str(g)) for g in gates))
+
+
+def refuse_incomplete(
+    card: Scorecard, records: list[TurnRecord], judgments: list[Judgment], run_dir: object
+) -> None:
+    """Raise ``RunIncompleteError`` (exit 4) when every turn failed or too much is undecided."""
+    if records and all(r.status != "ok" for r in records):
+        statuses = ", ".join(sorted({r.status for r in records}))
+        raise RunIncompleteError(
+            f"{run_dir}: every turn failed ({len(records)} turns: {statuses}); "
+            f"see voxbench show {run_dir}"
+        )
+    if card.too_many_undecided:
+        # Why the judges could not decide (a corrupt recording, an unreachable judge) names
+        # the file or the service to fix; two distinct reasons are enough to act on.
+        reasons = list(dict.fromkeys(j.reasoning for j in judgments if j.judge_failed))[:2]
+        because = "; ".join(r for r in reasons if r)
+        raise RunIncompleteError(
+            f"{run_dir}: too many undecided judgments: {card.undecided_summary()}"
+            + (f" ({because})" if because else "")
+        )

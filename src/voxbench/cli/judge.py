@@ -8,7 +8,12 @@ import typer
 from rich.markup import escape
 
 from voxbench.cli.console import make_console
-from voxbench.cli.gates import FAIL_UNDER_HELP, enforce_gates, parse_fail_under
+from voxbench.cli.gates import (
+    FAIL_UNDER_HELP,
+    enforce_gates,
+    parse_fail_under,
+    refuse_incomplete,
+)
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
@@ -82,4 +87,5 @@ def judge_command(
             )
         )
     console.print(f"report: [b]{escape(str(RunDirectory(run_dir).report_file))}[/b]")
+    refuse_incomplete(card, result.records, result.judgments, run_dir)
     enforce_gates(card, gates, console)

@@ -17,7 +17,12 @@ from rich.progress import (
 )
 
 from voxbench.cli.console import escape, make_console
-from voxbench.cli.gates import FAIL_UNDER_HELP, enforce_gates, parse_fail_under
+from voxbench.cli.gates import (
+    FAIL_UNDER_HELP,
+    enforce_gates,
+    parse_fail_under,
+    refuse_incomplete,
+)
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
 from voxbench.core.yamlfile import parse_yaml
@@ -185,11 +190,13 @@ def run_command(
             config = build_config({k: v for k, v in flags.items() if v is not None})
         check_before_run(config, from_file=config_file)
         path = execute(config)
-    card = evaluate_run(path, EvaluationOptions(judge=judge, judge_base_url=judge_base_url)).card
+    evaluation = evaluate_run(path, EvaluationOptions(judge=judge, judge_base_url=judge_base_url))
+    card = evaluation.card
     title = escape(f"{card.benchmark} · {card.target}")
     console.print(scorecards_table([card], title=title))
     where = escape(str(path))
     console.print(f"run directory: [b]{where}[/b]  (details: voxbench show {where})")
+    refuse_incomplete(card, evaluation.records, evaluation.judgments, path)
     enforce_gates(card, gates, console)
 
 
