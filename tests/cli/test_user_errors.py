@@ -80,6 +80,14 @@ def test_unknown_options_and_commands_are_usage_errors(
     assert_user_error(code, out, message)
 
 
+@pytest.mark.parametrize(
+    "args", [[], ["list"], ["bench"], ["fdb"]], ids=["root", "list", "bench", "fdb"]
+)
+def test_a_command_group_without_a_command_prints_its_help(monkeypatch, capsys, args) -> None:
+    code, out = voxbench(monkeypatch, capsys, *args)
+    assert_user_error(code, out, "Usage:", "Commands")
+
+
 # -- defect 15b: run without a target ---------------------------------------------------------
 
 
