@@ -116,7 +116,7 @@ def test_user_mistakes_are_messages_not_tracebacks(monkeypatch, capsys, tmp_path
     code, out = voxbench(monkeypatch, capsys, "run", "--config", str(bad))
     assert code == 2 and "cfg.yaml: target_name: unknown key" in out
     code, out = voxbench(monkeypatch, capsys, "show", str(tmp_path))
-    assert code == 1 and "not a run directory" in out
+    assert code == 2 and "not a run directory" in out
     code, out = voxbench(monkeypatch, capsys, "run", "smoke", "--only-turns", "4-2")
     assert code == 2 and "bad turn selection" in out
 

@@ -14,23 +14,27 @@ them, ``load_benchmark`` raises if there is any.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 from pydantic import ValidationError
 
 from voxbench.benchmarks.backend import BackendSpec
 from voxbench.core.benchmark import Benchmark, ExpectedCall, ToolSpec, Turn
-from voxbench.core.errors import BenchmarkError, RunError
+from voxbench.core.errors import BenchmarkError, ConfigError, RunError
 from voxbench.core.matching import args_match
 from voxbench.core.records import RunInfo
+from voxbench.core.yamlfile import read_text_file, read_yaml
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 FILES = ("benchmark.yaml", "knowledge_base.md", "tools.yaml", "turns.yaml", "backend.yaml")
 _HEADER_KEYS = {"id", "version", "description", "current_date", "system_prompt", "dimensions"}
+PROMPT_VARIABLES = ("knowledge_base", "current_date", "tools")
+"""The ``{name}`` placeholders a system prompt template may use."""
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def builtin_benchmarks() -> list[str]:
@@ -86,12 +90,46 @@ def load_run_benchmark(info: RunInfo, run_path: Path) -> Benchmark:
 
 
 def validate_benchmark(path: str | Path) -> list[BenchmarkError]:
-    """Every problem of the package at ``path`` (an empty list when it is valid)."""
+    """Every problem of the package at ``path`` (an empty list when it is valid).
+
+    Beyond what loading checks, each turn's audio file is read: an empty or non-audio
+    file would otherwise fail only when a run reaches that turn."""
     try:
         root = resolve_benchmark_dir(path)
     except BenchmarkError as exc:
         return [exc]
-    return _load(root)[1]
+    benchmark, problems = _load(root)
+    if benchmark is not None:
+        problems += turn_audio_problems(benchmark)
+    return problems
+
+
+def turn_audio_problems(benchmark: Benchmark) -> list[BenchmarkError]:
+    """Every turn audio file that cannot be read as audio (empty, not audio, truncated)."""
+    from voxbench.audio.wav import read_wav  # the audio stack loads only when asked
+    from voxbench.core.errors import AudioError
+
+    problems = []
+    for i, turn in enumerate(benchmark.turns):
+        path = benchmark.audio_path(turn)
+        if path is None:
+            continue
+        try:
+            read_wav(path)
+        except AudioError as exc:
+            problems.append(
+                BenchmarkError(
+                    str(exc),
+                    file=benchmark.root / "turns.yaml" if benchmark.root else None,
+                    field=f"turns[{i}] (id {turn.id}).audio",
+                    expected="a readable, non-empty audio file",
+                )
+            )
+    return problems
+
+
+def _as_benchmark_error(exc: ConfigError) -> BenchmarkError:
+    return BenchmarkError(exc.detail, file=exc.file, field=exc.field, expected=exc.expected)
 
 
 def _read_yaml(path: Path, problems: list[BenchmarkError]) -> Any:
@@ -99,9 +137,20 @@ def _read_yaml(path: Path, problems: list[BenchmarkError]) -> Any:
         problems.append(BenchmarkError("file is missing", file=path))
         return None
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        problems.append(BenchmarkError(f"not valid YAML: {exc}", file=path))
+        return read_yaml(path)
+    except ConfigError as exc:
+        problems.append(_as_benchmark_error(exc))
+        return None
+
+
+def _read_text(path: Path, problems: list[BenchmarkError]) -> str | None:
+    if not path.is_file():
+        problems.append(BenchmarkError("file is missing", file=path))
+        return None
+    try:
+        return read_text_file(path)
+    except ConfigError as exc:
+        problems.append(_as_benchmark_error(exc))
         return None
 
 
@@ -154,8 +203,14 @@ def _schema_problems(tool: ToolSpec, file: Path) -> list[BenchmarkError]:
     return []
 
 
-def _list_section(data: Any, file: Path, key: str, problems: list[BenchmarkError]) -> list[Any]:
+def _list_section(
+    data: Any, file: Path, key: str, problems: list[BenchmarkError], *, required: bool = False
+) -> list[Any]:
     if data is None:
+        if required and file.is_file():
+            problems.append(
+                BenchmarkError("file is empty", file=file, expected=f"{key}: a list of {key}")
+            )
         return []
     if not isinstance(data, dict) or set(data) != {key} or not isinstance(data[key], list):
         problems.append(
@@ -164,23 +219,50 @@ def _list_section(data: Any, file: Path, key: str, problems: list[BenchmarkError
             )
         )
         return []
+    if required and not data[key]:
+        problems.append(BenchmarkError(f"no {key}", file=file, field=key, expected="at least one"))
     return data[key]
+
+
+def _prompt_problems(header: dict[str, Any], file: Path) -> list[BenchmarkError]:
+    """Placeholders of the system prompt template that voxbench would not fill in."""
+    prompt = header.get("system_prompt")
+    if not isinstance(prompt, str):
+        return []
+    return [
+        BenchmarkError(
+            f"unknown template variable {{{name}}}",
+            file=file,
+            field="system_prompt",
+            expected=", ".join(f"{{{v}}}" for v in PROMPT_VARIABLES),
+        )
+        for name in dict.fromkeys(_PLACEHOLDER.findall(prompt))
+        if name not in PROMPT_VARIABLES
+    ]
 
 
 def _load(root: Path) -> tuple[Benchmark | None, list[BenchmarkError]]:
     problems: list[BenchmarkError] = []
+    known = len(problems)
     header = _read_yaml(root / "benchmark.yaml", problems)
-    kb_path = root / "knowledge_base.md"
-    knowledge_base = kb_path.read_text(encoding="utf-8") if kb_path.is_file() else None
-    if knowledge_base is None:
-        problems.append(BenchmarkError("file is missing", file=kb_path))
+    if header is None and len(problems) == known:
+        problems.append(
+            BenchmarkError(
+                "file is empty",
+                file=root / "benchmark.yaml",
+                expected="a mapping with id, version, description, system_prompt",
+            )
+        )
+    knowledge_base = _read_text(root / "knowledge_base.md", problems)
     tools_file, turns_file, backend_file = (
         root / "tools.yaml",
         root / "turns.yaml",
         root / "backend.yaml",
     )
     raw_tools = _list_section(_read_yaml(tools_file, problems), tools_file, "tools", problems)
-    raw_turns = _list_section(_read_yaml(turns_file, problems), turns_file, "turns", problems)
+    raw_turns = _list_section(
+        _read_yaml(turns_file, problems), turns_file, "turns", problems, required=True
+    )
     raw_backend = _read_yaml(backend_file, problems) or {}
 
     if header is not None and not isinstance(header, dict):
@@ -198,6 +280,7 @@ def _load(root: Path) -> tuple[Benchmark | None, list[BenchmarkError]]:
                     expected=", ".join(sorted(_HEADER_KEYS)),
                 )
             )
+        problems += _prompt_problems(header, root / "benchmark.yaml")
 
     tools: list[ToolSpec] = []
     for i, raw in enumerate(raw_tools):

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from voxbench.cli.console import make_console
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.rundir import RunDirectory
 
-console = Console()
+console = make_console()
 
 
 def _ms(value: float | None) -> str:
@@ -58,7 +59,7 @@ def analyze_command(
         f"{len(analysis.unprompted)} unprompted agent segment(s)"
     )
     for t in failed:
-        console.print(f"  turn {t.turn}: {', '.join(t.issues)}")
+        console.print(f"  turn {escape(t.turn)}: {escape(', '.join(t.issues))}")
 
 
 def _per_turn_table(analysis: RunAnalysis) -> None:
@@ -69,7 +70,7 @@ def _per_turn_table(analysis: RunAnalysis) -> None:
     for col in columns:
         table.add_column(col, justify="left" if col in ("turn", "issues") else "right")
     for t in analysis.turns:
-        row = [t.turn, _ms(t.ttfb), _ms(t.ttft), _ms(t.first_audio_latency)]
+        row = [escape(t.turn), _ms(t.ttfb), _ms(t.ttft), _ms(t.first_audio_latency)]
         if analysis.turn_taking:
             row += [
                 _ms(t.pipeline_ttfa),

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from voxbench.benchmarks.consistency import consistency_problems
 from voxbench.benchmarks.loader import load_benchmark, validate_benchmark
 from voxbench.benchmarks.stats import benchmark_stats
+from voxbench.cli.console import make_console
+from voxbench.core.errors import BenchmarkError
 
 app = typer.Typer(help="Validate, describe and check benchmark packages.", no_args_is_help=True)
-console = Console()
+console = make_console()
 
 
 @app.command("validate")
@@ -25,7 +26,7 @@ def validate(benchmark: str = typer.Argument(..., help="Benchmark name or direct
     for p in problems:
         console.print(f"[red]✗[/red] {escape(str(p))}")
     console.print(f"{len(problems)} problem(s)")
-    raise typer.Exit(1)
+    raise typer.Exit(BenchmarkError.exit_code)  # an invalid package is a user error
 
 
 @app.command("stats")
@@ -34,7 +35,7 @@ def stats(benchmark: str = typer.Argument(..., help="Benchmark name or directory
     b = load_benchmark(benchmark)
     s = benchmark_stats(b)
     console.print(
-        f"[b]{b.id}[/b] v{b.version}: {s.turns} turns, {s.tools} tools, {s.expected_calls} expected calls "
+        f"[b]{escape(b.id)}[/b] v{escape(b.version)}: {s.turns} turns, {s.tools} tools, {s.expected_calls} expected calls "
         f"on {s.tool_turns} turns, {s.forbidden_calls} forbidden calls, {s.facts} fact checks, "
         f"knowledge base {s.kb_lines} lines ≈ {s.kb_tokens:,} tokens (system prompt ≈ {s.prompt_tokens:,}), "
         f"{s.audio_turns} turns with audio"
@@ -43,13 +44,13 @@ def stats(benchmark: str = typer.Argument(..., help="Benchmark name or directory
     table.add_column("category")
     table.add_column("turns", justify="right")
     for cat, n in s.categories.items():
-        table.add_row(cat, str(n))
+        table.add_row(escape(cat), str(n))
     console.print(table)
     dims = Table(title_justify="left")
     dims.add_column("dimension")
     dims.add_column("scored on turns", justify="right")
     for dim, n in s.dimensions.items():
-        dims.add_row(dim, str(n))
+        dims.add_row(escape(dim), str(n))
     console.print(dims)
 
 
@@ -62,10 +63,10 @@ def check(benchmark: str = typer.Argument(..., help="Benchmark name or directory
     problems = consistency_problems(b) + oracle_check(b)
     if not problems:
         console.print(
-            f"[green]consistent[/green]: {b.id} (static checks pass; the oracle scores 100% "
+            f"[green]consistent[/green]: {escape(b.id)} (static checks pass; the oracle scores 100% "
             "on every deterministic check)"
         )
         return
     for p in problems:
         console.print(f"[red]✗[/red] {escape(p)}")
-    raise typer.Exit(1)
+    raise typer.Exit(BenchmarkError.exit_code)  # an invalid package is a user error

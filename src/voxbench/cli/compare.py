@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
+from voxbench.cli.console import make_console
 from voxbench.evaluation import load_or_evaluate
 from voxbench.report.terminal import comparison_table
 from voxbench.scoring.compare import compare_runs
 
-console = Console()
+console = make_console()
 
 
 def compare_command(
@@ -35,7 +36,7 @@ def compare_command(
     if judges_a != judges_b:
         console.print(
             "[yellow]note:[/yellow] the runs were judged by different judges "
-            f"({', '.join(judges_a)} vs {', '.join(judges_b)})"
+            f"({escape(', '.join(judges_a))} vs {escape(', '.join(judges_b))})"
         )
     if json_out is not None:
         json_out.write_text(

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
+from voxbench.cli.console import make_console
 from voxbench.core.errors import ConfigError
 
-console = Console()
+console = make_console()
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from voxbench.benchmarks.loader import load_benchmark
-from voxbench.core.errors import ConfigError
+from voxbench.cli.console import make_console
+from voxbench.core.errors import ConfigError, RunIncompleteError
 from voxbench.core.session import Session
+from voxbench.fullduplex.annotations import load_gt_distribution
 from voxbench.fullduplex.driver import drive_corpus
 from voxbench.fullduplex.gating import compare
 from voxbench.fullduplex.judge import ChatJudge
@@ -24,13 +26,13 @@ from voxbench.fullduplex.scoring import score_directory
 from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT, StreamOptions
 from voxbench.fullduplex.summary import TIMING_METRICS, read_summary, write_csv
 from voxbench.fullduplex.transcripts import DEFAULT_ASR, TranscriptStore
-from voxbench.targets.registry import canonical_name, resolve_target
+from voxbench.targets.registry import canonical_name, check_target_options, resolve_target
 
 app = typer.Typer(
     help="Full-Duplex-Bench: drive a target over FDB corpora and score the outputs.",
     no_args_is_help=True,
 )
-console = Console()
+console = make_console()
 
 
 def _progress(out: Console = console) -> Progress:
@@ -48,6 +50,14 @@ def _fail() -> None:
     # SystemExit, not typer.Exit: the root runs click with standalone_mode=False, which turns
     # typer.Exit into a return value that would be lost.
     raise SystemExit(1)
+
+
+def _existing_dir(path: Path, field: str, expected: str) -> None:
+    """A directory argument that is not there is a user error, before any work starts."""
+    if not path.exists():
+        raise ConfigError("not found", file=path, field=field, expected=expected)
+    if not path.is_dir():
+        raise ConfigError("is a file", file=path, field=field, expected=expected)
 
 
 def _parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -107,7 +117,9 @@ def run_command(
     ),
 ) -> None:
     """Stream every input.wav to a target and write time-aligned output.wav files."""
+    _existing_dir(corpus, "CORPUS", "an FDB corpus directory (samples with input.wav)")
     options = {"stt": stt, "tts": tts, **_parse_options(option)}
+    check_target_options(target, options)
     make = _session_factory(target, base_url, options, benchmark)
     name = canonical_name(target)
     opts = StreamOptions(
@@ -137,9 +149,20 @@ def run_command(
         console.print(f"[red]✗[/red] {escape(str(path))}: {escape(why)}")
     for item in report.skipped:
         console.print(f"[yellow]skipped[/yellow] {escape(str(item.path))}: {escape(item.reason)}")
+    if not (report.completed or report.resumed or report.failed):
+        raise ConfigError(
+            "no sample to run" + (f" ({len(report.skipped)} skipped)" if report.skipped else ""),
+            file=corpus,
+            field="CORPUS",
+            expected="sample folders with input.wav and an annotation (pause.json, "
+            "turn_taking.json, interrupt.json or metadata.json)",
+        )
     console.print(f"score with: voxbench fdb score {escape(str(out or corpus))}")
     if report.failed:
-        _fail()
+        raise RunIncompleteError(
+            f"{len(report.failed)} of {len(report.failed) + len(report.completed)} "
+            "sample(s) failed (listed above)"
+        )
 
 
 def _cell(stats: dict[str, Any] | None, timing: bool) -> str:
@@ -155,12 +178,18 @@ def _print_summary(summary: dict[str, Any]) -> None:
     for category in dict.fromkeys(r["category"] for r in summary["rows"]):
         rows = [r for r in summary["rows"] if r["category"] == category]
         metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
-        table = Table(title=f"{category} ({summary['mode']})", title_justify="left")
+        table = Table(title=escape(f"{category} ({summary['mode']})"), title_justify="left")
         for col in ("target", "subset", "samples", "errors", *metrics):
             table.add_column(col)
         for r in rows:
             cells = [_cell(r["metrics"].get(m), m in TIMING_METRICS) for m in metrics]
-            table.add_row(r["target"], r["subset"], str(r["samples"]), str(r["errors"]), *cells)
+            table.add_row(
+                escape(r["target"]),
+                escape(r["subset"]),
+                str(r["samples"]),
+                str(r["errors"]),
+                *cells,
+            )
         console.print(table)
     for line in summary.get("method", []):
         console.print(f"[dim]method: {escape(line)}[/dim]")
@@ -199,10 +228,13 @@ def score_command(
     """Score outputs; writes fdb_scores_<mode>.jsonl and fdb_summary_<mode>.json there."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}", field="--mode", expected=" or ".join(MODES))
+    _existing_dir(out_dir, "OUT_DIR", "a directory of FDB outputs")
+    if gt is not None:
+        load_gt_distribution(gt)  # a missing or broken --gt file is one error, not one per sample
     chat_judge = ChatJudge(judge, base_url=judge_base_url, seed=judge_seed) if judge else None
     try:
         # With --json, stdout carries only the JSON document.
-        with _progress(Console(stderr=True) if json_out else console) as progress:
+        with _progress(make_console(stderr=True) if json_out else console) as progress:
             task = progress.add_task(f"score ({mode})", total=None, last="")
             report = score_directory(
                 out_dir, mode=mode, transcripts=TranscriptStore(asr), judge=chat_judge,  # type: ignore[arg-type]
@@ -213,6 +245,14 @@ def score_command(
     finally:
         if chat_judge is not None:
             chat_judge.close()
+    if not report.scores:
+        raise ConfigError(
+            "nothing to score"
+            + (f" ({len(report.skipped)} sample(s) skipped)" if report.skipped else ""),
+            file=out_dir,
+            field="OUT_DIR",
+            expected="sample folders with output.wav or output.json (see voxbench fdb run)",
+        )
     summary = report.summary
     if csv_file is not None:
         write_csv(summary, csv_file)
@@ -230,9 +270,21 @@ def score_command(
         regressions = [r for r in results if r.regressed]
         for r in results:
             mark = "[red]REGRESSED[/red]" if r.regressed else "[green]ok[/green]"
-            Console(stderr=json_out).print(
+            make_console(stderr=json_out).print(
                 f"{mark} {r.category}/{r.subset} {r.metric}: {r.baseline:.3f} → {r.current:.3f} "
                 f"(Δ {r.delta:+.3f}, tolerance {r.tolerance:g})"
             )
         if regressions:
             _fail()
+    _refuse_unscored(report.scores, make_console(stderr=True) if json_out else console)
+
+
+def _refuse_unscored(scores: list[Any], out: Console) -> None:
+    """Name every sample that could not be scored; the scoring is then incomplete (exit 4)."""
+    errors = [s for s in scores if s.error]
+    for score in errors:
+        out.print(f"[red]✗[/red] {escape(score.sample)}: {escape(score.error)}", soft_wrap=True)
+    if errors:
+        raise RunIncompleteError(
+            f"{len(errors)} of {len(scores)} sample(s) could not be scored (listed above)"
+        )

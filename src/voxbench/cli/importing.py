@@ -6,7 +6,6 @@ from datetime import date
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from voxbench.benchmarks.importers import (
@@ -15,6 +14,7 @@ from voxbench.benchmarks.importers import (
     import_aiewf,
     import_conversation_bench,
 )
+from voxbench.cli.console import make_console
 from voxbench.core.errors import ConfigError
 
 app = typer.Typer(
@@ -22,7 +22,7 @@ app = typer.Typer(
     "Their Python files are parsed, never executed.",
     no_args_is_help=True,
 )
-console = Console()
+console = make_console()
 
 _OUT = typer.Option(None, "--out", "-o", help="Destination directory (default ./imported/<id>).")
 _DATE = typer.Option(

@@ -5,13 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
+from voxbench.cli.console import make_console
+from voxbench.cli.gates import (
+    FAIL_UNDER_HELP,
+    enforce_gates,
+    parse_fail_under,
+    refuse_incomplete,
+)
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
 
-console = Console()
+console = make_console()
 
 JUDGE_HELP = (
     "LLM judge as provider:model or provider/model: anthropic:MODEL, openai:MODEL, "
@@ -43,8 +50,10 @@ def judge_command(
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Ask the LLM judge again even for turns judged before."
     ),
+    fail_under: list[str] = typer.Option(None, "--fail-under", help=FAIL_UNDER_HELP),
 ) -> None:
     """Judge a run: writes judged.jsonl, scorecard.json and report.md, prints the scorecard."""
+    gates = parse_fail_under(fail_under)
     result = evaluate_run(
         run_dir,
         EvaluationOptions(
@@ -58,7 +67,7 @@ def judge_command(
         ),
     )
     card = result.card
-    console.print(scorecards_table([card], title=f"{card.benchmark} · {card.target}"))
+    console.print(scorecards_table([card], title=escape(f"{card.benchmark} · {card.target}")))
     llm = card.llm_judge
     if llm is not None:
         console.print(
@@ -77,4 +86,6 @@ def judge_command(
                 if value is not None
             )
         )
-    console.print(f"report: [b]{RunDirectory(run_dir).report_file}[/b]")
+    console.print(f"report: [b]{escape(str(RunDirectory(run_dir).report_file))}[/b]")
+    refuse_incomplete(card, result.records, result.judgments, run_dir)
+    enforce_gates(card, gates, console)

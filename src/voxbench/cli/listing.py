@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from voxbench.benchmarks.loader import builtin_benchmarks, load_benchmark
 from voxbench.benchmarks.stats import benchmark_stats
+from voxbench.cli.console import make_console
 from voxbench.core.names import parse_component_name
 from voxbench.providers.registry import Role, providers_for
 from voxbench.targets.registry import aliases, providers
@@ -15,7 +15,7 @@ from voxbench.targets.registry import aliases, providers
 app = typer.Typer(
     help="List benchmarks, targets, judges, ASR/TTS engines and aliases.", no_args_is_help=True
 )
-console = Console()
+console = make_console()
 
 
 @app.command("benchmarks")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from voxbench import __version__
 from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show
 from voxbench.cli.compare import compare_command
+from voxbench.cli.console import make_console
 from voxbench.cli.fdb import app as fdb_app
 from voxbench.cli.synth import synth_command
 from voxbench.core.errors import VoxbenchError
@@ -46,35 +46,65 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
     """voxbench: evaluate voice AI systems."""
 
 
+# typer bundles its own copy of click (``typer._click``): ``click.ClickException`` from the
+# click package is another class. Take the base class of typer's own usage errors instead.
+_CLICK_ERRORS: tuple[type[Exception], ...] = tuple(
+    {
+        cls
+        for cls in typer.BadParameter.__mro__
+        if cls.__name__ == "ClickException" and issubclass(cls, Exception)
+    }
+)
+
+USAGE_EXIT = 2
+"""Exit code of a user error: a bad command line, option, config or input file."""
+
+
+def _error(message: str) -> None:
+    # soft_wrap: a long path stays on one line, whole, for the user to copy.
+    make_console(stderr=True).print(
+        "[red]error:[/red]", escape(message), highlight=False, soft_wrap=True
+    )
+
+
 def main() -> None:
-    """Entry point: user mistakes print a message and an exit code, never a traceback."""
+    """Entry point: user mistakes print a message and an exit code, never a traceback.
+
+    Exit codes: 0 the evaluation completed (whatever the scores); 1 a ``--fail-under`` or
+    ``--baseline`` gate failed; 2 a user error; 3 a missing or rejected credential; 4 the
+    run could not be completed."""
     load_dotenv()
     try:
         # Without standalone mode click returns the code of a ``typer.Exit`` instead of exiting.
         code = app(standalone_mode=False)
     except VoxbenchError as exc:
-        Console(stderr=True).print("[red]error:[/red]", escape(str(exc)), highlight=False)
+        _error(str(exc))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        Console(stderr=True).print("interrupted")
+        make_console(stderr=True).print("interrupted")
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
         sys.exit(1)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    except _CLICK_ERRORS as exc:
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(getattr(exc, "exit_code", USAGE_EXIT))
+    except UnicodeDecodeError as exc:
+        # A reader that forgot to say which file: still a message, not a traceback.
+        _error(f"a file is not UTF-8 text: {exc}")
+        sys.exit(USAGE_EXIT)
+    except OSError as exc:
+        # A path the user gave cannot be read or written (missing, a file, no permission).
+        where = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        _error(f"{where}: {exc.strerror or exc}" if where else str(exc))
+        sys.exit(USAGE_EXIT)
     if isinstance(code, int) and code:
         sys.exit(code)
 

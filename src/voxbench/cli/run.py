@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -16,15 +16,23 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from voxbench.cli.console import escape, make_console
+from voxbench.cli.gates import (
+    FAIL_UNDER_HELP,
+    enforce_gates,
+    parse_fail_under,
+    refuse_incomplete,
+)
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
+from voxbench.core.yamlfile import parse_yaml
 from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
-from voxbench.runner.config import RunConfig, build_config
+from voxbench.runner.config import RunConfig, build_config, check_turns_exist
 from voxbench.runner.conversation import ProgressCallback
 from voxbench.runner.launch import resume_run, run_conversation
 
-console = Console()
+console = make_console()
 
 
 def _progress() -> Progress:
@@ -149,8 +157,10 @@ def run_command(
         None, "--judge", "-j", help="Also judge with an LLM at the end, as provider:model."
     ),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
+    fail_under: list[str] = typer.Option(None, "--fail-under", help=FAIL_UNDER_HELP),
 ) -> None:
     """Run a benchmark against a target and print its scorecard."""
+    gates = parse_fail_under(fail_under)
     if resume is not None:
         path = execute(None, resume=resume)
     else:
@@ -178,22 +188,67 @@ def run_command(
                     "missing benchmark", field="BENCHMARK", expected="a name or a directory"
                 )
             config = build_config({k: v for k, v in flags.items() if v is not None})
+        check_before_run(config, from_file=config_file)
         path = execute(config)
-    card = evaluate_run(path, EvaluationOptions(judge=judge, judge_base_url=judge_base_url)).card
-    console.print(scorecards_table([card], title=f"{card.benchmark} · {card.target}"))
-    console.print(f"run directory: [b]{path}[/b]  (details: voxbench show {path})")
+    evaluation = evaluate_run(path, EvaluationOptions(judge=judge, judge_base_url=judge_base_url))
+    card = evaluation.card
+    title = escape(f"{card.benchmark} · {card.target}")
+    console.print(scorecards_table([card], title=title))
+    where = escape(str(path))
+    console.print(f"run directory: [b]{where}[/b]  (details: voxbench show {where})")
+    refuse_incomplete(card, evaluation.records, evaluation.judgments, path)
+    enforce_gates(card, gates, console)
+
+
+def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
+    """Refuse what would fail only after a run directory exists: one line, no directory.
+
+    The target must be named (``-t`` or the config file): running the oracle by default
+    would score a run nobody asked for. ``only_turns`` must name turns the benchmark has,
+    an audio run's turn wavs must be audio, and the runs directory must be writable."""
+    from voxbench.benchmarks.loader import load_benchmark, turn_audio_problems
+
+    benchmark = load_benchmark(config.benchmark)
+    if "target" not in config.model_fields_set:
+        raise ConfigError(
+            "no target given",
+            file=from_file,
+            field="--target" if from_file is None else "--target (or the file's target)",
+            expected="a system under test such as -t local/oracle or -t openai/gpt-4o-mini",
+        )
+    check_turns_exist(config, len(benchmark.turns))
+    if config.mode == "audio":
+        # A broken turn wav would otherwise fail its turn mid-run, after the directory exists.
+        problems = turn_audio_problems(benchmark)
+        if problems:
+            raise problems[0]
+    check_writable_dir(config.runs_dir, field="runs_dir")
+
+
+def check_writable_dir(path: Path, *, field: str) -> None:
+    """Create ``path`` if needed; a file there, or a place we cannot write, is a user error."""
+    if path.exists() and not path.is_dir():
+        raise ConfigError("is a file", file=path, field=field, expected="a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the directory: {exc.strerror or exc}", file=path, field=field
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(
+            "cannot write there", file=path, field=field, expected="a writable directory"
+        )
 
 
 def _parse_options(pairs: list[str]) -> dict[str, object]:
     """``["a=1", "b=x"]`` → ``{"a": 1, "b": "x"}`` (values parsed as YAML scalars)."""
-    import yaml
-
     out: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"bad option {pair!r}", field="--option", expected="KEY=VALUE")
-        out[key.strip()] = yaml.safe_load(value) if value else ""
+        out[key.strip()] = parse_yaml(value, source=f"--option {key.strip()}") if value else ""
     return out
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
+from voxbench.cli.console import make_console
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import load_or_evaluate
 from voxbench.report.terminal import scorecards_table, turns_table
 
-console = Console()
+console = make_console()
 
 
 def show_command(
@@ -31,8 +32,8 @@ def show_command(
         }
         records = [r for r in records if r.turn in failed]
     console.print(
-        f"[b]{info.benchmark}[/b] v{info.benchmark_version} · [b]{info.target.name}[/b] · "
-        f"{info.status} · started {info.started_at}"
+        f"[b]{escape(info.benchmark)}[/b] v{escape(info.benchmark_version)} · "
+        f"[b]{escape(info.target.name)}[/b] · {info.status} · started {info.started_at}"
     )
     console.print(turns_table(records, judgments, verbose=verbose))
     console.print(scorecards_table([card]))

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from voxbench.benchmarks.audio import synthesize_benchmark_audio
 from voxbench.benchmarks.loader import load_benchmark
+from voxbench.cli.console import make_console
 from voxbench.core.benchmark import Turn
 
-console = Console()
+console = make_console()
 
 
 def synth_command(

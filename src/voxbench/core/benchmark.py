@@ -203,7 +203,11 @@ class ToolSpec(Strict):
         props = v.get("properties", {})
         if not isinstance(props, dict):
             raise ValueError("parameters.properties must be a mapping")
-        missing = [r for r in v.get("required", []) if r not in props]
+        required = v.get("required", [])
+        # ``required: name`` (a string) would otherwise be read letter by letter.
+        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+            raise ValueError(f"parameters.required must be a list of names, not {required!r}")
+        missing = [r for r in required if r not in props]
         if missing:
             raise ValueError(f"required parameters not in properties: {missing}")
         return v

@@ -2,6 +2,12 @@
 
 Every error a user can cause names where the problem is (file, field) and what was
 expected, so the CLI can print it as a message instead of a traceback.
+
+Each error carries the CLI's exit code (the README's table): 2 a user error (a bad option,
+config, benchmark package, run directory or audio file), 3 a missing or rejected
+credential, 4 a run or scoring that could not be completed. 0 is a completed evaluation
+whatever its scores; 1 a failed ``--fail-under`` / ``--baseline`` gate, or an unexpected
+failure.
 """
 
 from __future__ import annotations
@@ -75,6 +81,8 @@ class BenchmarkError(ConfigError):
 class AudioError(VoxbenchError):
     """An audio file is corrupt, empty, not audio, or in a format we cannot read."""
 
+    exit_code = 2
+
     def __init__(self, message: str, *, file: str | Path | None = None) -> None:
         self.file = str(file) if file is not None else None
         super().__init__(f"{self.file}: {message}" if self.file else message)
@@ -121,6 +129,14 @@ class ProviderError(VoxbenchError):
 
 class RunError(VoxbenchError):
     """A run directory is missing, unreadable or inconsistent."""
+
+    exit_code = 2
+
+
+class RunIncompleteError(VoxbenchError):
+    """The run (or the scoring) could not be completed: every turn or sample failed."""
+
+    exit_code = 4
 
 
 class RunLockedError(RunError):

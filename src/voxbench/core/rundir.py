@@ -59,16 +59,24 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.endswith("\n"):
+    # Bytes, decoded line by line: a line that is not UTF-8 is named by its number.
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, 1):
+            if not raw.endswith(b"\n"):
                 break
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise RunError(f"{path}:{number}: not UTF-8 text") from None
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise RunError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+            except (ValueError, RecursionError) as exc:
+                # json raises these for numbers too long to convert and for deep nesting.
+                raise RunError(f"{path}:{number}: not usable JSON ({exc})") from None
             if not isinstance(row, dict):
                 raise RunError(f"{path}:{number}: expected a JSON object per line")
             rows.append(row)
@@ -318,6 +326,8 @@ class RunDirectory:
         """``run.json``."""
         try:
             return RunInfo.model_validate_json(self.run_file.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise RunError(f"{self.run_file}: cannot read run info: not UTF-8 text") from None
         except (OSError, ValidationError) as exc:
             raise RunError(f"{self.run_file}: cannot read run info: {exc}") from exc
 

@@ -144,12 +144,25 @@ class ScoringContext:
 
     # -- ground truth --------------------------------------------------------------------------
 
+    def ground_truth_file(self, sample: FdbSample) -> Path | None:
+        """The ``icc_gt_distribution.json`` that holds the sample's ground truth, if any."""
+        return self.gt_file or find_upwards(sample.path, GT_DISTRIBUTION_FILE, sample.root)
+
     def ground_truth(self, sample: FdbSample) -> list[float] | None:
         """The sample's backchannel histogram, or None when there is none for its id."""
-        path = self.gt_file or find_upwards(sample.path, GT_DISTRIBUTION_FILE, sample.root)
+        path = self.ground_truth_file(sample)
         if path is None:
             return None
         return _gt_file(Path(path).resolve()).get(sample.sample_id)
+
+    def missing_ground_truth_note(self, sample: FdbSample) -> str:
+        """Why a backchannel sample has no ground truth: no file at all, or not its id."""
+        if self.ground_truth_file(sample) is None:
+            return (
+                f"JSD not computed: no {GT_DISTRIBUTION_FILE} found above the samples "
+                "(give it with --gt FILE)"
+            )
+        return f"no ground-truth distribution for sample id {sample.sample_id!r}"
 
     # -- judges --------------------------------------------------------------------------------
 

@@ -59,9 +59,13 @@ def score_backchannel(ctx: ScoringContext, sample: FdbSample, score: SampleScore
     result = backchannel.score_fdb_v1(
         ctx.segments_public(audio, ctx.vad_model), words, audio.duration, gt
     )
-    if gt is None and result.jsd is None:
-        score.notes.append(f"no ground-truth distribution for sample id {sample.sample_id!r}")
-    score.metrics.update(tor=float(result.tor), frequency=result.frequency, jsd=result.jsd)
+    jsd = result.jsd
+    if gt is None:
+        # The public placeholder (1.0 without any backchannel) compares with a ground truth
+        # that is not there: say so instead of printing a JSD.
+        jsd = None
+        score.notes.append(ctx.missing_ground_truth_note(sample))
+    score.metrics.update(tor=float(result.tor), frequency=result.frequency, jsd=jsd)
     score.details["backchannels"] = result.backchannels
 
 

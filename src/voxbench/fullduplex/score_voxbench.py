@@ -96,7 +96,7 @@ def score_backchannel(ctx: ScoringContext, sample: FdbSample, score: SampleScore
         ctx.segments_true(audio), ctx.output_words(sample), audio.duration, gt
     )
     if gt is None and result.backchannels:
-        score.notes.append(f"no ground-truth distribution for sample id {sample.sample_id!r}")
+        score.notes.append(ctx.missing_ground_truth_note(sample))
     score.metrics.update(
         tor=float(result.tor),
         frequency=result.frequency,

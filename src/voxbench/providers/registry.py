@@ -89,6 +89,8 @@ class Capability:
     default_model: str | None = None
     models: tuple[str, ...] = ()
     """Known model names, for listings (any name is accepted)."""
+    options: frozenset[str] | None = None
+    """For targets: the ``-o KEY=VALUE`` keys this role reads; None when not declared."""
 
 
 @dataclass(frozen=True)

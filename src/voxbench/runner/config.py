@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from voxbench.core.errors import ConfigError
+from voxbench.core.yamlfile import read_yaml
 
 
 class RunConfig(BaseModel):
@@ -58,14 +58,23 @@ class RunConfig(BaseModel):
     def _parse_turns(cls, v: Any) -> Any:
         return parse_turn_selection(v) if isinstance(v, str) else v
 
+    @field_validator("only_turns")
+    @classmethod
+    def _some_turns(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None and (not v or min(v) < 0):
+            # An empty selection would run nothing and still report success.
+            raise ConfigError(
+                "selects no turn" if not v else "negative turn position",
+                field="only_turns",
+                expected="turn positions like 0,3-5",
+            )
+        return v
+
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> RunConfig:
         """Load a YAML run config; non-None ``overrides`` (CLI flags) win."""
         p = Path(path)
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read run config: {exc}", file=p) from exc
+        data = read_yaml(p, what="run config YAML") or {}
         if not isinstance(data, dict):
             raise ConfigError("wrong shape", file=p, expected="a mapping of run settings")
         data.update({k: v for k, v in overrides.items() if v is not None})
@@ -73,15 +82,41 @@ class RunConfig(BaseModel):
 
 
 def build_config(data: dict[str, Any], source: str | Path | None = None) -> RunConfig:
-    """Validate ``data`` into a RunConfig, naming the offending key on error."""
+    """Validate ``data`` into a RunConfig, naming the offending key on error.
+
+    ``target_options`` are checked against what the chosen target accepts, so a misspelt
+    option is an error instead of a setting silently ignored."""
     try:
-        return RunConfig.model_validate(data)
+        config = RunConfig.model_validate(data)
+        if config.target_options:
+            from voxbench.targets.registry import check_target_options
+
+            check_target_options(config.target, config.target_options)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
         message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         expected = ", ".join(RunConfig.model_fields) if err["type"] == "extra_forbidden" else None
-        raise ConfigError(message, file=source, field=field, expected=expected) from exc
+        raise ConfigError(message, file=source, field=field, expected=expected) from None
+    except ConfigError as exc:
+        # Validators raise ConfigError (pydantic passes it through): add the file it came from.
+        if exc.file is not None or source is None:
+            raise
+        raise ConfigError(exc.detail, file=source, field=exc.field, expected=exc.expected) from None
+    return config
+
+
+def check_turns_exist(config: RunConfig, turn_count: int) -> None:
+    """Refuse an ``only_turns`` that names a turn the benchmark does not have."""
+    if config.only_turns is None:
+        return
+    missing = [i for i in config.only_turns if i >= turn_count]
+    if missing:
+        raise ConfigError(
+            f"no turn {', '.join(map(str, missing))} in benchmark {config.benchmark!r}",
+            field="only_turns",
+            expected=f"turn positions 0-{turn_count - 1}",
+        )
 
 
 def parse_turn_selection(spec: str) -> list[int]:
@@ -104,4 +139,10 @@ def parse_turn_selection(spec: str) -> list[int]:
                 field="only_turns",
                 expected="numbers and ranges like 0,3-5",
             ) from None
+    if not out:
+        raise ConfigError(
+            f"selects no turn: {spec!r}",
+            field="only_turns",
+            expected="numbers and ranges like 0,3-5",
+        )
     return sorted(out)

@@ -60,6 +60,10 @@ class TargetProvider:
     """Known model names, for listings (any name is accepted)."""
     env: EnvVars | None = None
     """Which of ``env_vars`` are all needed and which one of is enough."""
+    options: frozenset[str] | None = None
+    """The target option keys (``-o KEY=VALUE``, ``target_options``) this provider reads.
+    When declared, any other key is refused; when None, only keys no built-in target reads
+    (``KNOWN_TARGET_OPTIONS``) are refused."""
 
     @property
     def requirement(self) -> EnvVars:
@@ -81,6 +85,26 @@ optional SDKs at module level: an SDK is imported when its provider's factory ru
 
 ENTRY_POINT_GROUP = "voxbench.targets"
 
+KNOWN_TARGET_OPTIONS = frozenset(
+    {
+        # routing and the audio-mode cascade around a text target
+        "pipeline", "stt", "tts", "voice",
+        # connection plumbing shared by the HTTP and websocket sessions
+        "api_key", "api_version", "timeout", "connect_timeout", "region",
+        # chat and completion requests (passed through to the provider's body)
+        "temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens",
+        "max_output_tokens", "seed", "reasoning_effort", "parallel_tool_calls", "tool_choice",
+        "service_tier", "thinking", "thinking_config", "metadata", "extra_body", "stream",
+        "include_usage",
+        # realtime sessions
+        "turn_detection", "output", "input_transcription", "transcript_grace",
+        "automatic_activity_detection", "input_sample_rate", "output_sample_rate",
+    }
+)  # fmt: skip
+"""Every option key some built-in target reads (a test keeps this list true to the code).
+A provider that declares no ``options`` is checked against it: a key here may be ignored by
+that provider, but a key outside it is certainly a mistake."""
+
 _LOADED = False
 
 
@@ -93,6 +117,7 @@ def register_provider(provider: TargetProvider, aliases: dict[str, str] | None =
         kind=provider.kind,
         default_model=provider.default_model,
         models=provider.models,
+        options=provider.options,
     )
     one_registry.register(
         Provider(
@@ -133,6 +158,7 @@ def _view(provider: Provider) -> TargetProvider:
         default_model=capability.default_model,
         models=capability.models,
         env=provider.env,
+        options=capability.options,
     )
 
 
@@ -183,6 +209,24 @@ def resolve_target(
     provider, model = _resolve(name)
     context = TargetContext(model=model, benchmark=benchmark, base_url=base_url, options=options)
     return lambda: provider.factory(context)
+
+
+def check_target_options(name: str, options: dict[str, Any]) -> None:
+    """Refuse target option keys the target ``name`` does not read (a misspelt option)."""
+    routed = route_target(name, dict(options))
+    if _is_class_path(routed):
+        return  # a user's own Session class: its options are its own business
+    provider, model = _resolve(routed)
+    accepted = provider.options if provider.options is not None else KNOWN_TARGET_OPTIONS
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        target = f"{provider.name}/{model}" if model else provider.name
+        raise ConfigError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+            f"for target {target}",
+            field=f"target_options.{unknown[0]}",
+            expected=", ".join(sorted(accepted)) or "no options",
+        )
 
 
 def canonical_name(name: str) -> str:

@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.errors import ConfigError
+from voxbench.core.yamlfile import read_yaml
 
 TRANSIENT_ERRORS = frozenset({"INTERNAL_ERROR", "TEMPORARILY_UNAVAILABLE", "TIMEOUT"})
 
@@ -283,10 +282,7 @@ def load_script_file(path: str | Path) -> tuple[ListScript, FaultPlan]:
     """Read a YAML script: ``replies`` (each ``say`` and/or ``call``/``args`` or ``calls``),
     optional ``transcripts`` and ``faults``."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read script: {exc}", file=p) from exc
+    data = read_yaml(p, what="script YAML") or {}
     if not isinstance(data, dict) or not isinstance(data.get("replies"), list):
         raise ConfigError("wrong shape", file=p, field="replies", expected="a list of replies")
     unknown = set(data) - {"replies", "transcripts", "faults"}
