@@ -245,3 +245,16 @@ def test_a_malformed_fail_under_is_a_user_error(
         "--runs-dir", str(tmp_path), "--fail-under", gate,
     )  # fmt: skip
     assert_user_error(code, out, "--fail-under", *words)
+
+
+def test_a_missing_judge_key_stops_the_run_before_it_starts(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    code, out = voxbench(
+        monkeypatch, capsys, "run", "smoke", "-t", "oracle", "--runs-dir", str(tmp_path),
+        "--judge", "anthropic/claude-sonnet-4-5",
+    )  # fmt: skip
+    assert code == 3, out
+    assert "ANTHROPIC_API_KEY" in out
+    assert not list(tmp_path.rglob("run.json"))  # nothing ran

@@ -30,6 +30,7 @@ from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import RunConfig, build_config, check_turns_exist
 from voxbench.runner.conversation import ProgressCallback
+from voxbench.runner.credentials import check_credentials
 from voxbench.runner.launch import resume_run, run_conversation
 
 console = make_console()
@@ -161,6 +162,8 @@ def run_command(
 ) -> None:
     """Run a benchmark against a target and print its scorecard."""
     gates = parse_fail_under(fail_under)
+    if judge:  # the judge's key is checked before the first turn, not after the whole run
+        check_credentials(None, judge=judge)
     if resume is not None:
         path = execute(None, resume=resume)
     else:

@@ -134,18 +134,11 @@ class RunError(VoxbenchError):
 
 
 class RunIncompleteError(VoxbenchError):
-    """The run (or the scoring) could not be completed: every turn or sample failed."""
+    """The run (or the scoring) could not be completed: every turn or sample failed, or too
+    many judgments are undecided. A run raises it after ``run.json`` says ``error``."""
 
     exit_code = 4
 
 
 class RunLockedError(RunError):
     """Another process holds the run directory's writer lock."""
-
-
-class RunIncompleteError(VoxbenchError):
-    """The run ended but produced no usable turn: every turn it ran failed.
-
-    Raised after ``run.json`` is written with status ``error``, so the run stays resumable."""
-
-    exit_code = 4
