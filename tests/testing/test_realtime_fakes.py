@@ -39,6 +39,8 @@ def test_energy_vad_finds_speech_bounds() -> None:
     assert events[1][1] == 1200  # 300 ms of silence after speech ends at 900 ms
 
 
+# The client sends an event type that does not exist, on purpose.
+@pytest.mark.wire_nonconforming
 async def test_openai_fake_errors_like_the_api() -> None:
     async with FakeOpenAIRealtimeServer(ListScript([Reply(text="Hi.")])) as server:
         with pytest.raises(InvalidStatus) as refused:

@@ -113,6 +113,8 @@ class _Session:
             "tools": [],
         }
         self.vad: EnergyVad | None = None
+        self.speech_item = ""
+        """The item id server VAD announced with ``speech_started`` (committed at its stop)."""
         self.buffer = bytearray()
         self.committed: list[str] = []
         """User audio items committed since the last response (their transcripts are due)."""
@@ -204,17 +206,25 @@ class _Session:
         detection = self.config["audio"]["input"]["turn_detection"] or {}
         for kind, ms in self.vad.feed(pcm):
             if kind == "started":
-                await self.send({"type": "input_audio_buffer.speech_started", "audio_start_ms": ms})
+                self.speech_item = self.server.new_id("item")
+                await self.send(
+                    {"type": "input_audio_buffer.speech_started", "audio_start_ms": ms}
+                    | {"item_id": self.speech_item}
+                )
                 if detection.get("interrupt_response", True):
                     await self.stop()  # barge-in: the response in progress is cancelled
             else:
-                await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": ms})
-                await self.commit()
+                await self.send(
+                    {"type": "input_audio_buffer.speech_stopped", "audio_end_ms": ms}
+                    | {"item_id": self.speech_item}
+                )
+                await self.commit(self.speech_item)
                 if detection.get("create_response", True):
                     await self.start_response(None)
 
-    async def commit(self) -> None:
-        item_id = self.server.new_id("item")
+    async def commit(self, item_id: str | None = None) -> None:
+        """Commit the buffer as a user item (under server VAD: the item speech started)."""
+        item_id = item_id or self.server.new_id("item")
         self.buffer.clear()
         self.committed.append(item_id)
         self.conversation.user_audio()
@@ -300,6 +310,7 @@ class _Session:
                     "item_id": item_id,
                     "content_index": 0,
                     "transcript": self.conversation.last_user_text,
+                    "usage": _transcription_usage(self.conversation.last_user_text),
                 }
             )
 
@@ -316,18 +327,18 @@ class _Session:
             call_id, arguments = self.server.new_id("call"), call.arguments_json()
             item = {"id": self.server.new_id("item"), "type": "function_call"}
             item.update(status="completed", call_id=call_id, name=call.name, arguments=arguments)
-            where = {"response_id": response["id"], "item_id": item["id"]}
-            where["output_index"] = len(response["output"])
+            where = {"response_id": response["id"], "output_index": len(response["output"])}
             await self.send({"type": "response.output_item.added", **where, "item": item})
             if drop:
                 await self.drop()
+            arguments_where = {**where, "item_id": item["id"], "call_id": call_id}
             await self.send(
-                {"type": "response.function_call_arguments.delta", **where}
-                | {"call_id": call_id, "delta": arguments}
+                {"type": "response.function_call_arguments.delta", **arguments_where}
+                | {"delta": arguments}
             )
             await self.send(
-                {"type": "response.function_call_arguments.done", **where}
-                | {"call_id": call_id, "name": call.name, "arguments": arguments}
+                {"type": "response.function_call_arguments.done", **arguments_where}
+                | {"name": call.name, "arguments": arguments}
             )
             await self.send({"type": "response.output_item.done", **where, "item": item})
             response["output"].append(item)
@@ -341,12 +352,11 @@ class _Session:
         kind = "output_audio_transcript" if audio_out else "output_text"
         item = {"id": self.server.new_id("item"), "type": "message", "role": "assistant"}
         item.update(status="in_progress", content=[])
-        where = {"response_id": response["id"], "item_id": item["id"]}
-        where["output_index"] = len(response["output"])
-        part_where = {**where, "content_index": 0}
+        where = {"response_id": response["id"], "output_index": len(response["output"])}
+        part_where = {**where, "item_id": item["id"], "content_index": 0}
         await self.send({"type": "response.output_item.added", **where, "item": item})
         await self.send({"type": "conversation.item.added", "item": item})
-        part = {"type": "audio" if audio_out else "text", "transcript": ""}
+        part = {"type": "audio", "transcript": ""} if audio_out else {"type": "text", "text": ""}
         await self.send({"type": "response.content_part.added", **part_where, "part": part})
         words = _words(text)
         chunks = self.server.speech(text, RATE)
@@ -378,9 +388,13 @@ class _Session:
         await self.send({"type": f"response.{kind}.done", **part_where, **final})
         for word in held:
             await self.send({"type": f"response.{kind}.delta", **part_where, "delta": word})
-        done_part = {"type": part["type"], "transcript": text}
+        done_part = (
+            {"type": "audio", "transcript": text} if audio_out else {"type": "text", "text": text}
+        )
         await self.send({"type": "response.content_part.done", **part_where, "part": done_part})
-        item.update(status="completed", content=[done_part])
+        # Item content parts are typed output_audio / output_text; response parts audio / text.
+        content = {**done_part, "type": f"output_{done_part['type']}"}
+        item.update(status="completed", content=[content])
         await self.send({"type": "response.output_item.done", **where, "item": item})
         await self.send({"type": "conversation.item.done", "item": item})
         response["output"].append(item)
@@ -401,6 +415,17 @@ def _usage(user_text: str, reply: Reply) -> dict[str, Any]:
         "output_tokens": said,
         "input_token_details": {"cached_tokens": 0, "text_tokens": heard, "audio_tokens": 0},
         "output_token_details": {"text_tokens": said, "audio_tokens": said},
+    }
+
+
+def _transcription_usage(text: str) -> dict[str, Any]:
+    """A transcription's token usage (``usage`` is required on ``...completed``)."""
+    heard = len(text.split()) + 1
+    return {
+        "type": "tokens",
+        "input_tokens": heard,
+        "output_tokens": heard,
+        "total_tokens": 2 * heard,
     }
 
 
