@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 import base64
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
 from voxbench.core.benchmark import Benchmark
