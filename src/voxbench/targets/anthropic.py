@@ -22,6 +22,7 @@ from voxbench.core.session import Session
 from voxbench.providers.anthropic import BASE_URL_VARS, DEFAULT_BASE_URL
 from voxbench.providers.anthropic import headers as anthropic_headers
 from voxbench.providers.http import iter_sse
+from voxbench.targets import stop_reasons
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, parse_arguments, result_text, safe_call_id
@@ -42,6 +43,7 @@ class AnthropicSession(ChatSession):
     """A Session over the Messages API."""
 
     provider = "anthropic"
+    stop_reasons = stop_reasons.ANTHROPIC
     key_vars = ("ANTHROPIC_API_KEY",)
 
     def body(self) -> dict[str, Any]:

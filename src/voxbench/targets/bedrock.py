@@ -28,6 +28,7 @@ from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallReques
 from voxbench.core.session import Session, SessionSetup
 from voxbench.providers.bedrock import KEY_VARS, classify_bedrock_error, make_bedrock_client
 from voxbench.providers.http import target_error
+from voxbench.targets import stop_reasons
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, parse_arguments, result_object, safe_call_id
@@ -47,6 +48,7 @@ class BedrockSession(ChatSession):
     """A Session over Bedrock ``ConverseStream``."""
 
     provider = "bedrock"
+    stop_reasons = stop_reasons.BEDROCK
     key_vars = KEY_VARS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

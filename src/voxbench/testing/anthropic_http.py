@@ -107,7 +107,7 @@ class FakeAnthropicServer(ScriptedServer):
             "role": "assistant",
             "model": model,
             "content": content,
-            "stop_reason": "tool_use" if reply.calls else "end_turn",
+            "stop_reason": reply.stop_reason or ("tool_use" if reply.calls else "end_turn"),
             "stop_sequence": None,
             "usage": {"input_tokens": input_tokens, "output_tokens": _output_tokens(reply)},
         }
@@ -175,7 +175,7 @@ class FakeAnthropicServer(ScriptedServer):
             index += 1
         if drop:
             await responder.drop()
-        stop = "tool_use" if reply.calls else "end_turn"
+        stop = reply.stop_reason or ("tool_use" if reply.calls else "end_turn")
         await send(
             {
                 "type": "message_delta",

@@ -171,7 +171,7 @@ class FakeBedrockServer(ScriptedServer):
                 )
             events.append(("contentBlockStop", {"contentBlockIndex": index}, False))
             index += 1
-        stop = "tool_use" if reply.calls else "end_turn"
+        stop = reply.stop_reason or ("tool_use" if reply.calls else "end_turn")
         output = count_tokens(reply.text) + sum(
             count_tokens(c.name + c.arguments_json()) for c in reply.calls
         )
