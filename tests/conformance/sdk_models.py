@@ -142,6 +142,36 @@ def check_openai_realtime_server(message: Mapping[str, Any]) -> list[str]:
     return _check_event(_realtime_tables()[1], message, "server event")
 
 
+def check_xai_realtime_client(message: Mapping[str, Any]) -> list[str]:
+    """xAI's dialect: OpenAI's events, with ``voice`` / ``turn_detection`` top-level in the
+    session (docs.x.ai voice agent guide); checked with OpenAI's models once nested back."""
+    session = message.get("session")
+    if message.get("type") != "session.update" or not isinstance(session, Mapping):
+        return check_openai_realtime_client(message)
+    session = dict(session)
+    audio = {k: dict(v) for k, v in (session.get("audio") or {}).items()}
+    if "voice" in session:
+        audio.setdefault("output", {})["voice"] = session.pop("voice")
+    if "turn_detection" in session:
+        audio.setdefault("input", {})["turn_detection"] = session.pop("turn_detection")
+    if audio:
+        session["audio"] = audio
+    return check_openai_realtime_client({**message, "session": session})
+
+
+def check_xai_realtime_server(message: Mapping[str, Any]) -> list[str]:
+    """xAI's dialect: OpenAI's events, plus ``status`` on user transcripts, whose partials
+    (``in_progress``) carry no ``usage``."""
+    kind = "conversation.item.input_audio_transcription.completed"
+    if message.get("type") != kind or "status" not in message:
+        return check_openai_realtime_server(message)
+    trimmed = {k: v for k, v in message.items() if k != "status"}
+    problems = [] if message["status"] in ("in_progress", "completed") else ["status value"]
+    if message["status"] == "in_progress":
+        trimmed.setdefault("usage", {"type": "duration", "seconds": 0})
+    return problems + check_openai_realtime_server(trimmed)
+
+
 def check_openai_chat_request(message: Mapping[str, Any], *, deployment: bool = False) -> list[str]:
     """A ``/chat/completions`` body against the SDK's create params.
 

@@ -73,6 +73,11 @@ WEBSOCKET_PROTOCOLS: dict[type[WebsocketFake], Protocol] = {
 }
 
 
+XAI_REALTIME = Protocol(
+    "xai-realtime", sdk.check_xai_realtime_client, sdk.check_xai_realtime_server
+)
+
+
 @dataclass(frozen=True)
 class HttpProtocol:
     """Per route: the request check (None: not checked) and the response check."""
@@ -145,6 +150,8 @@ class WireConformance:
             protocol = next(
                 (p for cls, p in WEBSOCKET_PROTOCOLS.items() if isinstance(fake, cls)), None
             )
+            if getattr(fake, "dialect", None) == "xai":
+                protocol = XAI_REALTIME
             if protocol is None:
                 await original(fake, ws)
                 return

@@ -17,6 +17,14 @@ transcript's ``.done`` and user transcripts after ``response.done``.
 
     async with FakeOpenAIRealtimeServer(GoldenScript(benchmark)) as server:
         ...  # the adapter's base_url is server.url
+
+``dialect="xai"`` speaks xAI's variant: it greets with ``conversation.created``, takes
+``voice`` and ``turn_detection`` as top-level session fields, and streams each user
+transcript as partials (``...input_audio_transcription.completed`` with
+``status: "in_progress"``) before the final one (``status: "completed"``). ``strict`` (the
+default) refuses, with an ``error`` event as OpenAI does, what OpenAI refuses: those
+top-level fields (``unknown_parameter``) and a ``response.create`` while a response is
+active (that one is refused in every mode: it is the API's documented behaviour).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import json
 import time
 from collections.abc import Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import ServerConnection
@@ -60,6 +68,10 @@ class FakeOpenAIRealtimeServer(WebsocketFake):
 
     provider = "openai-realtime"
     id_separator = "_"
+
+    def __init__(self, *args: Any, dialect: Literal["openai", "xai"] = "openai", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.dialect = dialect
 
     @property
     def url(self) -> str:
@@ -123,7 +135,11 @@ class _Session:
         self._configure_vad()
 
     async def run(self) -> None:
-        await self.send({"type": "session.created", "session": self.config})
+        if self.server.dialect == "xai":
+            conversation = {"id": self.server.new_id("conv"), "object": "realtime.conversation"}
+            await self.send({"type": "conversation.created", "conversation": conversation})
+        else:
+            await self.send({"type": "session.created", "session": self.config})
         async for raw in self.ws:
             try:
                 event = ev.parse_client_event(raw)
@@ -153,7 +169,17 @@ class _Session:
 
     async def handle(self, event: ev.ClientEvent) -> None:
         if isinstance(event, ev.SessionUpdate):
-            _merge(self.config, event.session.dump())
+            update = event.session.dump()
+            top_level = [k for k in ("voice", "turn_detection") if k in update]
+            if top_level and self.server.dialect == "openai" and self.server.strict:
+                await self.error(
+                    "invalid_request_error",
+                    "unknown_parameter",
+                    f"Unknown parameter: 'session.{top_level[0]}'.",
+                    event.event_id,
+                )
+                return
+            _merge(self.config, _nest_xai_fields(update))
             self._configure_vad()
             await self.send({"type": "session.updated", "session": self.config})
         elif isinstance(event, ev.InputAudioBufferAppend):
@@ -303,16 +329,16 @@ class _Session:
         self.duplicate = False
 
     async def user_transcripts(self, item_ids: list[str]) -> None:
+        text = self.conversation.last_user_text
         for item_id in item_ids:
-            await self.send(
-                {
-                    "type": "conversation.item.input_audio_transcription.completed",
-                    "item_id": item_id,
-                    "content_index": 0,
-                    "transcript": self.conversation.last_user_text,
-                    "usage": _transcription_usage(self.conversation.last_user_text),
-                }
-            )
+            event = {"type": "conversation.item.input_audio_transcription.completed"}
+            event |= {"item_id": item_id, "content_index": 0}
+            if self.server.dialect == "xai":
+                words = text.split(" ")
+                partial = " ".join(words[: max(1, len(words) // 2)])
+                await self.send(event | {"transcript": partial, "status": "in_progress"})
+                event["status"] = "completed"
+            await self.send(event | {"transcript": text, "usage": _transcription_usage(text)})
 
     async def drop(self) -> None:
         """Cut the connection without a close frame, as a network failure does."""
@@ -429,10 +455,24 @@ def _transcription_usage(text: str) -> dict[str, Any]:
     }
 
 
+def _nest_xai_fields(update: dict[str, Any]) -> dict[str, Any]:
+    """xAI's top-level ``voice`` / ``turn_detection`` in the places OpenAI keeps them."""
+    update = dict(update)
+    audio = update.setdefault("audio", {})
+    if "voice" in update:
+        audio.setdefault("output", {})["voice"] = update.pop("voice")
+    if "turn_detection" in update:
+        audio.setdefault("input", {})["turn_detection"] = update.pop("turn_detection")
+    return update
+
+
 def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
-    """Apply a ``session.update`` the way the server does: present fields replace."""
+    """Apply a ``session.update`` the way the server does: present fields replace, and an
+    object of another ``type`` (``server_vad`` → ``semantic_vad``) replaces the old one whole."""
     for key, value in update.items():
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
+        current = target.get(key)
+        nested = isinstance(value, dict) and isinstance(current, dict)
+        if nested and current.get("type") == value.get("type"):
             _merge(target[key], value)
         else:
             target[key] = value

@@ -14,6 +14,9 @@ Rules it keeps:
   item's transcript, which the server sends asynchronously and may deliver after
   ``response.done``; a transcript that comes later still is dropped, not given to the next
   turn.
+- A user transcript with ``status: "in_progress"`` (xAI's partials, sent under the
+  ``...completed`` name) is not final: it neither becomes the turn's transcript nor releases
+  the turn; the last partial stands in only when the final never comes within the grace.
 - Transcript text: deltas are emitted as they come; the ``.done`` event's full transcript is
   authoritative, so a delta that was never delivered is emitted from it, and a delta that
   arrives after ``.done`` (out of order) is ignored.
@@ -92,6 +95,8 @@ class ResponseTracker:
         self._parts: dict[tuple[str, int], _Part] = {}
         self._awaiting: set[str] = set()
         self._expired: set[str] = set()
+        self._partials: dict[str, str] = {}
+        """The latest partial user transcript per item (xAI), until its final one."""
         self._pending_status: str | None = None
         self._grace: asyncio.Task[None] | None = None
 
@@ -148,6 +153,10 @@ class ResponseTracker:
         if event.item_id in self._expired:
             log.info("%s: late transcript of %s dropped", self.session.provider, event.item_id)
             return
+        if event.status == "in_progress":
+            self._partials[event.item_id] = event.transcript
+            return
+        self._partials.pop(event.item_id, None)
         if event.transcript:
             self.session.emit(UserTranscript(text=event.transcript))
         self._awaiting.discard(event.item_id)
@@ -279,6 +288,10 @@ class ResponseTracker:
     async def _grace_expiry(self) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(self.transcript_grace)
+            for item_id in sorted(self._awaiting):
+                partial = self._partials.pop(item_id, "")
+                if partial:  # the final never came: the last partial is all we heard
+                    self.session.emit(UserTranscript(text=partial))
             self._expired |= self._awaiting
             self._awaiting.clear()
             if self._pending_status is not None:
