@@ -105,3 +105,21 @@ async def test_fake_server_command_builds_each_kind(kind: str) -> None:
         assert server.url.startswith(("ws://127.0.0.1:", "http://127.0.0.1:"))
         assert server.faults.for_request(3)[0].kind == "drop"
     assert "{url}" in FAKE_SERVER_KINDS[kind].usage
+
+
+# Top-level session.voice is xAI's dialect, unknown to OpenAI (and to its SDK), on purpose.
+@pytest.mark.wire_nonconforming
+@pytest.mark.parametrize("strict", [True, False])
+async def test_openai_fake_refuses_xai_top_level_session_fields_when_strict(strict: bool) -> None:
+    async with FakeOpenAIRealtimeServer(ListScript([]), strict=strict) as server:
+        headers = {"Authorization": "Bearer k"}
+        async with connect(server.url + "/realtime?model=m", additional_headers=headers) as ws:
+            await ws.recv()  # session.created
+            update = {"type": "realtime", "voice": "Ara"}
+            await ws.send(json.dumps({"type": "session.update", "session": update}))
+            answer = json.loads(await ws.recv())
+    if strict:
+        assert answer["type"] == "error" and answer["error"]["code"] == "unknown_parameter"
+    else:
+        assert answer["type"] == "session.updated"
+        assert answer["session"]["audio"]["output"]["voice"] == "Ara"
