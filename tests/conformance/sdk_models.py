@@ -203,16 +203,28 @@ def check_openai_chat_response(message: Mapping[str, Any]) -> list[str]:
 # -- Anthropic -----------------------------------------------------------------------------
 
 
+SAMPLING_FIELDS_OF_2023_06_01 = ("temperature", "top_p", "top_k")
+"""Request fields of API version ``2023-06-01`` (the ``anthropic-version`` voxbench sends) that
+the SDK 2.x models lack: the SDK targets ``2026-10-21``, which refuses them on every model."""
+
+
 def check_anthropic_request(message: Mapping[str, Any]) -> list[str]:
-    """A ``/v1/messages`` body against the SDK's create params."""
+    """A ``/v1/messages`` body against the SDK's create params (sampling fields aside)."""
     from anthropic.types import message_create_params as params
+
+    problems = [
+        f"{k}: expected a number"
+        for k in SAMPLING_FIELDS_OF_2023_06_01
+        if k in message and not isinstance(message[k], int | float)
+    ]
+    message = {k: v for k, v in message.items() if k not in SAMPLING_FIELDS_OF_2023_06_01}
 
     kind = (
         params.MessageCreateParamsStreaming
         if message.get("stream")
         else params.MessageCreateParamsNonStreaming
     )
-    return validate(_adapter(kind), message)
+    return problems + validate(_adapter(kind), message)
 
 
 def check_anthropic_response(message: Mapping[str, Any]) -> list[str]:
