@@ -200,6 +200,20 @@ def check_openai_chat_response(message: Mapping[str, Any]) -> list[str]:
     return validate(_adapter(model), message)
 
 
+def check_openai_speech_request(message: Mapping[str, Any]) -> list[str]:
+    """An ``/audio/speech`` body against ``SpeechCreateParams``."""
+    from openai.types.audio.speech_create_params import SpeechCreateParams
+
+    return validate(_adapter(SpeechCreateParams), message)
+
+
+def check_openai_transcription(message: Mapping[str, Any]) -> list[str]:
+    """A JSON ``/audio/transcriptions`` answer against ``Transcription``."""
+    from openai.types.audio import Transcription
+
+    return validate(_adapter(Transcription), message)
+
+
 # -- Anthropic -----------------------------------------------------------------------------
 
 

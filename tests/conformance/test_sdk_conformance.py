@@ -63,6 +63,13 @@ CASES: dict[str, tuple[Check, dict[str, Any], dict[str, Any], dict[str, Any], di
         {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f"}]},
         {"model": "m", "messages": [{"role": "narrator", "content": "hi"}]},
     ),
+    "openai speech request": (
+        sdk.check_openai_speech_request,
+        {"model": "tts-1", "input": "hi", "voice": "alloy", "response_format": "pcm"},
+        {"model": "tts-1", "input": "hi", "voice": "alloy", "sample_rate": 24000},
+        {"model": "tts-1", "input": {"text": "hi"}, "voice": "alloy"},
+        {"model": "tts-1", "input": "hi", "voice": "alloy", "response_format": "ogg"},
+    ),
     "anthropic request": (
         sdk.check_anthropic_request,
         {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},

@@ -44,10 +44,18 @@ class Protocol:
 
 
 def _openai_http_request(path: str) -> Check | None:
+    if path.endswith("/audio/speech"):
+        return sdk.check_openai_speech_request
     if not path.endswith("/chat/completions"):
-        return None
+        return None  # /audio/transcriptions is multipart, not JSON
     deployment = "/deployments/" in path
     return lambda body: sdk.check_openai_chat_request(body, deployment=deployment)
+
+
+def _openai_http_response(path: str) -> Check | None:
+    if path.endswith("/audio/transcriptions"):
+        return sdk.check_openai_transcription
+    return sdk.check_openai_chat_response if path.endswith("/chat/completions") else None
 
 
 def _bedrock_request(path: str) -> Check | None:
@@ -91,7 +99,7 @@ HTTP_PROTOCOLS: dict[type, HttpProtocol] = {
     FakeOpenAIServer: HttpProtocol(
         "openai-chat",
         _openai_http_request,
-        lambda path: sdk.check_openai_chat_response if path.endswith("/chat/completions") else None,
+        _openai_http_response,
     ),
     FakeAnthropicServer: HttpProtocol(
         "anthropic",
