@@ -168,7 +168,6 @@ class WireConformance:
         monkeypatch.setattr(WebsocketFake, "_handle", handle)
 
     def _install_http(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        conformance = self
         for cls, protocol in HTTP_PROTOCOLS.items():
             monkeypatch.setattr(cls, "handle", _checked_handle(cls.handle, protocol, self))
 
@@ -188,7 +187,6 @@ class WireConformance:
 
         monkeypatch.setattr(Responder, "send", send)
         monkeypatch.setattr(Responder, "write", write)
-        del conformance
 
 
 def _checked_handle(
