@@ -40,6 +40,21 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(conversation, "BACKOFF_BASE", 0.0)
 
 
+@pytest.fixture(autouse=True)
+def sdk_conformance(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """Every message a fake server receives or sends is checked with the official SDK's model.
+
+    A test that makes a fake break the protocol on purpose is marked ``wire_nonconforming``.
+    """
+    from tests.conformance.wire import WireConformance
+
+    conformance = WireConformance()
+    conformance.install(monkeypatch)
+    yield conformance
+    if request.node.get_closest_marker("wire_nonconforming") is None:
+        assert not conformance.violations, "\n".join(conformance.violations[:20])
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     """The shared reference data; tests that need it skip when it is absent."""

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.conformance.sdk_models import check_anthropic_response
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import ToolSpec
 from voxbench.core.session import HistoryMessage, HistoryToolCall, SessionSetup
 from voxbench.targets.anthropic import AnthropicSession
 from voxbench.testing import FakeAnthropicServer, GoldenScript, ListScript, Reply, ScriptCall
+from voxbench.testing.anthropic_http import signature_of
 
 from .chat_fixtures import assert_all_passed, drain_turn, open_session, run_smoke, turns
 
@@ -127,3 +130,58 @@ async def test_cumulative_usage_is_replaced_not_added() -> None:
         await session.close()
     (usage,) = [e for e in events if e.type == "usage"]
     assert usage.output_tokens == 3
+
+
+async def test_thinking_blocks_go_back_unchanged_with_the_tool_results() -> None:
+    script = ListScript(
+        [Reply(text="Checking.", calls=(ScriptCall("lookup", {"q": "a"}),)), Reply(text="Found.")]
+    )
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    async with FakeAnthropicServer(script) as server:
+        session = await open_session(
+            "anthropic/claude-sonnet-4-5", server.url, SETUP, thinking=thinking, max_tokens=2048
+        )
+        await session.send_user_text("look up a")
+        await session.end_user_turn()
+        events = await drain_turn(session)
+        await session.close()
+        follow_up = server.requests[1].json()["messages"]
+    # The fake answers 400 as the API does when the thinking block is missing or altered.
+    assert events[-1].type == "turn_complete" and events[-1].status == "completed"
+    assert "".join(e.text for e in events if e.type == "assistant_text") == "Checking.Found."
+    assistant = follow_up[1]["content"]
+    assert [b["type"] for b in assistant] == ["thinking", "text", "tool_use"]
+    assert assistant[0]["signature"] == signature_of(assistant[0]["thinking"])
+    assert assistant[0]["thinking"].startswith("The user needs")
+
+
+async def test_redacted_thinking_goes_back_as_it_came() -> None:
+    session = AnthropicSession("m", base_url="http://127.0.0.1:9")
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message",
+         "role": "assistant", "model": "m", "content": [], "stop_reason": None,
+         "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}},
+        {"type": "content_block_delta", "index": 1,
+         "delta": {"type": "input_json_delta", "partial_json": '{"q": "a"}'}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+         "usage": {"output_tokens": 5}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    for event in events:
+        assert check_anthropic_response(event) == [], event
+    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, text=body))
+    await session.start(SETUP)
+    session._client = httpx.AsyncClient(transport=transport)
+    step = await session._parse_stream(
+        await session.client.send(session.client.build_request("POST", "http://x"), stream=True),
+        lambda event: None,
+    )
+    await session.close()
+    assert step.native == [{"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}]

@@ -153,3 +153,28 @@ async def test_missing_credentials_and_missing_botocore_are_prerequisite_errors(
     monkeypatch.setattr(builtins, "__import__", no_botocore)
     with pytest.raises(PrerequisiteError, match=r"pip install 'voxbench\[bedrock\]'"):
         await open_session(TARGET, "http://127.0.0.1:9", SETUP)
+
+
+@pytest.mark.parametrize(
+    ("model", "with_status"),
+    [
+        ("anthropic.claude-3-5-haiku-20241022-v1:0", True),
+        ("us.anthropic.claude-sonnet-4-20250514-v1:0", True),
+        ("amazon.nova-pro-v1:0", True),
+        ("meta.llama3-1-70b-instruct-v1:0", False),
+        ("mistral.mistral-large-2407-v1:0", False),
+    ],
+)
+async def test_tool_result_status_only_where_the_family_takes_it(
+    model: str, with_status: bool
+) -> None:
+    script = ListScript([Reply(calls=(ScriptCall("lookup", {"q": "a"}),)), Reply(text="Done.")])
+    async with FakeBedrockServer(script) as server:  # strict: 400 on status where refused
+        session = await open_session(f"bedrock/{model}", server.url, SETUP)
+        await session.send_user_text("look it up")
+        await session.end_user_turn()
+        events = await drain_turn(session)
+        await session.close()
+        result = server.requests[1].json()["messages"][2]["content"][0]["toolResult"]
+    assert events[-1].type == "turn_complete" and events[-1].status == "completed"
+    assert ("status" in result) is with_status

@@ -39,6 +39,8 @@ def test_energy_vad_finds_speech_bounds() -> None:
     assert events[1][1] == 1200  # 300 ms of silence after speech ends at 900 ms
 
 
+# The client sends an event type that does not exist, on purpose.
+@pytest.mark.wire_nonconforming
 async def test_openai_fake_errors_like_the_api() -> None:
     async with FakeOpenAIRealtimeServer(ListScript([Reply(text="Hi.")])) as server:
         with pytest.raises(InvalidStatus) as refused:
@@ -103,3 +105,21 @@ async def test_fake_server_command_builds_each_kind(kind: str) -> None:
         assert server.url.startswith(("ws://127.0.0.1:", "http://127.0.0.1:"))
         assert server.faults.for_request(3)[0].kind == "drop"
     assert "{url}" in FAKE_SERVER_KINDS[kind].usage
+
+
+# Top-level session.voice is xAI's dialect, unknown to OpenAI (and to its SDK), on purpose.
+@pytest.mark.wire_nonconforming
+@pytest.mark.parametrize("strict", [True, False])
+async def test_openai_fake_refuses_xai_top_level_session_fields_when_strict(strict: bool) -> None:
+    async with FakeOpenAIRealtimeServer(ListScript([]), strict=strict) as server:
+        headers = {"Authorization": "Bearer k"}
+        async with connect(server.url + "/realtime?model=m", additional_headers=headers) as ws:
+            await ws.recv()  # session.created
+            update = {"type": "realtime", "voice": "Ara"}
+            await ws.send(json.dumps({"type": "session.update", "session": update}))
+            answer = json.loads(await ws.recv())
+    if strict:
+        assert answer["type"] == "error" and answer["error"]["code"] == "unknown_parameter"
+    else:
+        assert answer["type"] == "session.updated"
+        assert answer["session"]["audio"]["output"]["voice"] == "Ara"

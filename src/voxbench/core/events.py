@@ -59,6 +59,8 @@ class TurnComplete(_Event):
 
     type: Literal["turn_complete"] = "turn_complete"
     status: Literal["completed", "cancelled", "incomplete", "failed"] = "completed"
+    stop_reason: str | None = None
+    """The provider's own stop / finish value, as it came (recorded, never interpreted)."""
 
 
 class UserTranscript(_Event):

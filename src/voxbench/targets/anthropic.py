@@ -9,6 +9,12 @@ with empty content and initial ``usage``), per content block ``content_block_sta
 (``stop_reason`` and *cumulative* ``usage``) and ``message_stop``; ``ping`` may appear
 anywhere and ``error`` (e.g. ``overloaded_error``) may replace the rest. Tool results go
 back in the next ``user`` message as ``tool_result`` blocks, which must come first in it.
+
+Extended thinking (option ``thinking``): a response may open with ``thinking`` blocks
+(``thinking_delta`` then ``signature_delta``) or ``redacted_thinking`` blocks (``data``).
+With tools, the docs require them passed back unchanged, signatures included, at the start
+of the assistant message whose ``tool_use`` the next request answers (else 400); a step
+keeps them (``ChatMessage.native``) and renders them first.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from voxbench.core.session import Session
 from voxbench.providers.anthropic import BASE_URL_VARS, DEFAULT_BASE_URL
 from voxbench.providers.anthropic import headers as anthropic_headers
 from voxbench.providers.http import iter_sse
+from voxbench.targets import stop_reasons
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, parse_arguments, result_text, safe_call_id
@@ -36,12 +43,28 @@ class _Block:
     id: str = ""
     name: str = ""
     parts: list[str] = field(default_factory=list)
+    signature: str = ""
+    data: str = ""
+    """A ``redacted_thinking`` block's encrypted content."""
+
+    def thinking(self) -> dict[str, Any] | None:
+        """The block as it must go back, when it is a thinking block."""
+        if self.type == "thinking":
+            return {
+                "type": "thinking",
+                "thinking": "".join(self.parts),
+                "signature": self.signature,
+            }
+        if self.type == "redacted_thinking":
+            return {"type": "redacted_thinking", "data": self.data}
+        return None
 
 
 class AnthropicSession(ChatSession):
     """A Session over the Messages API."""
 
     provider = "anthropic"
+    stop_reasons = stop_reasons.ANTHROPIC
     key_vars = ("ANTHROPIC_API_KEY",)
 
     def body(self) -> dict[str, Any]:
@@ -105,6 +128,8 @@ class AnthropicSession(ChatSession):
                         type=block.get("type", ""),
                         id=block.get("id", ""),
                         name=block.get("name", ""),
+                        signature=block.get("signature", ""),
+                        data=block.get("data", ""),
                     )
             elif kind == "content_block_delta":
                 block = blocks.get(data.get("index", -1))
@@ -116,6 +141,10 @@ class AnthropicSession(ChatSession):
                     emit(AssistantTextDelta(text=delta["text"]))
                 elif delta.get("type") == "input_json_delta":
                     block.parts.append(delta.get("partial_json", ""))
+                elif delta.get("type") == "thinking_delta":
+                    block.parts.append(delta.get("thinking", ""))
+                elif delta.get("type") == "signature_delta":
+                    block.signature = delta.get("signature", "")
             elif kind == "message_delta":
                 stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
                 usage.update(_int_fields(data.get("usage")))  # cumulative: replace, not add
@@ -149,7 +178,8 @@ class AnthropicSession(ChatSession):
                     parse_error=error,
                 )
             )
-        return StepResult(text=text, calls=calls, stop_reason=stop_reason)
+        thinking = [t for _, b in sorted(blocks.items()) if (t := b.thinking()) is not None]
+        return StepResult(text=text, calls=calls, native=thinking or None, stop_reason=stop_reason)
 
 
 def _int_fields(usage: Any) -> dict[str, int]:
@@ -184,7 +214,8 @@ def render_messages(conversation: list[ChatMessage]) -> list[dict[str, Any]]:
         if message.role == "user":
             add("user", [{"type": "text", "text": message.text}] if message.text else [])
             continue
-        blocks: list[dict[str, Any]] = []
+        # Thinking blocks go back first and unchanged (their signatures are checked).
+        blocks: list[dict[str, Any]] = list(message.native or [])
         if message.text:
             blocks.append({"type": "text", "text": message.text})
         blocks += [

@@ -11,6 +11,8 @@ session starts. Protocol (Amazon Bedrock API Reference, ``ConverseStream`` and
 (``delta.text`` or ``delta.toolUse.input`` JSON fragments), ``contentBlockStop``,
 ``messageStop {stopReason}`` and ``metadata {usage}``; failures arrive as exceptions
 (``throttlingException``, ``internalServerException``, ``modelStreamErrorException``, …).
+``toolResult.status`` is sent only to the families the API reference says accept it
+(Anthropic Claude and Amazon Nova); others answer it with a ValidationException.
 botocore is synchronous: its stream is read on a thread and handed to the event loop.
 """
 
@@ -28,6 +30,7 @@ from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallReques
 from voxbench.core.session import Session, SessionSetup
 from voxbench.providers.bedrock import KEY_VARS, classify_bedrock_error, make_bedrock_client
 from voxbench.providers.http import target_error
+from voxbench.targets import stop_reasons
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, parse_arguments, result_object, safe_call_id
@@ -47,6 +50,7 @@ class BedrockSession(ChatSession):
     """A Session over Bedrock ``ConverseStream``."""
 
     provider = "bedrock"
+    stop_reasons = stop_reasons.BEDROCK
     key_vars = KEY_VARS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -68,7 +72,9 @@ class BedrockSession(ChatSession):
         assert self.setup is not None
         request: dict[str, Any] = {
             "modelId": self.model,
-            "messages": render_messages(self.conversation),
+            "messages": render_messages(
+                self.conversation, result_status=takes_tool_result_status(self.model)
+            ),
             "system": [{"text": self.setup.system_prompt}],
         }
         if self.setup.tools:
@@ -201,7 +207,18 @@ def classify(exc: Exception) -> TargetError:
     return target_error(classify_bedrock_error(exc))
 
 
-def render_messages(conversation: list[ChatMessage]) -> list[dict[str, Any]]:
+TOOL_RESULT_STATUS_FAMILIES = ("anthropic.claude", "amazon.nova")
+"""Model families whose Converse ``toolResult`` takes ``status`` (ToolResultBlock reference)."""
+
+
+def takes_tool_result_status(model_id: str) -> bool:
+    """Whether ``model_id`` (a model, an inference profile or an ARN) accepts the field."""
+    return any(family in model_id.lower() for family in TOOL_RESULT_STATUS_FAMILIES)
+
+
+def render_messages(
+    conversation: list[ChatMessage], *, result_status: bool = True
+) -> list[dict[str, Any]]:
     """The conversation as Converse ``messages`` (alternating roles, consecutive merged)."""
     out: list[dict[str, Any]] = []
 
@@ -232,17 +249,21 @@ def render_messages(conversation: list[ChatMessage]) -> list[dict[str, Any]]:
         add(
             "user",
             [
-                {
-                    "toolResult": {
-                        "toolUseId": safe_call_id(c.call_id),
-                        "content": [{"json": result_object(c.result)}],
-                        "status": "error" if _is_error(c.result) else "success",
-                    }
-                }
+                {"toolResult": _tool_result(c.call_id, c.result, result_status)}
                 for c in message.calls
             ],
         )
     return out
+
+
+def _tool_result(call_id: str, result: Any, with_status: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "toolUseId": safe_call_id(call_id),
+        "content": [{"json": result_object(result)}],
+    }
+    if with_status:
+        block["status"] = "error" if _is_error(result) else "success"
+    return block
 
 
 def _is_error(result: Any) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,8 @@ from voxbench.core.events import SessionEvent, TargetError, ToolCallRequested, T
 from voxbench.core.secrets import get_secret
 from voxbench.core.session import HistoryToolCall, Session, SessionSetup, TargetInfo
 from voxbench.providers.http import error_from_exception, error_from_status, make_http_client
+from voxbench.targets import stop_reasons
+from voxbench.targets.stop_reasons import Ending, turn_ending
 from voxbench.targets.text_history import ChatMessage, messages_from_history
 
 MAX_STEPS_PER_TURN = 16
@@ -58,6 +60,8 @@ class ChatSession(Session, abc.ABC):
 
     provider = "chat"
     """Provider name used in error messages."""
+    stop_reasons: Mapping[str, Ending] = stop_reasons.OPENAI
+    """The provider's documented stop / finish values and what each means for the turn."""
     key_vars: tuple[str, ...] = ()
     """Env vars holding the API key, in order of preference; empty when no key is needed."""
     key_required = True
@@ -163,7 +167,8 @@ class ChatSession(Session, abc.ABC):
                 ChatMessage(role="assistant", text=step.text, calls=calls, native=step.native)
             )
             if not calls:
-                self._emit(TurnComplete(status=_status_for(step.stop_reason)))
+                for event in turn_ending(self.provider, self.stop_reasons, step.stop_reason):
+                    self._emit(event)
                 return
             self._waiting = {c.call_id: c for c in calls}
             self._all_answered.clear()
@@ -220,12 +225,3 @@ class ChatSession(Session, abc.ABC):
         return StepFailed(
             TargetError(category="protocol", message=f"{self.provider}: {message}", retryable=True)
         )
-
-
-def _status_for(stop_reason: str | None) -> str:
-    # Only a refusal or filter is "failed"; a length cut still delivered words worth judging.
-    if stop_reason in ("content_filter", "SAFETY", "refusal", "guardrail_intervened"):
-        return "failed"
-    if stop_reason in ("length", "max_tokens", "MAX_TOKENS"):
-        return "incomplete"
-    return "completed"

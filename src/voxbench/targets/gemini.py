@@ -24,6 +24,7 @@ from voxbench.core.session import Session
 from voxbench.providers.gemini import DEFAULT_MODEL, KEY_VARS, gemini_base_url
 from voxbench.providers.http import iter_sse
 from voxbench.providers.registry import EnvVars
+from voxbench.targets import stop_reasons
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
 from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
 from voxbench.targets.text_history import ChatMessage, result_object
@@ -46,6 +47,7 @@ class GeminiSession(ChatSession):
     """A Session over ``streamGenerateContent``."""
 
     provider = "gemini"
+    stop_reasons = stop_reasons.GEMINI
     key_vars = KEY_VARS
 
     def body(self) -> dict[str, Any]:

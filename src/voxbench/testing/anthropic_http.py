@@ -7,10 +7,17 @@ Follows the Claude API docs ("Messages", "Streaming messages", "Tool use"; API v
 Errors are ``{"type": "error", "error": {"type", "message"}}``. It checks what the real API
 checks: the ``anthropic-version`` header, ``max_tokens``, and that every ``tool_use`` is
 answered by a ``tool_result`` at the start of the next user message.
+
+A request with ``thinking: {"type": "enabled", ...}`` gets a ``thinking`` block first
+(``thinking_delta``, then ``signature_delta``), and, as the extended-thinking docs say the
+API does, a 400 when the assistant message whose ``tool_use`` is being answered does not
+start with its thinking block passed back unchanged (the signature is checked).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import json
 from typing import Any
@@ -75,19 +82,26 @@ class FakeAnthropicServer(ScriptedServer):
                 raise ValueError("messages: Field required")
             if not isinstance(body.get("max_tokens"), int):
                 raise ValueError("max_tokens: Field required")
-            conversation = parse_messages(body["messages"])
+            thinking = (body.get("thinking") or {}).get("type") == "enabled"
+            if thinking and body["thinking"].get("budget_tokens", 0) >= body["max_tokens"]:
+                raise ValueError("max_tokens: must be greater than thinking.budget_tokens")
+            conversation = parse_messages(body["messages"], thinking=thinking)
             reply = self.scripted_reply(conversation, faults)
         except (ValueError, ScriptExhausted) as exc:
             await responder.send(400, self.error_body(400, str(exc)))
             return
         input_tokens = count_tokens(json.dumps(body, ensure_ascii=False))
         if body.get("stream"):
-            await self._stream(responder, reply, body.get("model", ""), input_tokens, faults)
+            await self._stream(
+                responder, reply, body.get("model", ""), input_tokens, faults, thinking
+            )
         else:
             await self.wait_first()
             if any(f.kind == "drop" for f in faults):
                 await responder.drop()
             message = self._message(reply, body.get("model", ""), input_tokens)
+            if thinking:
+                message["content"].insert(0, thinking_block(reply))
             await responder.send(200, message)
 
     def _tool_ids(self, reply: Reply) -> list[str]:
@@ -107,13 +121,19 @@ class FakeAnthropicServer(ScriptedServer):
             "role": "assistant",
             "model": model,
             "content": content,
-            "stop_reason": "tool_use" if reply.calls else "end_turn",
+            "stop_reason": reply.stop_reason or ("tool_use" if reply.calls else "end_turn"),
             "stop_sequence": None,
             "usage": {"input_tokens": input_tokens, "output_tokens": _output_tokens(reply)},
         }
 
     async def _stream(
-        self, responder: Responder, reply: Reply, model: str, input_tokens: int, faults: list[Fault]
+        self,
+        responder: Responder,
+        reply: Reply,
+        model: str,
+        input_tokens: int,
+        faults: list[Fault],
+        thinking: bool = False,
     ) -> None:
         twice = any(f.kind == "duplicate" for f in faults)
         drop = any(f.kind == "drop" for f in faults)
@@ -134,11 +154,24 @@ class FakeAnthropicServer(ScriptedServer):
         await self.wait_first()
         index = 0
         first = True
+        if thinking:
+            block = thinking_block(reply)
+            start_block = {"type": "thinking", "thinking": "", "signature": ""}
+            await send(
+                {"type": "content_block_start", "index": 0, "content_block": start_block}, True
+            )
+            for delta in (
+                {"type": "thinking_delta", "thinking": block["thinking"]},
+                {"type": "signature_delta", "signature": block["signature"]},
+            ):
+                await send({"type": "content_block_delta", "index": 0, "delta": delta})
+            await send({"type": "content_block_stop", "index": 0}, True)
+            index = 1
         if reply.text:
             await send(
                 {
                     "type": "content_block_start",
-                    "index": 0,
+                    "index": index,
                     "content_block": {"type": "text", "text": ""},
                 },
                 True,
@@ -150,14 +183,14 @@ class FakeAnthropicServer(ScriptedServer):
                 await send(
                     {
                         "type": "content_block_delta",
-                        "index": 0,
+                        "index": index,
                         "delta": {"type": "text_delta", "text": piece},
                     }
                 )
                 if drop:
                     await responder.drop()
-            await send({"type": "content_block_stop", "index": 0}, True)
-            index = 1
+            await send({"type": "content_block_stop", "index": index}, True)
+            index += 1
         for tool_id, call in zip(self._tool_ids(reply), reply.calls, strict=True):
             if not first:
                 await self.wait_between()
@@ -175,7 +208,7 @@ class FakeAnthropicServer(ScriptedServer):
             index += 1
         if drop:
             await responder.drop()
-        stop = "tool_use" if reply.calls else "end_turn"
+        stop = reply.stop_reason or ("tool_use" if reply.calls else "end_turn")
         await send(
             {
                 "type": "message_delta",
@@ -186,6 +219,33 @@ class FakeAnthropicServer(ScriptedServer):
         )
         await send({"type": "message_stop"}, True)
         await responder.end()
+
+
+def signature_of(thinking: str) -> str:
+    """The fake's signature of a thinking text (the real one is opaque; both are checked)."""
+    return base64.b64encode(hashlib.sha256(thinking.encode()).digest()).decode()
+
+
+def thinking_block(reply: Reply) -> dict[str, Any]:
+    """The thinking block the fake model writes before ``reply``."""
+    thinking = f"The user needs: {reply.text or ', '.join(c.name for c in reply.calls)}."
+    return {"type": "thinking", "thinking": thinking, "signature": signature_of(thinking)}
+
+
+def _check_thinking(blocks: list[dict[str, Any]], where: str) -> None:
+    """What the API checks of the assistant message a tool result answers, thinking on."""
+    first = blocks[0].get("type") if blocks else None
+    if first not in ("thinking", "redacted_thinking"):
+        raise ValueError(
+            f"{where}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            f"`{first}`. When `thinking` is enabled, a final `assistant` message must start "
+            "with a thinking block"
+        )
+    for b in blocks:
+        if b.get("type") == "thinking" and b.get("signature") != signature_of(
+            b.get("thinking", "")
+        ):
+            raise ValueError(f"{where}: Invalid `signature` in `thinking` block")
 
 
 def _output_tokens(reply: Reply) -> int:
@@ -202,9 +262,13 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     raise ValueError("content must be a string or a list of content blocks")
 
 
-def parse_messages(messages: list[Any]) -> list[ScriptMessage]:
+def parse_messages(messages: list[Any], *, thinking: bool = False) -> list[ScriptMessage]:
     """Messages API ``messages`` → the script's conversation; ``ValueError`` where the real
     API answers 400."""
+    last_assistant = max(
+        (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"),
+        default=None,
+    )
     out: list[ScriptMessage] = []
     pending: dict[str, str] = {}  # tool_use id → name, to be answered by the next user message
     for i, m in enumerate(messages):
@@ -215,6 +279,9 @@ def parse_messages(messages: list[Any]) -> list[ScriptMessage]:
                 raise ValueError(
                     f"messages.{i}: tool_use ids were found without tool_result blocks"
                 )
+            uses_tools = any(b.get("type") == "tool_use" for b in blocks)
+            if thinking and uses_tools and i == last_assistant:
+                _check_thinking(blocks, f"messages.{i}")
             text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
             calls = []
             for b in blocks:

@@ -64,9 +64,11 @@ class FakeBedrockServer(ScriptedServer):
 
     provider = "bedrock"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, strict: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._ids = itertools.count(1)
+        self.strict = strict
+        """Refuse ``toolResult.status`` for the families that do not take it, as Bedrock does."""
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"message": message}
@@ -115,6 +117,8 @@ class FakeBedrockServer(ScriptedServer):
         try:
             if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
                 raise ValueError("messages: required")
+            if self.strict and not _takes_status(parts[1]):
+                _refuse_status(body["messages"])
             reply = self.scripted_reply(parse_messages(body["messages"]), faults)
         except (ValueError, ScriptExhausted) as exc:
             await self._error(responder, 400, "ValidationException", str(exc))
@@ -171,7 +175,7 @@ class FakeBedrockServer(ScriptedServer):
                 )
             events.append(("contentBlockStop", {"contentBlockIndex": index}, False))
             index += 1
-        stop = "tool_use" if reply.calls else "end_turn"
+        stop = reply.stop_reason or ("tool_use" if reply.calls else "end_turn")
         output = count_tokens(reply.text) + sum(
             count_tokens(c.name + c.arguments_json()) for c in reply.calls
         )
@@ -209,6 +213,20 @@ def _whole(events: list[tuple[str, dict[str, Any], bool]]) -> dict[str, Any]:
         "stopReason": stop,
         "usage": usage,
     }
+
+
+def _takes_status(model_id: str) -> bool:
+    return "anthropic.claude" in model_id.lower() or "amazon.nova" in model_id.lower()
+
+
+def _refuse_status(messages: list[Any]) -> None:
+    for i, m in enumerate(messages):
+        for b in (m.get("content") or []) if isinstance(m, dict) else []:
+            if isinstance(b, dict) and "status" in (b.get("toolResult") or {}):
+                raise ValueError(
+                    f"messages.{i}: This model doesn't support the toolResult.status field. "
+                    "Remove toolResult.status and retry your request."
+                )
 
 
 def parse_messages(messages: list[Any]) -> list[ScriptMessage]:

@@ -182,7 +182,7 @@ class FakeGeminiServer(ScriptedServer):
                 parts.append(part)
                 out_tokens += count_tokens(call.name + json.dumps(call.arguments))
             chunks.append((chunk(parts), True))
-        chunks.append((chunk([], "STOP"), True))
+        chunks.append((chunk([], reply.stop_reason or "STOP"), True))
         return chunks
 
 

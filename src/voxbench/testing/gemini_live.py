@@ -16,6 +16,13 @@ close the socket with 1011 / 1011 / 1008 and a reason (the Live API has no error
 ``malformed_args`` sends ``args`` as cut-off JSON text instead of an object, ``duplicate``
 repeats every structural message (``toolCall``, the terminator with its usage).
 ``out_of_order=True`` sends the user's input transcription after ``turnComplete``.
+
+``strict`` (the default) closes with 1007, as the Live API does, on what the docs say it
+refuses: a TEXT response modality on a native-audio model ("Cannot extract voices from a
+non-audio request"), and on a 3.x live model any ``clientContent`` but the initial history
+announced by ``setup.historyConfig.initialHistoryInClientContent`` (the 3.1 launch docs:
+typed turns go as ``realtimeInput.text``). A session that asked for ``sessionResumption``
+gets a ``sessionResumptionUpdate`` with a fresh handle after each turn.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ from voxbench.testing.realtime_common import (
 from voxbench.testing.scripts import Reply, ScriptCall
 
 RATE = ev.OUTPUT_SAMPLE_RATE
+THOUGHT_TOKENS = 3
+"""Thinking tokens reported with every answer (counted apart from ``responseTokenCount``)."""
 _CLOSES = {
     "server_error": (1011, "Internal error encountered."),
     "rate_limit": (1011, "RESOURCE_EXHAUSTED: quota exceeded"),
@@ -90,6 +99,10 @@ class _Session:
         self.answered: dict[str, Any] = {}
         self.task: asyncio.Task[None] | None = None
         self.duplicate = False
+        self.history_open = False
+        """A 3.x model's initial-history phase: clientContent is history, answered by none."""
+        self.typed = False
+        """Text came as realtime input inside the current activity."""
 
     async def run(self) -> None:
         async for raw in self.ws:
@@ -116,9 +129,34 @@ class _Session:
         if structural and self.duplicate:
             await self.ws.send(text)
 
+    async def refuse(self, message: ev.ClientMessage) -> str | None:
+        """What the real service closes the socket for (strict mode), else None."""
+        setup = message.setup or self.setup
+        if not self.server.strict or setup is None:
+            return None
+        model = setup.model.removeprefix("models/")
+        if message.setup is not None:
+            config = setup.generationConfig or ev.GenerationConfig()
+            native = "native-audio" in model or model.startswith("gemini-3")
+            if native and "TEXT" in (config.responseModalities or []):
+                return "Cannot extract voices from a non-audio request."
+        late = message.clientContent is not None and not self.history_open
+        if late and model.startswith("gemini-3"):
+            # A close reason fits in 123 bytes.
+            return "client_content is accepted only as initial history; use realtime_input"
+        return None
+
     async def handle(self, message: ev.ClientMessage) -> None:
+        reason = await self.refuse(message)
+        if reason is not None:
+            await self.ws.close(1007, reason)
+            return
+        if message.realtimeInput is not None:
+            self.history_open = False
         if message.setup is not None:
             self.setup = message.setup
+            history = message.setup.historyConfig
+            self.history_open = bool(history and history.initialHistoryInClientContent)
             detection = message.setup.realtimeInputConfig or ev.RealtimeInputConfig()
             aad = detection.automaticActivityDetection
             if not (aad and aad.disabled):
@@ -134,7 +172,10 @@ class _Session:
                 else:
                     self.conversation.user_text(text)
             if message.clientContent.turnComplete:
-                self.start_response(audio=False)
+                if self.history_open:
+                    self.history_open = False  # the history is complete; no answer to it
+                else:
+                    self.start_response(audio=False)
         elif message.realtimeInput is not None:
             await self.realtime_input(message.realtimeInput)
         elif message.toolResponse is not None:
@@ -164,10 +205,15 @@ class _Session:
                         self.start_response(audio=True)
         if data.text:
             self.conversation.user_text(data.text)
-            self.start_response(audio=False)
+            if self.in_activity:
+                self.typed = True  # answered at activityEnd
+            else:
+                self.start_response(audio=False)
         if data.activityEnd is not None and self.in_activity:
             self.in_activity = False
-            self.start_response(audio=True)
+            spoke = bool(self.audio) or not self.typed
+            self.typed = False
+            self.start_response(audio=spoke)
         if data.audioStreamEnd and self.vad is not None and self.vad.speaking:
             self.start_response(audio=True)
 
@@ -206,6 +252,9 @@ class _Session:
             {"serverContent": {"turnComplete": True}, "usageMetadata": _usage(heard or "", reply)},
             structural=True,
         )
+        if self.setup is not None and self.setup.sessionResumption is not None:
+            handle = self.server.new_id("resume-handle")
+            await self.send({"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
         if transcribe and self.server.out_of_order:
             await self.send({"serverContent": {"inputTranscription": {"text": heard}}})
 
@@ -261,10 +310,12 @@ class _Session:
 def _usage(heard: str, reply: Reply) -> dict[str, Any]:
     said = len(reply.text.split()) + 5 * len(reply.calls)
     prompt = len(heard.split()) + 1
+    thoughts = THOUGHT_TOKENS
     return {
         "promptTokenCount": prompt,
         "responseTokenCount": said,
-        "totalTokenCount": prompt + said,
+        "thoughtsTokenCount": thoughts,
+        "totalTokenCount": prompt + said + thoughts,
         "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
         "responseTokensDetails": [{"modality": "AUDIO", "tokenCount": said}],
     }

@@ -247,7 +247,7 @@ def _bearer(headers: dict[str, str]) -> str | None:
 
 
 def _finish(reply: Reply) -> str:
-    return "tool_calls" if reply.calls else "stop"
+    return reply.stop_reason or ("tool_calls" if reply.calls else "stop")
 
 
 def _usage(messages: list[Any], reply: Reply) -> dict[str, Any]:

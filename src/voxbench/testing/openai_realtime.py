@@ -17,6 +17,14 @@ transcript's ``.done`` and user transcripts after ``response.done``.
 
     async with FakeOpenAIRealtimeServer(GoldenScript(benchmark)) as server:
         ...  # the adapter's base_url is server.url
+
+``dialect="xai"`` speaks xAI's variant: it greets with ``conversation.created``, takes
+``voice`` and ``turn_detection`` as top-level session fields, and streams each user
+transcript as partials (``...input_audio_transcription.completed`` with
+``status: "in_progress"``) before the final one (``status: "completed"``). ``strict`` (the
+default) refuses, with an ``error`` event as OpenAI does, what OpenAI refuses: those
+top-level fields (``unknown_parameter``) and a ``response.create`` while a response is
+active (that one is refused in every mode: it is the API's documented behaviour).
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import json
 import time
 from collections.abc import Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import ServerConnection
@@ -60,6 +68,10 @@ class FakeOpenAIRealtimeServer(WebsocketFake):
 
     provider = "openai-realtime"
     id_separator = "_"
+
+    def __init__(self, *args: Any, dialect: Literal["openai", "xai"] = "openai", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.dialect = dialect
 
     @property
     def url(self) -> str:
@@ -113,6 +125,8 @@ class _Session:
             "tools": [],
         }
         self.vad: EnergyVad | None = None
+        self.speech_item = ""
+        """The item id server VAD announced with ``speech_started`` (committed at its stop)."""
         self.buffer = bytearray()
         self.committed: list[str] = []
         """User audio items committed since the last response (their transcripts are due)."""
@@ -121,7 +135,11 @@ class _Session:
         self._configure_vad()
 
     async def run(self) -> None:
-        await self.send({"type": "session.created", "session": self.config})
+        if self.server.dialect == "xai":
+            conversation = {"id": self.server.new_id("conv"), "object": "realtime.conversation"}
+            await self.send({"type": "conversation.created", "conversation": conversation})
+        else:
+            await self.send({"type": "session.created", "session": self.config})
         async for raw in self.ws:
             try:
                 event = ev.parse_client_event(raw)
@@ -151,7 +169,17 @@ class _Session:
 
     async def handle(self, event: ev.ClientEvent) -> None:
         if isinstance(event, ev.SessionUpdate):
-            _merge(self.config, event.session.dump())
+            update = event.session.dump()
+            top_level = [k for k in ("voice", "turn_detection") if k in update]
+            if top_level and self.server.dialect == "openai" and self.server.strict:
+                await self.error(
+                    "invalid_request_error",
+                    "unknown_parameter",
+                    f"Unknown parameter: 'session.{top_level[0]}'.",
+                    event.event_id,
+                )
+                return
+            _merge(self.config, _nest_xai_fields(update))
             self._configure_vad()
             await self.send({"type": "session.updated", "session": self.config})
         elif isinstance(event, ev.InputAudioBufferAppend):
@@ -204,17 +232,25 @@ class _Session:
         detection = self.config["audio"]["input"]["turn_detection"] or {}
         for kind, ms in self.vad.feed(pcm):
             if kind == "started":
-                await self.send({"type": "input_audio_buffer.speech_started", "audio_start_ms": ms})
+                self.speech_item = self.server.new_id("item")
+                await self.send(
+                    {"type": "input_audio_buffer.speech_started", "audio_start_ms": ms}
+                    | {"item_id": self.speech_item}
+                )
                 if detection.get("interrupt_response", True):
                     await self.stop()  # barge-in: the response in progress is cancelled
             else:
-                await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": ms})
-                await self.commit()
+                await self.send(
+                    {"type": "input_audio_buffer.speech_stopped", "audio_end_ms": ms}
+                    | {"item_id": self.speech_item}
+                )
+                await self.commit(self.speech_item)
                 if detection.get("create_response", True):
                     await self.start_response(None)
 
-    async def commit(self) -> None:
-        item_id = self.server.new_id("item")
+    async def commit(self, item_id: str | None = None) -> None:
+        """Commit the buffer as a user item (under server VAD: the item speech started)."""
+        item_id = item_id or self.server.new_id("item")
         self.buffer.clear()
         self.committed.append(item_id)
         self.conversation.user_audio()
@@ -293,15 +329,16 @@ class _Session:
         self.duplicate = False
 
     async def user_transcripts(self, item_ids: list[str]) -> None:
+        text = self.conversation.last_user_text
         for item_id in item_ids:
-            await self.send(
-                {
-                    "type": "conversation.item.input_audio_transcription.completed",
-                    "item_id": item_id,
-                    "content_index": 0,
-                    "transcript": self.conversation.last_user_text,
-                }
-            )
+            event = {"type": "conversation.item.input_audio_transcription.completed"}
+            event |= {"item_id": item_id, "content_index": 0}
+            if self.server.dialect == "xai":
+                words = text.split(" ")
+                partial = " ".join(words[: max(1, len(words) // 2)])
+                await self.send(event | {"transcript": partial, "status": "in_progress"})
+                event["status"] = "completed"
+            await self.send(event | {"transcript": text, "usage": _transcription_usage(text)})
 
     async def drop(self) -> None:
         """Cut the connection without a close frame, as a network failure does."""
@@ -316,18 +353,18 @@ class _Session:
             call_id, arguments = self.server.new_id("call"), call.arguments_json()
             item = {"id": self.server.new_id("item"), "type": "function_call"}
             item.update(status="completed", call_id=call_id, name=call.name, arguments=arguments)
-            where = {"response_id": response["id"], "item_id": item["id"]}
-            where["output_index"] = len(response["output"])
+            where = {"response_id": response["id"], "output_index": len(response["output"])}
             await self.send({"type": "response.output_item.added", **where, "item": item})
             if drop:
                 await self.drop()
+            arguments_where = {**where, "item_id": item["id"], "call_id": call_id}
             await self.send(
-                {"type": "response.function_call_arguments.delta", **where}
-                | {"call_id": call_id, "delta": arguments}
+                {"type": "response.function_call_arguments.delta", **arguments_where}
+                | {"delta": arguments}
             )
             await self.send(
-                {"type": "response.function_call_arguments.done", **where}
-                | {"call_id": call_id, "name": call.name, "arguments": arguments}
+                {"type": "response.function_call_arguments.done", **arguments_where}
+                | {"name": call.name, "arguments": arguments}
             )
             await self.send({"type": "response.output_item.done", **where, "item": item})
             response["output"].append(item)
@@ -341,12 +378,11 @@ class _Session:
         kind = "output_audio_transcript" if audio_out else "output_text"
         item = {"id": self.server.new_id("item"), "type": "message", "role": "assistant"}
         item.update(status="in_progress", content=[])
-        where = {"response_id": response["id"], "item_id": item["id"]}
-        where["output_index"] = len(response["output"])
-        part_where = {**where, "content_index": 0}
+        where = {"response_id": response["id"], "output_index": len(response["output"])}
+        part_where = {**where, "item_id": item["id"], "content_index": 0}
         await self.send({"type": "response.output_item.added", **where, "item": item})
         await self.send({"type": "conversation.item.added", "item": item})
-        part = {"type": "audio" if audio_out else "text", "transcript": ""}
+        part = {"type": "audio", "transcript": ""} if audio_out else {"type": "text", "text": ""}
         await self.send({"type": "response.content_part.added", **part_where, "part": part})
         words = _words(text)
         chunks = self.server.speech(text, RATE)
@@ -378,9 +414,13 @@ class _Session:
         await self.send({"type": f"response.{kind}.done", **part_where, **final})
         for word in held:
             await self.send({"type": f"response.{kind}.delta", **part_where, "delta": word})
-        done_part = {"type": part["type"], "transcript": text}
+        done_part = (
+            {"type": "audio", "transcript": text} if audio_out else {"type": "text", "text": text}
+        )
         await self.send({"type": "response.content_part.done", **part_where, "part": done_part})
-        item.update(status="completed", content=[done_part])
+        # Item content parts are typed output_audio / output_text; response parts audio / text.
+        content = {**done_part, "type": f"output_{done_part['type']}"}
+        item.update(status="completed", content=[content])
         await self.send({"type": "response.output_item.done", **where, "item": item})
         await self.send({"type": "conversation.item.done", "item": item})
         response["output"].append(item)
@@ -404,10 +444,35 @@ def _usage(user_text: str, reply: Reply) -> dict[str, Any]:
     }
 
 
+def _transcription_usage(text: str) -> dict[str, Any]:
+    """A transcription's token usage (``usage`` is required on ``...completed``)."""
+    heard = len(text.split()) + 1
+    return {
+        "type": "tokens",
+        "input_tokens": heard,
+        "output_tokens": heard,
+        "total_tokens": 2 * heard,
+    }
+
+
+def _nest_xai_fields(update: dict[str, Any]) -> dict[str, Any]:
+    """xAI's top-level ``voice`` / ``turn_detection`` in the places OpenAI keeps them."""
+    update = dict(update)
+    audio = update.setdefault("audio", {})
+    if "voice" in update:
+        audio.setdefault("output", {})["voice"] = update.pop("voice")
+    if "turn_detection" in update:
+        audio.setdefault("input", {})["turn_detection"] = update.pop("turn_detection")
+    return update
+
+
 def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
-    """Apply a ``session.update`` the way the server does: present fields replace."""
+    """Apply a ``session.update`` the way the server does: present fields replace, and an
+    object of another ``type`` (``server_vad`` → ``semantic_vad``) replaces the old one whole."""
     for key, value in update.items():
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
+        current = target.get(key)
+        nested = isinstance(value, dict) and isinstance(current, dict)
+        if nested and current.get("type") == value.get("type"):
             _merge(target[key], value)
         else:
             target[key] = value

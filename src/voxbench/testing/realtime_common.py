@@ -278,7 +278,11 @@ class WebsocketFake(SpeechFake, abc.ABC):
         host: str = "127.0.0.1",
         port: int = 0,
         voice: Voice | None = None,
+        strict: bool = True,
     ) -> None:
+        self.strict = strict
+        """Refuse what the real service refuses per its docs (a fake may be lenient for
+        trying out older clients); tests run strict."""
         self.setup_speech(
             script, faults, ttfb_ms, chunk_ms, audio_chunk_ms, out_of_order, api_key, voice
         )

@@ -73,6 +73,9 @@ class Reply:
 
     text: str = ""
     calls: tuple[ScriptCall, ...] = ()
+    stop_reason: str | None = None
+    """The provider's stop / finish value to report instead of the natural one (``end_turn``
+    or ``tool_use``, ``STOP``…): a filter, a length cut, a value the docs do not list."""
 
 
 class ScriptExhausted(Exception):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,4 +66,21 @@ async def collect_turn(session: Session, seconds: float = 10.0) -> list[SessionE
                 return
 
     await asyncio.wait_for(drain(), seconds)
+    return out
+
+
+async def replay(
+    session: Any, check: Callable[[Mapping[str, Any]], list[str]], messages: list[dict[str, Any]]
+) -> list[SessionEvent]:
+    """Feed server ``messages`` to ``session`` as if received; the events it emitted.
+
+    Each message is first checked with the official SDK's model (``check``), so a replayed
+    exchange is one the real service could send, not one our reading invented.
+    """
+    out: list[SessionEvent] = []
+    for message in messages:
+        assert check(message) == [], (check(message), message)
+        await session.on_message(json.dumps(message))
+        while not session._queue.empty():
+            out.append(session._queue.get_nowait())
     return out

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from pathlib import Path
 
 import numpy as np
+import pytest
+from websockets.exceptions import ConnectionClosed
 
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
 from voxbench.core.benchmark import Benchmark
+from voxbench.core.errors import ConfigError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -18,9 +22,9 @@ from voxbench.core.events import (
     Usage,
     UserTranscript,
 )
-from voxbench.core.session import SessionSetup
+from voxbench.core.session import HistoryMessage, SessionSetup
 from voxbench.targets.realtime.gemini.session import GeminiLiveSession
-from voxbench.testing.gemini_live import FakeGeminiLiveServer
+from voxbench.testing.gemini_live import THOUGHT_TOKENS, FakeGeminiLiveServer
 from voxbench.testing.scripts import GoldenScript, ListScript, Reply
 
 TARGET = "gemini-live/gemini-3.1-flash-live-preview"
@@ -110,8 +114,13 @@ async def test_drop_reconnects_with_history(tmp_path: Path, smoke: Benchmark, ke
     records = run.turns()
     assert records[1].reconnected and records[1].retries == 1
     setups = [i for i, m in enumerate(server.received) if "setup" in m]
+    # A 3.1 model takes history only as announced in setup, closed by turnComplete: true.
+    assert server.received[setups[1]]["setup"]["historyConfig"] == {
+        "initialHistoryInClientContent": True
+    }
+    assert "historyConfig" not in server.received[setups[0]]["setup"]  # nothing to seed
     history = server.received[setups[1] + 1]["clientContent"]
-    assert history["turnComplete"] is False
+    assert history["turnComplete"] is True
     assert [t["role"] for t in history["turns"]] == ["user", "model"]
     assert history["turns"][0]["parts"][0]["text"] == smoke.turns[0].text
 
@@ -127,6 +136,8 @@ async def test_close_with_error_code_is_retried(
     assert errors[0].category == "server" and "1011" in errors[0].message
 
 
+# The fake sends `args` as cut-off JSON text instead of an object, on purpose.
+@pytest.mark.wire_nonconforming
 async def test_malformed_args_and_duplicates(tmp_path: Path, smoke: Benchmark, keys: None) -> None:
     faults = ["malformed_args@2", "duplicate"]
     async with FakeGeminiLiveServer(GoldenScript(smoke), faults=faults) as server:
@@ -210,3 +221,101 @@ async def test_a_close_for_a_bad_key_is_an_authentication_error_never_retried(
         error = await asyncio.wait_for(first_error(), 10)
         await session.close()
     assert error.category == "authentication" and error.fatal and not error.retryable
+
+
+async def test_a_3_1_model_gets_typed_turns_as_realtime_text(keys: None) -> None:
+    async with FakeGeminiLiveServer(ListScript([Reply(text="Hello.")])) as server:
+        session = GeminiLiveSession("gemini-3.1-flash-live-preview", base_url=server.url)
+        await session.start(SessionSetup(system_prompt="x"))
+        await session.send_user_text("hi there")
+        await session.end_user_turn()
+        events = await collect_turn(session)
+        await session.close()
+    inputs = [m["realtimeInput"] for m in server.received if "realtimeInput" in m]
+    assert inputs == [{"activityStart": {}}, {"text": "hi there"}, {"activityEnd": {}}]
+    assert not any("clientContent" in m for m in server.received)
+    assert isinstance(events[-1], TurnComplete) and events[-1].status == "completed"
+
+
+async def test_older_models_keep_client_content_and_history_without_history_config(
+    keys: None,
+) -> None:
+    history = [HistoryMessage(role="user", text="hi"), HistoryMessage(role="assistant", text="yo")]
+    async with FakeGeminiLiveServer(ListScript([Reply(text="Sure.")])) as server:
+        session = GeminiLiveSession("gemini-live-2.5-flash-preview", base_url=server.url)
+        await session.start(SessionSetup(system_prompt="x", history=history))
+        await session.send_user_text("again")
+        await session.end_user_turn()
+        await collect_turn(session)
+        await session.close()
+    assert "historyConfig" not in server.received[0]["setup"]
+    contents = [m["clientContent"] for m in server.received if "clientContent" in m]
+    assert [c.get("turnComplete", False) for c in contents] == [False, True]
+
+
+async def test_the_strict_fake_closes_on_client_content_after_a_3_1_setup(keys: None) -> None:
+    async with FakeGeminiLiveServer(ListScript([Reply(text="Hello.")])) as server:
+        session = GeminiLiveSession(
+            "gemini-3.1-flash-live-preview",
+            base_url=server.url,
+            options={"text_input": "client_content"},
+        )
+        await session.start(SessionSetup(system_prompt="x"))
+        await session.send_user_text("hi")
+        await session.end_user_turn()
+        error = await asyncio.wait_for(anext(e async for e in session.events()), 10)
+        await session.close()
+    # The closed socket is a fatal error (the runner reconnects); no answer came.
+    assert isinstance(error, TargetError) and error.fatal
+    assert error.category == "bad_request" and "1007" in error.message
+
+
+@pytest.mark.parametrize(
+    "model", ["gemini-2.5-flash-native-audio-preview-12-2025", "gemini-3.1-flash-live-preview"]
+)
+def test_text_output_is_refused_on_native_audio_models(model: str) -> None:
+    with pytest.raises(ConfigError, match="native-audio.*AUDIO only"):
+        GeminiLiveSession(model, options={"output": "text"})
+
+
+async def test_the_strict_fake_refuses_text_output_on_native_audio_like_the_api(
+    keys: None,
+) -> None:
+    from websockets.asyncio.client import connect
+
+    async with FakeGeminiLiveServer(ListScript([])) as server:
+        url = GeminiLiveSession("m", base_url=server.url).url("k")
+        async with connect(url) as ws:
+            setup = {"model": "models/gemini-2.5-flash-native-audio-preview-12-2025"}
+            setup["generationConfig"] = {"responseModalities": ["TEXT"]}
+            await ws.send(json.dumps({"setup": setup}))
+            with pytest.raises(ConnectionClosed):
+                await ws.recv()
+        assert ws.close_code == 1007 and "non-audio" in ws.close_reason
+
+
+async def test_session_resumption_and_context_compression_are_requested(keys: None) -> None:
+    async with FakeGeminiLiveServer(ListScript([Reply(text="One."), Reply(text="Two.")])) as server:
+        session = GeminiLiveSession("gemini-3.1-flash-live-preview", base_url=server.url)
+        await session.start(SessionSetup(system_prompt="x"))
+        for text in ("a", "b"):
+            await session.send_user_text(text)
+            await session.end_user_turn()
+            events = await collect_turn(session)
+        await session.close()
+        resumed = GeminiLiveSession(
+            "gemini-3.1-flash-live-preview",
+            base_url=server.url,
+            options={"resumption_handle": session.resumption_handle},
+        )
+        await resumed.start(SessionSetup(system_prompt="x"))
+        await resumed.close()
+    setup = server.received[0]["setup"]
+    assert setup["sessionResumption"] == {}
+    assert setup["contextWindowCompression"] == {"slidingWindow": {}}
+    assert session.resumption_handle and session.resumption_handle.startswith("resume-handle")
+    last = [m["setup"] for m in server.received if "setup" in m][-1]
+    assert last["sessionResumption"] == {"handle": session.resumption_handle}
+    usage = [e for e in events if isinstance(e, Usage)]
+    # responseTokenCount (the words) + thoughtsTokenCount, as the HTTP adapter counts
+    assert usage[-1].output_tokens == len(["Two."]) + THOUGHT_TOKENS

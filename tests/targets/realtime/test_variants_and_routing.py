@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from tests.targets.realtime.conftest import assert_perfect, run_smoke
+from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError, PrerequisiteError, ProviderError
+from voxbench.core.events import UserTranscript
 from voxbench.core.session import SessionSetup
 from voxbench.targets.pipelines import detect_pipeline, route_target
 from voxbench.targets.realtime.openai.session import OpenAIRealtimeSession, realtime_url
-from voxbench.targets.realtime.openai.variants import AzureOpenAIRealtimeSession
+from voxbench.targets.realtime.openai.variants import (
+    AzureOpenAIRealtimeSession,
+    XaiRealtimeSession,
+)
 from voxbench.targets.registry import resolve_target
 from voxbench.testing.openai_realtime import FakeOpenAIRealtimeServer
-from voxbench.testing.scripts import GoldenScript, ListScript
+from voxbench.testing.scripts import GoldenScript, ListScript, Reply
 
 
 async def test_azure_smoke_uses_deployment_url_and_api_key(
@@ -34,7 +39,7 @@ async def test_azure_smoke_uses_deployment_url_and_api_key(
 
 
 async def test_xai_smoke(tmp_path: Path, smoke: Benchmark, keys: None) -> None:
-    async with FakeOpenAIRealtimeServer(GoldenScript(smoke)) as server:
+    async with FakeOpenAIRealtimeServer(GoldenScript(smoke), dialect="xai") as server:
         run, card, judgments = await run_smoke(
             tmp_path, "xai-realtime/grok-voice-think-fast-1.0", server.url
         )
@@ -48,12 +53,18 @@ def test_urls() -> None:
         "wss://api.openai.com/v1/realtime?model=gpt-realtime"
     )
     assert realtime_url("ws://127.0.0.1:9/", "m") == "ws://127.0.0.1:9/v1/realtime?model=m"
-    preview = AzureOpenAIRealtimeSession(
-        "dep", base_url="https://r.openai.azure.com", options={"api_version": "2025-04-01-preview"}
-    )
-    assert preview.url() == (
-        "wss://r.openai.azure.com/openai/realtime?api-version=2025-04-01-preview&deployment=dep"
-    )
+    ga = AzureOpenAIRealtimeSession("dep", base_url="https://r.openai.azure.com/openai")
+    assert ga.url() == "wss://r.openai.azure.com/openai/v1/realtime?model=dep"
+
+
+def test_azure_preview_api_version_is_refused_with_the_ga_form() -> None:
+    # The preview protocol (deprecated) has other event names; the adapter speaks GA only.
+    with pytest.raises(ConfigError, match=r"/openai/v1/realtime\?model=<deployment>"):
+        AzureOpenAIRealtimeSession(
+            "dep",
+            base_url="https://r.openai.azure.com",
+            options={"api_version": "2025-04-01-preview"},
+        )
 
 
 async def test_missing_key_and_endpoint_name_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,3 +145,42 @@ def test_realtime_targets_listen_natively(target: str, keys: None) -> None:
     # Audio mode wraps text targets in a cascade; realtime targets must hear the audio.
     session = resolve_target(target, base_url="ws://127.0.0.1:1")()
     assert session.info.input_modality == "audio" and session.info.input_sample_rate
+
+
+async def test_xai_voice_and_turn_detection_are_top_level_session_fields(keys: None) -> None:
+    async with FakeOpenAIRealtimeServer(ListScript([]), dialect="xai") as server:
+        session = XaiRealtimeSession("grok-voice", base_url=server.url, options={"voice": "Ara"})
+        await session.start(SessionSetup(system_prompt="x"))
+        await session.close()
+    update = server.received[0]["session"]
+    assert update["voice"] == "Ara" and update["turn_detection"] is None  # manual turns
+    assert "voice" not in update["audio"]["output"]
+    assert "turn_detection" not in update["audio"]["input"]
+
+
+async def test_openai_keeps_voice_and_turn_detection_under_audio(keys: None) -> None:
+    async with FakeOpenAIRealtimeServer(ListScript([])) as server:
+        options = {"voice": "marin", "turn_detection": "semantic_vad"}
+        session = OpenAIRealtimeSession("gpt-realtime", base_url=server.url, options=options)
+        await session.start(SessionSetup(system_prompt="x"))
+        await session.close()
+    update = server.received[0]["session"]
+    assert "voice" not in update and "turn_detection" not in update
+    assert update["audio"]["output"]["voice"] == "marin"
+    assert update["audio"]["input"]["turn_detection"]["type"] == "semantic_vad"
+
+
+async def test_xai_partial_user_transcripts_are_not_final(keys: None) -> None:
+    script = ListScript([Reply(text="Sure.")], transcripts=["what time do the doors open"])
+    async with FakeOpenAIRealtimeServer(script, dialect="xai") as server:
+        session = XaiRealtimeSession("grok-voice", base_url=server.url)
+        await session.start(SessionSetup(system_prompt="x", modality="audio"))
+        t = np.arange(24000) / 24000
+        tone = (0.3 * np.sin(2 * np.pi * 220 * t) * 32767).astype("<i2").tobytes()
+        await session.send_user_audio(tone, 24000)
+        await session.end_user_turn()
+        events = await collect_turn(session)
+        await session.close()
+    # The fake sent "what time do" (in_progress) first: one transcript, the final one.
+    heard = [e.text for e in events if isinstance(e, UserTranscript)]
+    assert heard == ["what time do the doors open"]

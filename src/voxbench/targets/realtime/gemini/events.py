@@ -86,6 +86,28 @@ class RealtimeInputConfig(ClientModel):
     activityHandling: str | None = None
 
 
+class HistoryConfig(ClientModel):
+    initialHistoryInClientContent: bool | None = None
+    """After ``setupComplete`` the server takes ``clientContent`` as history (no model call)
+    until one has ``turnComplete: true``; then only ``realtimeInput`` (3.1 live models)."""
+
+
+class SlidingWindow(ClientModel):
+    targetTokens: int | None = None
+
+
+class ContextWindowCompression(ClientModel):
+    """Compress the context window instead of ending the session when it fills."""
+
+    slidingWindow: SlidingWindow | None = None
+    triggerTokens: int | None = None
+
+
+class SessionResumptionConfig(ClientModel):
+    handle: str | None = None
+    """The ``newHandle`` of an earlier session to resume; absent: a new resumable session."""
+
+
 class Setup(ClientModel):
     model: str
     """``models/<name>``."""
@@ -95,8 +117,9 @@ class Setup(ClientModel):
     realtimeInputConfig: RealtimeInputConfig | None = None
     inputAudioTranscription: dict[str, Any] | None = None
     outputAudioTranscription: dict[str, Any] | None = None
-    sessionResumption: dict[str, Any] | None = None
-    contextWindowCompression: dict[str, Any] | None = None
+    sessionResumption: SessionResumptionConfig | None = None
+    contextWindowCompression: ContextWindowCompression | None = None
+    historyConfig: HistoryConfig | None = None
 
 
 class ClientContent(ClientModel):

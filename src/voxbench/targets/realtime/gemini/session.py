@@ -1,8 +1,12 @@
 """The Gemini Live adapter: raw BidiGenerateContent websocket mapped onto ``Session``.
 
 Raw websocket through our own ``events.py`` (no SDK), so the fake server can check what we
-send. Inputs: text goes out at ``end_user_turn`` as ``clientContent`` with
-``turnComplete: true``; audio is resampled to 16 kHz and streamed as ``realtimeInput.audio``.
+send. Inputs: text goes out at ``end_user_turn``, as ``realtimeInput.text`` (bracketed by
+``activityStart`` / ``activityEnd`` under manual turns) for the 3.x live models, whose
+launch docs close the socket (1007) on ``clientContent`` after the initial history, and as
+``clientContent`` with ``turnComplete: true`` for older models (option ``text_input``:
+``realtime_input`` | ``client_content`` overrides); audio is resampled to 16 kHz and
+streamed as ``realtimeInput.audio``.
 Turns are manual by default (automatic activity detection disabled: the adapter brackets
 the user's audio with ``activityStart`` / ``activityEnd``); ``automatic_activity_detection``
 hands turn-taking to the server (``end_user_turn`` then sends ``audioStreamEnd``).
@@ -10,8 +14,19 @@ hands turn-taking to the server (``end_user_turn`` then sends ``audioStreamEnd``
 Outputs map through one dispatch table over the fields a server message carries.
 ``TurnComplete`` follows ``turnComplete`` when no call is pending; a function call's answer
 goes back in one ``toolResponse`` per ``toolCall`` message. History is replayed as
-``clientContent`` turns (``turnComplete: false``), tool calls written as text: whether a
-Live session accepts ``functionCall`` parts in client content is not documented.
+``clientContent`` turns, tool calls written as text (whether a Live session accepts
+``functionCall`` parts in client content is not documented): for the 3.x live models after
+``setup.historyConfig.initialHistoryInClientContent`` and ending ``turnComplete: true``
+(which closes the history, without a model call), for older ones with
+``turnComplete: false``.
+
+Native-audio models (``*native-audio*`` and the 3.x live models) answer in AUDIO only: the
+server closes with 1007 ("Cannot extract voices from a non-audio request") on a TEXT
+request, so ``output: text`` is refused for them before connecting; the answer's words come
+from the output transcription. Every session asks for ``sessionResumption`` (the latest
+handle is kept in ``resumption_handle``; option ``resumption_handle`` resumes one) and for
+``contextWindowCompression`` (a sliding window), without which the docs limit an audio
+session to about 15 minutes of context.
 """
 
 from __future__ import annotations
@@ -23,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from voxbench.core.errors import ProtocolError
+from voxbench.core.errors import ConfigError, ProtocolError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -56,6 +71,21 @@ log = logging.getLogger(__name__)
 _SETUP_MESSAGES = 16
 
 
+def bare_model(model: str) -> str:
+    """``models/gemini-x`` → ``gemini-x``."""
+    return model.removeprefix("models/")
+
+
+def is_live_3(model: str) -> bool:
+    """A 3.x live model: history through ``historyConfig``, text through ``realtimeInput``."""
+    return bare_model(model).startswith("gemini-3")
+
+
+def is_native_audio(model: str) -> bool:
+    """A native-audio model: it speaks, it cannot answer in TEXT."""
+    return "native-audio" in bare_model(model) or is_live_3(model)
+
+
 class GeminiLiveSession(RealtimeSession):
     """A conversation with a Gemini Live model over one websocket."""
 
@@ -71,6 +101,24 @@ class GeminiLiveSession(RealtimeSession):
         self.base_url = base_url
         self.automatic_vad = bool(self.options.get("automatic_activity_detection", False))
         self.text_output = self.options.get("output", "audio") == "text"
+        if self.text_output and is_native_audio(model):
+            raise ConfigError(
+                f"{self.provider}/{model}: output: text is not possible on a native-audio "
+                "model, which answers in AUDIO only (the Live API closes with 1007 'Cannot "
+                "extract voices from a non-audio request'); use output: audio (the answer's "
+                "transcript is recorded as its text) or a half-cascade live model"
+            )
+        text_input = self.options.get(
+            "text_input", "realtime_input" if is_live_3(model) else "client_content"
+        )
+        if text_input not in ("realtime_input", "client_content"):
+            raise ConfigError(
+                f"{self.provider}: text_input option {text_input!r}: expected "
+                "realtime_input or client_content"
+            )
+        self.text_as_realtime_input = text_input == "realtime_input"
+        self.history_in_setup = is_live_3(model)
+        """Seed history after ``historyConfig.initialHistoryInClientContent`` (3.x models)."""
         self.voice: str | None = self.options.get("voice")
         self.transcript_grace = float(self.options.get("transcript_grace", 1.0))
         self.info = TargetInfo(
@@ -80,7 +128,7 @@ class GeminiLiveSession(RealtimeSession):
             input_sample_rate=ev.INPUT_SAMPLE_RATE,
             output_sample_rate=ev.OUTPUT_SAMPLE_RATE,
         )
-        self.resumption_handle: str | None = None
+        self.resumption_handle: str | None = self.options.get("resumption_handle")
         """The latest ``sessionResumptionUpdate`` handle, for callers that resume."""
         self._resample = PcmResampler(ev.INPUT_SAMPLE_RATE)
         self._transcribe_input = False
@@ -149,6 +197,11 @@ class GeminiLiveSession(RealtimeSession):
             ),
             inputAudioTranscription={} if self._transcribe_input else None,
             outputAudioTranscription=None if self.text_output else {},
+            sessionResumption=ev.SessionResumptionConfig(handle=self.resumption_handle),
+            contextWindowCompression=ev.ContextWindowCompression(slidingWindow=ev.SlidingWindow()),
+            historyConfig=ev.HistoryConfig(initialHistoryInClientContent=True)
+            if self.history_in_setup and setup.history
+            else None,
         )
 
     async def start(self, setup: SessionSetup) -> None:
@@ -160,8 +213,11 @@ class GeminiLiveSession(RealtimeSession):
         else:
             raise ProtocolError(f"{self.provider}: no setupComplete after setup")
         if setup.history:
-            turns = history_turns(setup.history)
-            await self.send_message(ev.ClientMessage(clientContent=ev.ClientContent(turns=turns)))
+            # A 3.x model takes history until turnComplete: true, which triggers no answer.
+            content = ev.ClientContent(
+                turns=history_turns(setup.history), turnComplete=self.history_in_setup
+            )
+            await self.send_message(ev.ClientMessage(clientContent=content))
         self.start_receiving()
 
     async def send_message(self, message: ev.ClientMessage) -> None:
@@ -216,9 +272,25 @@ class GeminiLiveSession(RealtimeSession):
             )
         if self._text:
             text, self._text = " ".join(self._text), []
+            if self.text_as_realtime_input:
+                await self._send_realtime_text(text)
+                return
             turn = ev.Content(role="user", parts=[ev.Part(text=text)])
             await self.send_message(
                 ev.ClientMessage(clientContent=ev.ClientContent(turns=[turn], turnComplete=True))
+            )
+
+    async def _send_realtime_text(self, text: str) -> None:
+        """A typed turn as realtime input (under manual turns, one bracketed activity)."""
+        bracket = not self.automatic_vad
+        if bracket:
+            await self.send_message(
+                ev.ClientMessage(realtimeInput=ev.RealtimeInput(activityStart={}))
+            )
+        await self.send_message(ev.ClientMessage(realtimeInput=ev.RealtimeInput(text=text)))
+        if bracket:
+            await self.send_message(
+                ev.ClientMessage(realtimeInput=ev.RealtimeInput(activityEnd={}))
             )
 
     async def send_tool_result(self, call_id: str, result: Any) -> None:
@@ -312,7 +384,8 @@ class GeminiLiveSession(RealtimeSession):
         self.emit(
             Usage(
                 input_tokens=usage.promptTokenCount,
-                output_tokens=usage.responseTokenCount,
+                # Thinking is output (billed so), as the HTTP adapter counts it.
+                output_tokens=usage.responseTokenCount + usage.thoughtsTokenCount,
                 cached_input_tokens=usage.cachedContentTokenCount,
                 audio_input_tokens=audio(usage.promptTokensDetails),
                 audio_output_tokens=audio(usage.responseTokensDetails),

@@ -101,6 +101,12 @@ class SessionConfig(ClientModel):
     tools: list[FunctionTool] | None = None
     tool_choice: str | None = None
     max_output_tokens: int | Literal["inf"] | None = None
+    voice: str | None = None
+    """xAI's dialect only: the voice is a top-level session field (OpenAI: ``audio.output``)."""
+    turn_detection: TurnDetection | None = None
+    """xAI's dialect only: top-level, ``null`` for manual turns (OpenAI: ``audio.input``)."""
+
+    KEEP_NULL: ClassVar[tuple[str, ...]] = ("turn_detection",)
 
 
 # -- conversation items --------------------------------------------------------------------
@@ -285,6 +291,9 @@ class InputTranscriptionCompleted(ServerEvent):
     item_id: str
     content_index: int = 0
     transcript: str = ""
+    status: str | None = None
+    """xAI streams partial transcripts under this name with ``status: "in_progress"``; only
+    one without that status (OpenAI sends none) is final."""
 
 
 class InputTranscriptionFailed(ServerEvent):

@@ -1,8 +1,11 @@
 """The response and tool-call state machine of the OpenAI Realtime adapter.
 
 Rules it keeps:
-- ``ToolCallRequested`` once per ``call_id`` (from ``function_call_arguments.done``, or from
-  ``response.done``'s output when a server only reports calls there, as xAI may).
+- ``ToolCallRequested`` once per ``call_id``, and only for a response that ends
+  ``completed``: ``function_call_arguments.done`` is also sent for a response that is then
+  cancelled (barge-in) or cut short (``incomplete``), whose arguments may be truncated, so
+  calls are held until ``response.done`` says how the response ended (calls a server only
+  reports in ``response.done``'s output, as xAI may, are read there too).
 - The calls of one response are answered together: once every call has a result *and* the
   response is done, the outputs go out followed by one ``response.create`` (never while a
   response is active: that is the ``conversation_already_has_active_response`` error).
@@ -11,6 +14,9 @@ Rules it keeps:
   item's transcript, which the server sends asynchronously and may deliver after
   ``response.done``; a transcript that comes later still is dropped, not given to the next
   turn.
+- A user transcript with ``status: "in_progress"`` (xAI's partials, sent under the
+  ``...completed`` name) is not final: it neither becomes the turn's transcript nor releases
+  the turn; the last partial stands in only when the final never comes within the grace.
 - Transcript text: deltas are emitted as they come; the ``.done`` event's full transcript is
   authoritative, so a delta that was never delivered is emitted from it, and a delta that
   arrives after ``.done`` (out of order) is ignored.
@@ -81,12 +87,16 @@ class ResponseTracker:
         self._call_names: dict[str, str] = {}
         self._results: dict[str, Any] = {}
         self._unbatched: list[str] = []
+        self._held_calls: dict[str, tuple[str | None, str]] = {}
+        """Calls of the response in progress (name, arguments), until it is done."""
         self._batches: list[list[str]] = []
         """Per done response, its call ids: answered together, in order."""
         self._done_responses: set[str] = set()
         self._parts: dict[tuple[str, int], _Part] = {}
         self._awaiting: set[str] = set()
         self._expired: set[str] = set()
+        self._partials: dict[str, str] = {}
+        """The latest partial user transcript per item (xAI), until its final one."""
         self._pending_status: str | None = None
         self._grace: asyncio.Task[None] | None = None
 
@@ -143,6 +153,10 @@ class ResponseTracker:
         if event.item_id in self._expired:
             log.info("%s: late transcript of %s dropped", self.session.provider, event.item_id)
             return
+        if event.status == "in_progress":
+            self._partials[event.item_id] = event.transcript
+            return
+        self._partials.pop(event.item_id, None)
         if event.transcript:
             self.session.emit(UserTranscript(text=event.transcript))
         self._awaiting.discard(event.item_id)
@@ -195,7 +209,7 @@ class ResponseTracker:
             )
 
     async def on_function_call(self, event: ev.FunctionCallArgumentsDone) -> None:
-        self._register_call(event.call_id, event.name, event.arguments)
+        self._held_calls.setdefault(event.call_id, (event.name, event.arguments))
 
     async def on_response_done(self, event: ev.ResponseDone) -> None:
         response = event.response
@@ -203,9 +217,20 @@ class ResponseTracker:
             return
         self._done_responses.add(response.id)
         self.responding = False
-        for item in response.output:
-            if item.type == "function_call" and item.call_id:
-                self._register_call(item.call_id, item.name, item.arguments or "")
+        held, self._held_calls = self._held_calls, {}
+        if response.status in ("completed", "in_progress"):
+            for call_id, (name, arguments) in held.items():
+                self._register_call(call_id, name, arguments)
+            for item in response.output:
+                if item.type == "function_call" and item.call_id:
+                    self._register_call(item.call_id, item.name, item.arguments or "")
+        elif held:
+            log.info(
+                "%s: calls %s of a %s response not executed",
+                self.session.provider,
+                sorted(held),
+                response.status,
+            )
         if response.usage is not None:
             self.session.emit(_usage(response.usage))
         if self._unbatched:
@@ -263,6 +288,10 @@ class ResponseTracker:
     async def _grace_expiry(self) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(self.transcript_grace)
+            for item_id in sorted(self._awaiting):
+                partial = self._partials.pop(item_id, "")
+                if partial:  # the final never came: the last partial is all we heard
+                    self.session.emit(UserTranscript(text=partial))
             self._expired |= self._awaiting
             self._awaiting.clear()
             if self._pending_status is not None:

@@ -1,0 +1,118 @@
+"""How a text model's response ended: every documented stop / finish value, per provider.
+
+A value maps to the turn's status and, where the turn did not succeed, to the category of
+the error recorded with it. A value a table does not list is recorded as it came
+(``TurnComplete.stop_reason``) with a ``protocol`` error, and the turn is ``incomplete``:
+an undocumented ending is never counted a success.
+
+Sources (as published 2025–2026): OpenAI Chat Completions ``finish_reason``; Anthropic
+Messages ``stop_reason``; Gemini ``Candidate.FinishReason`` (also google-genai's
+``types.FinishReason``); Bedrock Converse ``stopReason`` (botocore's ``StopReason`` enum).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from voxbench.core.events import TargetError, TurnComplete
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What a documented stop value means for the turn."""
+
+    status: str
+    category: str | None = None
+    """The error category recorded with a turn that did not succeed (None: no error)."""
+
+
+COMPLETED = Ending("completed")
+CUT_SHORT = Ending("incomplete", "bad_request")
+REFUSED = Ending("failed", "refused")
+MALFORMED = Ending("failed", "malformed_tool_call")
+BROKEN = Ending("failed", "protocol")
+
+OPENAI: Mapping[str, Ending] = {
+    "stop": COMPLETED,
+    "tool_calls": COMPLETED,
+    "function_call": COMPLETED,
+    "length": Ending("incomplete"),
+    "content_filter": REFUSED,
+}
+ANTHROPIC: Mapping[str, Ending] = {
+    "end_turn": COMPLETED,
+    "stop_sequence": COMPLETED,
+    "tool_use": COMPLETED,
+    "max_tokens": Ending("incomplete"),
+    "pause_turn": Ending("incomplete", "server"),
+    "model_context_window_exceeded": CUT_SHORT,
+    "refusal": REFUSED,
+}
+GEMINI: Mapping[str, Ending] = {
+    "STOP": COMPLETED,
+    "MAX_TOKENS": Ending("incomplete"),
+    "SAFETY": REFUSED,
+    "RECITATION": REFUSED,
+    "LANGUAGE": REFUSED,
+    "BLOCKLIST": REFUSED,
+    "PROHIBITED_CONTENT": REFUSED,
+    "SPII": REFUSED,
+    "IMAGE_SAFETY": REFUSED,
+    "IMAGE_PROHIBITED_CONTENT": REFUSED,
+    "IMAGE_RECITATION": REFUSED,
+    "IMAGE_OTHER": REFUSED,
+    "NO_IMAGE": BROKEN,
+    "OTHER": BROKEN,
+    "FINISH_REASON_UNSPECIFIED": BROKEN,
+    "MALFORMED_FUNCTION_CALL": MALFORMED,
+    "UNEXPECTED_TOOL_CALL": MALFORMED,
+    "TOO_MANY_TOOL_CALLS": MALFORMED,
+    "MISSING_THOUGHT_SIGNATURE": Ending("failed", "bad_request"),
+    "MALFORMED_RESPONSE": BROKEN,
+    "ESCALATION": REFUSED,
+    "MODEL_ARMOR": REFUSED,
+    "PUP_LIMITED_DISABLED": Ending("failed", "authentication"),
+    "CONTINUATION": Ending("incomplete"),
+}
+BEDROCK: Mapping[str, Ending] = {
+    "end_turn": COMPLETED,
+    "tool_use": COMPLETED,
+    "stop_sequence": COMPLETED,
+    "max_tokens": Ending("incomplete"),
+    "model_context_window_exceeded": CUT_SHORT,
+    "guardrail_intervened": REFUSED,
+    "content_filtered": REFUSED,
+    "malformed_tool_use": MALFORMED,
+    "malformed_model_output": BROKEN,
+}
+
+
+def turn_ending(
+    provider: str, table: Mapping[str, Ending], stop_reason: str | None
+) -> list[TargetError | TurnComplete]:
+    """The events that end a turn whose last response stopped with ``stop_reason``.
+
+    No value at all (some OpenAI-compatible servers omit it) is a completed turn.
+    """
+    if stop_reason is None:
+        return [TurnComplete(status="completed")]
+    ending = table.get(stop_reason)
+    if ending is None:
+        error = TargetError(
+            category="protocol",
+            message=f"{provider}: undocumented stop reason {stop_reason!r}",
+            retryable=False,
+        )
+        return [error, TurnComplete(status="incomplete", stop_reason=stop_reason)]
+    events: list[TargetError | TurnComplete] = []
+    if ending.category is not None:
+        events.append(
+            TargetError(
+                category=ending.category,  # type: ignore[arg-type]
+                message=f"{provider}: the response stopped with {stop_reason!r}",
+                retryable=False,
+            )
+        )
+    events.append(TurnComplete(status=ending.status, stop_reason=stop_reason))  # type: ignore[arg-type]
+    return events

@@ -1,0 +1,315 @@
+"""Wire messages checked against the official SDKs' own type models.
+
+The providers generate these models from their API specs, so they are a reading of the
+protocol independent of ours. Each ``check_*`` function takes one JSON message as it went
+over the wire and returns the problems found: a validation error (wrong type, wrong enum
+value, missing required field, wrong nesting) or a field the SDK model does not know.
+
+The SDKs disagree on strictness: ``google-genai`` models forbid extra fields; ``openai`` and
+``anthropic`` models allow them and their request types are TypedDicts (which drop unknown
+keys). ``unknown_fields`` therefore compares what was sent with what the model kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import typing
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import pydantic
+from pydantic import TypeAdapter, ValidationError
+
+Check = Callable[[Mapping[str, Any]], list[str]]
+
+
+# -- the generic part ----------------------------------------------------------------------
+
+
+def unknown_fields(sent: Any, parsed: Any, path: str = "") -> list[str]:
+    """Paths of fields in ``sent`` that the validated ``parsed`` does not model."""
+    if isinstance(parsed, Iterator):
+        parsed = list(parsed)  # a validated Iterable: iterating it validates its items
+    if isinstance(sent, Mapping) and isinstance(parsed, pydantic.BaseModel):
+        return _unknown_in_model(sent, parsed, path)
+    if isinstance(sent, Mapping) and isinstance(parsed, Mapping):
+        out: list[str] = []
+        for key, value in sent.items():
+            if key not in parsed:
+                out.append(f"{path}{key}")
+            else:
+                out += unknown_fields(value, parsed[key], f"{path}{key}.")
+        return out
+    if isinstance(sent, list) and isinstance(parsed, list | tuple):
+        out = []
+        for i, (value, item) in enumerate(zip(sent, parsed, strict=False)):
+            out += unknown_fields(value, item, f"{path}{i}.")
+        return out
+    return []
+
+
+def _unknown_in_model(sent: Mapping[str, Any], model: pydantic.BaseModel, path: str) -> list[str]:
+    names = {(info.alias or name): name for name, info in type(model).model_fields.items()}
+    names |= {name: name for name in type(model).model_fields}
+    extra = model.__pydantic_extra__ or {}
+    out: list[str] = []
+    for key, value in sent.items():
+        if key in extra or key not in names:
+            out.append(f"{path}{key}")
+        else:
+            out += unknown_fields(value, getattr(model, names[key]), f"{path}{key}.")
+    return out
+
+
+def validate(adapter: TypeAdapter[Any], message: Any, *, json: bool = False) -> list[str]:
+    """Validate ``message`` with ``adapter``; problems as ``path: message`` lines."""
+    import json as json_module
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            # google-genai enums accept an unknown value with a warning (forward
+            # compatibility); on our wire that is a wrong enum value.
+            warnings.simplefilter("always")
+            if json:
+                parsed = adapter.validate_json(json_module.dumps(message))
+            else:
+                parsed = adapter.validate_python(message)
+        problems = [str(w.message) for w in caught if "is not a valid" in str(w.message)]
+        return problems + [f"unknown field {p}" for p in unknown_fields(message, parsed)]
+    except ValidationError as exc:
+        return [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]]
+
+
+@functools.cache
+def _adapter(tp: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(tp)
+
+
+def _by_type(union: Any) -> dict[str, Any]:
+    """A union of event models keyed by the value of their ``type`` literal."""
+    table: dict[str, Any] = {}
+    for member in typing.get_args(union):
+        if typing.get_origin(member) is typing.Annotated:
+            member = typing.get_args(member)[0]
+        if typing.get_origin(member) is typing.Union:
+            table |= _by_type(member)
+            continue
+        hints = member.model_fields if hasattr(member, "model_fields") else {}
+        literal = hints.get("type")
+        if literal is not None:
+            for value in typing.get_args(literal.annotation):
+                table[value] = member
+    return table
+
+
+def _check_event(table: Mapping[str, Any], message: Mapping[str, Any], what: str) -> list[str]:
+    model = table.get(str(message.get("type")))
+    if model is None:
+        return [f"{what} type {message.get('type')!r} is not in the SDK"]
+    return validate(_adapter(model), message)
+
+
+# -- OpenAI --------------------------------------------------------------------------------
+
+
+@functools.cache
+def _realtime_tables() -> tuple[dict[str, Any], dict[str, Any]]:
+    from openai.types.realtime import RealtimeClientEvent, RealtimeServerEvent
+
+    return _by_type(RealtimeClientEvent), _by_type(RealtimeServerEvent)
+
+
+def check_openai_realtime_client(message: Mapping[str, Any]) -> list[str]:
+    """A client event against ``openai.types.realtime.RealtimeClientEvent``."""
+    return _check_event(_realtime_tables()[0], message, "client event")
+
+
+SESSION_FIELDS_NOT_IN_SDK = ("id", "object")
+"""Fields of ``session.created`` / ``session.updated``'s session that the GA reference's own
+examples show (``"object": "realtime.session"``, ``"id": "sess_..."``) but the SDK's
+``RealtimeSessionCreateRequest`` does not model."""
+
+
+def check_openai_realtime_server(message: Mapping[str, Any]) -> list[str]:
+    """A server event against ``openai.types.realtime.RealtimeServerEvent``."""
+    session = message.get("session")
+    if message.get("type") in ("session.created", "session.updated") and isinstance(
+        session, Mapping
+    ):
+        trimmed = {k: v for k, v in session.items() if k not in SESSION_FIELDS_NOT_IN_SDK}
+        message = {**message, "session": trimmed}
+    return _check_event(_realtime_tables()[1], message, "server event")
+
+
+def check_xai_realtime_client(message: Mapping[str, Any]) -> list[str]:
+    """xAI's dialect: OpenAI's events, with ``voice`` / ``turn_detection`` top-level in the
+    session (docs.x.ai voice agent guide); checked with OpenAI's models once nested back."""
+    session = message.get("session")
+    if message.get("type") != "session.update" or not isinstance(session, Mapping):
+        return check_openai_realtime_client(message)
+    session = dict(session)
+    audio = {k: dict(v) for k, v in (session.get("audio") or {}).items()}
+    if "voice" in session:
+        audio.setdefault("output", {})["voice"] = session.pop("voice")
+    if "turn_detection" in session:
+        audio.setdefault("input", {})["turn_detection"] = session.pop("turn_detection")
+    if audio:
+        session["audio"] = audio
+    return check_openai_realtime_client({**message, "session": session})
+
+
+def check_xai_realtime_server(message: Mapping[str, Any]) -> list[str]:
+    """xAI's dialect: OpenAI's events, plus ``status`` on user transcripts, whose partials
+    (``in_progress``) carry no ``usage``."""
+    kind = "conversation.item.input_audio_transcription.completed"
+    if message.get("type") != kind or "status" not in message:
+        return check_openai_realtime_server(message)
+    trimmed = {k: v for k, v in message.items() if k != "status"}
+    problems = [] if message["status"] in ("in_progress", "completed") else ["status value"]
+    if message["status"] == "in_progress":
+        trimmed.setdefault("usage", {"type": "duration", "seconds": 0})
+    return problems + check_openai_realtime_server(trimmed)
+
+
+def check_openai_chat_request(message: Mapping[str, Any], *, deployment: bool = False) -> list[str]:
+    """A ``/chat/completions`` body against the SDK's create params.
+
+    ``deployment``: an Azure deployment URL names the model, so the body need not.
+    """
+    from openai.types.chat import completion_create_params as params
+
+    if deployment and "model" not in message:
+        message = {**message, "model": "deployment"}
+
+    kind = (
+        params.CompletionCreateParamsStreaming
+        if message.get("stream")
+        else params.CompletionCreateParamsNonStreaming
+    )
+    return validate(_adapter(kind), message)
+
+
+def check_openai_chat_response(message: Mapping[str, Any]) -> list[str]:
+    """A whole ``chat.completion`` or one ``chat.completion.chunk``."""
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    model = (
+        ChatCompletionChunk if message.get("object") == "chat.completion.chunk" else ChatCompletion
+    )
+    return validate(_adapter(model), message)
+
+
+def check_openai_speech_request(message: Mapping[str, Any]) -> list[str]:
+    """An ``/audio/speech`` body against ``SpeechCreateParams``."""
+    from openai.types.audio.speech_create_params import SpeechCreateParams
+
+    return validate(_adapter(SpeechCreateParams), message)
+
+
+def check_openai_transcription(message: Mapping[str, Any]) -> list[str]:
+    """A JSON ``/audio/transcriptions`` answer against ``Transcription``."""
+    from openai.types.audio import Transcription
+
+    return validate(_adapter(Transcription), message)
+
+
+# -- Anthropic -----------------------------------------------------------------------------
+
+
+SAMPLING_FIELDS_OF_2023_06_01 = ("temperature", "top_p", "top_k")
+"""Request fields of API version ``2023-06-01`` (the ``anthropic-version`` voxbench sends) that
+the SDK 2.x models lack: the SDK targets ``2026-10-21``, which refuses them on every model."""
+
+
+def check_anthropic_request(message: Mapping[str, Any]) -> list[str]:
+    """A ``/v1/messages`` body against the SDK's create params (sampling fields aside)."""
+    from anthropic.types import message_create_params as params
+
+    problems = [
+        f"{k}: expected a number"
+        for k in SAMPLING_FIELDS_OF_2023_06_01
+        if k in message and not isinstance(message[k], int | float)
+    ]
+    message = {k: v for k, v in message.items() if k not in SAMPLING_FIELDS_OF_2023_06_01}
+
+    kind = (
+        params.MessageCreateParamsStreaming
+        if message.get("stream")
+        else params.MessageCreateParamsNonStreaming
+    )
+    return problems + validate(_adapter(kind), message)
+
+
+def check_anthropic_response(message: Mapping[str, Any]) -> list[str]:
+    """A whole ``Message`` or one raw stream event."""
+    from anthropic.types import Message, RawMessageStreamEvent
+
+    if message.get("type") == "message":
+        return validate(_adapter(Message), message)
+    if message.get("type") == "ping":
+        return [] if set(message) == {"type"} else [f"ping with fields {sorted(message)}"]
+    return _check_event(_by_type(RawMessageStreamEvent), message, "stream event")
+
+
+# -- Google --------------------------------------------------------------------------------
+
+
+def check_gemini_live_client(message: Mapping[str, Any]) -> list[str]:
+    """A client message against ``google.genai.types.LiveClientMessage``."""
+    from google.genai import types
+
+    setup = message.get("setup")
+    if isinstance(setup, Mapping) and "realtimeInputConfig" in setup:
+        # The SDK's LiveClientSetup lacks this field; its converter
+        # (_live_converters._LiveConnectConfig_to_mldev) writes a RealtimeInputConfig there.
+        rest = {k: v for k, v in setup.items() if k != "realtimeInputConfig"}
+        input_config = validate(
+            _adapter(types.RealtimeInputConfig), setup["realtimeInputConfig"], json=True
+        )
+        problems = [f"setup.realtimeInputConfig.{p}" for p in input_config]
+        return problems + validate(
+            _adapter(types.LiveClientMessage), {**message, "setup": rest}, json=True
+        )
+    return validate(_adapter(types.LiveClientMessage), message, json=True)
+
+
+def check_gemini_live_server(message: Mapping[str, Any]) -> list[str]:
+    """A server message against ``google.genai.types.LiveServerMessage``."""
+    from google.genai import types
+
+    return validate(_adapter(types.LiveServerMessage), message, json=True)
+
+
+@functools.cache
+def _generate_request_fields() -> dict[str, Any]:
+    from google.genai import types
+
+    return {
+        "contents": list[types.Content],
+        "systemInstruction": types.Content,
+        "tools": list[types.Tool],
+        "toolConfig": types.ToolConfig,
+        "generationConfig": types.GenerationConfig,
+        "safetySettings": list[types.SafetySetting],
+        "cachedContent": str,
+    }
+
+
+def check_gemini_generate_request(message: Mapping[str, Any]) -> list[str]:
+    """A ``generateContent`` body: each documented field against its SDK type."""
+    fields = _generate_request_fields()
+    problems: list[str] = []
+    for key, value in message.items():
+        if key not in fields:
+            problems.append(f"unknown field {key}")
+            continue
+        problems += [f"{key}.{p}" for p in validate(_adapter(fields[key]), value, json=True)]
+    return problems
+
+
+def check_gemini_generate_response(message: Mapping[str, Any]) -> list[str]:
+    """A whole response or one streamed chunk against ``GenerateContentResponse``."""
+    from google.genai import types
+
+    return validate(_adapter(types.GenerateContentResponse), message, json=True)
