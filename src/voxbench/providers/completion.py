@@ -46,6 +46,8 @@ class AudioCompletionRequest:
     prompt: str
     system: str = ""
     temperature: float | None = 0.0
+    max_tokens: int | None = None
+    """The longest reply, in tokens (None leaves the provider's default)."""
 
 
 @dataclass

@@ -267,6 +267,8 @@ class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
         body = self._base_body(messages)
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
         return await self._call(body)
 
 

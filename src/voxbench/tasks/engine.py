@@ -1,0 +1,283 @@
+"""The engine: one work queue per model pool, exactly ``max_concurrency`` requests per endpoint.
+
+Each endpoint of a pool runs ``max_concurrency`` workers that take records from the pool's
+one queue, so an endpoint has exactly that many requests in flight while work remains, and a
+slow endpoint simply takes fewer records (work stealing, no static shards, no polling). A
+bounded queue fed by a producer keeps the dataset streaming: only records about to be sent
+are decoded. A worker prepares the request (decode, resample, cut, WAV), asks the cache,
+calls the endpoint with the shared retry policy, and hands the outcome to the scorer, which
+scores batches in a thread (off the event loop, overlapping inference) and appends each
+record to ``records.jsonl`` as it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from voxbench.audio.wav import Audio
+from voxbench.core.errors import ErrorCategory, ProviderError, VoxbenchError
+from voxbench.providers.backoff import backoff_delay
+from voxbench.tasks.cache import ResponseCache, request_key
+from voxbench.tasks.datasets import Record
+from voxbench.tasks.metrics import METRICS
+from voxbench.tasks.models import EndpointClient, Prompted, make_endpoint, wav_bytes
+from voxbench.tasks.plan import Job, Plan
+
+INLINE_PREPARE_SECONDS = 5.0
+"""Clips up to this long are prepared on the event loop (cheaper than a thread hop);
+longer ones in a thread so a long decode never stalls the other requests."""
+
+
+@dataclass
+class Outcome:
+    """What one record got: a reply or an error, and how long it took."""
+
+    job: Job
+    record: Record
+    prediction: str | None
+    error: dict[str, Any] | None
+    latency_s: float
+    attempts: int
+    cached: bool
+    key: str
+
+
+Progress = Callable[[Job, dict[str, Any]], None]
+"""Called with each finished record's row."""
+
+
+def _prepare(record: Record, job: Job) -> tuple[Audio, list[bytes], list[Audio]]:
+    """Decode, resample and cut the clip as the task says; the WAV payload of each piece."""
+    audio = record.load_audio().mono().resampled(job.spec.sample_rate)
+    policy = job.spec.long_audio
+    if audio.duration <= policy.max_seconds:
+        return audio, [wav_bytes(audio)], [audio]
+    if policy.policy == "truncate":
+        cut = audio.slice(0, policy.max_seconds)
+        return cut, [wav_bytes(cut)], [cut]
+    pieces = chunk_audio(audio, policy.max_seconds, policy.overlap_seconds)
+    return audio, [wav_bytes(p) for p in pieces], pieces
+
+
+def chunk_audio(audio: Audio, window: float, overlap: float) -> list[Audio]:
+    """Windows of ``window`` seconds, each starting ``window - overlap`` after the last."""
+    step = window - overlap
+    pieces, start = [], 0.0
+    while True:
+        pieces.append(audio.slice(start, start + window))
+        if start + window >= audio.duration:
+            return pieces
+        start += step
+
+
+def join_chunks(texts: Iterable[str], max_overlap_words: int = 12) -> str:
+    """Join the replies of overlapping chunks, dropping the words the overlap repeats.
+
+    The longest run of words (case and punctuation aside) that ends one text and starts the
+    next is said once; without such a run the texts are joined with a space, never fused.
+    """
+    words: list[str] = []
+    for text in texts:
+        new = text.split()
+        key = [_bare(w) for w in new]
+        tail = [_bare(w) for w in words[-max_overlap_words:]]
+        best = 0
+        for size in range(min(len(tail), len(key)), 0, -1):
+            if tail[-size:] == key[:size]:
+                best = size
+                break
+        words.extend(new[best:])
+    return " ".join(words)
+
+
+def _bare(word: str) -> str:
+    return "".join(ch for ch in word.casefold() if ch.isalnum())
+
+
+class Engine:
+    """Runs a plan's jobs; ``run`` returns when every record has an outcome."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        cache: ResponseCache,
+        write_row: Callable[[dict[str, Any]], None],
+        *,
+        done: set[tuple[str, str, str]] = frozenset(),  # type: ignore[assignment]
+        progress: Progress | None = None,
+        endpoint_factory: Callable[..., EndpointClient] = make_endpoint,
+    ) -> None:
+        self.plan = plan
+        self.cache = cache
+        self.write_row = write_row
+        self.done = done
+        self.progress = progress
+        self.endpoint_factory = endpoint_factory
+        self.requests = 0
+        """Calls made to endpoints (cache hits and the oracle aside)."""
+
+    async def run(self) -> None:
+        """Answer and score every record not already done."""
+        results: asyncio.Queue[Outcome | None] = asyncio.Queue()
+        scorer = asyncio.create_task(self._score(results))
+        pools = {}
+        for job in self.plan.jobs:
+            pools.setdefault(job.model.name, []).append(job)
+        try:
+            await asyncio.gather(*(self._run_pool(jobs, results) for jobs in pools.values()))
+        finally:
+            await results.put(None)
+            await scorer
+
+    async def _run_pool(self, jobs: list[Job], results: asyncio.Queue[Outcome | None]) -> None:
+        model = jobs[0].model
+        endpoints = [
+            (self.endpoint_factory(model, e, jobs[0].api), e.max_concurrency) for e in model.pool()
+        ]
+        width = sum(c for _, c in endpoints)
+        queue: asyncio.Queue[tuple[Job, Record] | None] = asyncio.Queue(maxsize=2 * width)
+
+        async def produce() -> None:
+            for job in jobs:
+                for record in job.records:
+                    if (job.task.name, model.name, record.id) not in self.done:
+                        await queue.put((job, record))
+            for _ in range(width):
+                await queue.put(None)
+
+        async def work(client: EndpointClient) -> None:
+            while (item := await queue.get()) is not None:
+                await results.put(await self._answer(client, *item))
+
+        try:
+            await asyncio.gather(
+                produce(), *(work(client) for client, c in endpoints for _ in range(c))
+            )
+        finally:
+            for client, _ in endpoints:
+                await client.aclose()
+
+    def _key(self, job: Job, record: Record, request: Prompted) -> str:
+        if job.api == "oracle":
+            return ""
+        return request_key(
+            {
+                "model": job.model.model,
+                "api": job.api,
+                "prompt": request.prompt if job.api == "chat" else "",
+                "system": request.system if job.api == "chat" else "",
+                "generation": request.generation.model_dump() if job.api == "chat" else {},
+                "sample_rate": job.spec.sample_rate,
+                "long_audio": job.spec.long_audio.model_dump(),
+                "audio": record.audio_digest(),
+            }
+        )
+
+    async def _answer(self, client: EndpointClient, job: Job, record: Record) -> Outcome:
+        started = time.perf_counter()
+        request = job.prompted(record)
+        attempts = 0
+        try:
+            key = self._key(job, record, request)
+            cached = self.cache.get(key) if key else None
+            if cached is not None:
+                return Outcome(job, record, cached, None, 0.0, 0, True, key)
+            if record.duration_hint() <= INLINE_PREPARE_SECONDS:
+                audio, wavs, pieces = _prepare(record, job)
+            else:
+                audio, wavs, pieces = await asyncio.to_thread(_prepare, record, job)
+            model = job.model
+            texts = []
+            for wav, piece in zip(wavs, pieces, strict=True):
+                text, tries = await self._call(client, piece, wav, request, model)
+                attempts += tries
+                texts.append(text)
+                if job.api == "oracle":
+                    break
+            prediction = join_chunks(texts) if len(texts) > 1 else texts[0]
+            if key:
+                self.cache.put(key, job.model.model, prediction)
+            return Outcome(
+                job, record, prediction, None, time.perf_counter() - started, attempts, False, key
+            )
+        except ProviderError as exc:
+            error = {"category": str(exc.category), "message": str(exc), "status": exc.status}
+        except VoxbenchError as exc:  # an unreadable clip, a missing prerequisite
+            error = {"category": type(exc).__name__, "message": str(exc), "status": None}
+        return Outcome(job, record, None, error, time.perf_counter() - started, attempts, False, "")
+
+    async def _call(
+        self, client: EndpointClient, audio: Audio, wav: bytes, request: Prompted, model: Any
+    ) -> tuple[str, int]:
+        """One piece's reply, retrying retryable failures by the shared backoff policy."""
+        attempt = 0
+        while True:
+            attempt += 1
+            self.requests += 1
+            try:
+                async with asyncio.timeout(model.timeout_s):
+                    return await client.answer(audio, wav, request), attempt
+            except TimeoutError:
+                error = ProviderError(
+                    f"{model.model}: no reply within timeout_s={model.timeout_s:g}",
+                    category=ErrorCategory.TIMEOUT,
+                    retryable=True,
+                )
+            except ProviderError as exc:
+                error = exc
+            if not error.retryable or attempt > model.retries:
+                raise error
+            await asyncio.sleep(
+                backoff_delay(attempt, error.retry_after, base=model.backoff_base_s)
+            )
+
+    async def _score(self, results: asyncio.Queue[Outcome | None]) -> None:
+        finished = False
+        while not finished:
+            batch: list[Outcome] = []
+            item = await results.get()
+            while item is not None:
+                batch.append(item)
+                if results.empty() or len(batch) >= 512:
+                    break
+                item = results.get_nowait()
+            finished = item is None
+            if batch:
+                rows = await asyncio.to_thread(lambda b=batch: [record_row(o) for o in b])
+                for outcome, row in zip(batch, rows, strict=True):
+                    self.write_row(row)
+                    if self.progress is not None:
+                        self.progress(outcome.job, row)
+
+
+def score_prediction(job: Job, record: Record, prediction: str) -> dict[str, Any]:
+    """Each metric's statistics of one reply."""
+    context = job.context(record)
+    return {name: METRICS[name].score(prediction, context) for name in job.metrics}
+
+
+def record_row(outcome: Outcome) -> dict[str, Any]:
+    """The ``records.jsonl`` line of one outcome."""
+    job, record = outcome.job, outcome.record
+    scores = (
+        score_prediction(job, record, outcome.prediction) if outcome.prediction is not None else {}
+    )
+    return {
+        "task": job.task.name,
+        "model": job.model.name,
+        "id": record.id,
+        "audio": str(record.audio_path),
+        "language": record.language,
+        "reference": record.reference,
+        "prediction": outcome.prediction,
+        "scores": scores,
+        "error": outcome.error,
+        "latency_s": round(outcome.latency_s, 4),
+        "attempts": outcome.attempts,
+        "cached": outcome.cached,
+        "key": outcome.key,
+    }
