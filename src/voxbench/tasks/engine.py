@@ -172,7 +172,10 @@ class Engine:
                 "system": request.system if job.api == "chat" else "",
                 "generation": request.generation.model_dump() if job.api == "chat" else {},
                 "sample_rate": job.spec.sample_rate,
-                "long_audio": job.spec.long_audio.model_dump(),
+                # How a clip is cut matters only to clips long enough to be cut.
+                "cut": job.spec.long_audio.model_dump()
+                if record.duration() > job.spec.long_audio.max_seconds
+                else None,
                 "audio": record.audio_digest(),
             }
         )
