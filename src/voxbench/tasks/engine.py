@@ -183,7 +183,7 @@ class Engine:
     async def _answer(self, client: EndpointClient, job: Job, record: Record) -> Outcome:
         started = time.perf_counter()
         request = job.prompted(record)
-        attempts = 0
+        attempts = [0]
         try:
             key = self._key(job, record, request)
             cached = self.cache.get(key) if key else None
@@ -196,34 +196,51 @@ class Engine:
             model = job.model
             texts = []
             for wav, piece in zip(wavs, pieces, strict=True):
-                text, tries = await self._call(client, piece, wav, request, model)
-                attempts += tries
-                texts.append(text)
+                texts.append(await self._call(client, piece, wav, request, model, attempts))
                 if job.api == "oracle":
                     break
             prediction = join_chunks(texts) if len(texts) > 1 else texts[0]
             if key:
                 self.cache.put(key, job.model.model, prediction)
             return Outcome(
-                job, record, prediction, None, time.perf_counter() - started, attempts, False, key
+                job,
+                record,
+                prediction,
+                None,
+                time.perf_counter() - started,
+                attempts[0],
+                False,
+                key,
             )
         except ProviderError as exc:
             error = {"category": str(exc.category), "message": str(exc), "status": exc.status}
         except VoxbenchError as exc:  # an unreadable clip, a missing prerequisite
             error = {"category": type(exc).__name__, "message": str(exc), "status": None}
-        return Outcome(job, record, None, error, time.perf_counter() - started, attempts, False, "")
+        return Outcome(
+            job, record, None, error, time.perf_counter() - started, attempts[0], False, ""
+        )
 
     async def _call(
-        self, client: EndpointClient, audio: Audio, wav: bytes, request: Prompted, model: Any
-    ) -> tuple[str, int]:
-        """One piece's reply, retrying retryable failures by the shared backoff policy."""
+        self,
+        client: EndpointClient,
+        audio: Audio,
+        wav: bytes,
+        request: Prompted,
+        model: Any,
+        attempts: list[int],
+    ) -> str:
+        """One piece's reply, retrying retryable failures by the shared backoff policy.
+
+        ``attempts[0]`` counts the calls made (across the pieces of a record).
+        """
         attempt = 0
         while True:
             attempt += 1
+            attempts[0] += 1
             self.requests += 1
             try:
                 async with asyncio.timeout(model.timeout_s):
-                    return await client.answer(audio, wav, request), attempt
+                    return await client.answer(audio, wav, request)
             except TimeoutError:
                 error = ProviderError(
                     f"{model.model}: no reply within timeout_s={model.timeout_s:g}",

@@ -57,7 +57,8 @@ def run_tasks(
     plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
     if on_plan is not None:
         on_plan(plan)
-    output_dir = Path(config.output_dir)
+    # A resumed run stays where it is (and finds the cache beside it).
+    output_dir = run.path.parent if resume is not None else Path(config.output_dir).resolve()
     if resume is None:
         run = TaskRunDir.create(output_dir)
         info = {
