@@ -135,7 +135,7 @@ class TaskRunDir:
         writer.writerow([*CSV_COLUMNS, *metric_names])
         for row in rows:
             error = row.get("error")
-            scores = row.get("scores", {})
+            scored = row.get("scores", {})
             writer.writerow(
                 [
                     row["task"],
@@ -148,7 +148,7 @@ class TaskRunDir:
                     row["latency_s"],
                     row["cached"],
                     *(
-                        json.dumps(scores[m], ensure_ascii=False) if m in scores else ""
+                        json.dumps(scored[m], ensure_ascii=False) if m in scored else ""
                         for m in metric_names
                     ),
                 ]
