@@ -134,6 +134,7 @@ class Plan:
             manifest = dataset_folder(spec) / spec.dataset.manifest
             out[job.task.name] = {
                 "family": job.task.family,
+                "description": spec.description,
                 "file": str(job.task.file),
                 "dataset": spec.dataset.model_dump(exclude_none=True),
                 "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest(),

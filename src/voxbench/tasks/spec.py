@@ -82,8 +82,8 @@ class LongAudio(Strict):
 
     @model_validator(mode="after")
     def _overlap_fits(self) -> LongAudio:
-        if self.overlap_seconds >= self.max_seconds:
-            raise ValueError("overlap_seconds must be shorter than max_seconds")
+        if self.policy == "chunk" and self.overlap_seconds >= self.max_seconds:
+            raise ValueError("overlap_seconds must be shorter than max_seconds to chunk")
         return self
 
 
