@@ -120,12 +120,15 @@ class HTTPCompletionClient:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
+        max_connections: int | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.provider = endpoint.provider
         self.model = endpoint.model
         self.base_url = endpoint.base_url
-        self._client = make_http_client(timeout, transport=transport)
+        self._client = make_http_client(
+            timeout, transport=transport, max_connections=max_connections
+        )
 
     @property
     def name(self) -> str:

@@ -65,6 +65,7 @@ def make_http_client(
     transport: httpx.AsyncBaseTransport | None = None,
     headers: dict[str, str] | None = None,
     sync: Literal[False] = False,
+    max_connections: int | None = None,
 ) -> httpx.AsyncClient: ...
 
 
@@ -75,6 +76,7 @@ def make_http_client(
     transport: httpx.BaseTransport | None = None,
     headers: dict[str, str] | None = None,
     sync: Literal[True],
+    max_connections: int | None = None,
 ) -> httpx.Client: ...
 
 
@@ -84,14 +86,21 @@ def make_http_client(
     transport: Any = None,
     headers: dict[str, str] | None = None,
     sync: bool = False,
+    max_connections: int | None = None,
 ) -> httpx.AsyncClient | httpx.Client:
     """The HTTP client every provider uses (async by default, ``sync=True`` for a blocking one).
 
     Proxy policy, the same as the realtime websockets': ``HTTP(S)_PROXY`` / ``NO_PROXY``
     from the environment apply to remote providers, never to loopback (local servers and
-    our fakes must not be captured by a corporate proxy).
+    our fakes must not be captured by a corporate proxy). ``max_connections`` sizes the
+    keep-alive pool for callers that keep that many requests in flight.
     """
     options: dict[str, Any] = {"timeout": _timeout(timeout), "headers": headers}
+    if max_connections is not None:
+        # Keep every connection a caller runs in parallel alive (httpx keeps only 20).
+        options["limits"] = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
     if transport is not None:
         options["transport"] = transport  # a test's transport: no proxies either
         options["trust_env"] = False

@@ -3,8 +3,8 @@
 One SQLite file beside the run directories (``<output_dir>/cache.sqlite``), shared by every
 run: a resumed run, or a new run that only changes metrics, finds every reply it already paid
 for. The key hashes the model's ``provider/model`` and api, the rendered prompt and system
-text, the generation params, how the audio was cut and resampled, and the clip's bytes — not
-the endpoint, since every endpoint of a pool serves the same model.
+text, the generation params and the WAV bytes sent (so resampling and cutting are in it) —
+not the endpoint, since every endpoint of a pool serves the same model.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ only when a duration filter asks for them.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import random
 from collections.abc import Iterator
@@ -39,10 +38,6 @@ class Record:
     def load_audio(self) -> Audio:
         """Decode the clip (called by the worker that sends it)."""
         return read_wav(self.audio_path)
-
-    def audio_digest(self) -> str:
-        """SHA-256 of the audio file's bytes (the cache key's view of the clip)."""
-        return hashlib.sha256(self.audio_path.read_bytes()).hexdigest()
 
     def duration_hint(self) -> float:
         """A cheap estimate of the clip's seconds from its size (as 16 kHz 16-bit mono)."""

@@ -13,6 +13,7 @@ record to ``records.jsonl`` as it finishes.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -161,22 +162,20 @@ class Engine:
             for client, _ in endpoints:
                 await client.aclose()
 
-    def _key(self, job: Job, record: Record, request: Prompted) -> str:
+    @staticmethod
+    def _key(job: Job, request: Prompted, wavs: list[bytes]) -> str:
+        """The request's content address: model, api, prompt, generation and the audio sent."""
         if job.api == "oracle":
             return ""
+        chat = job.api == "chat"  # a transcription request carries no prompt
         return request_key(
             {
                 "model": job.model.model,
                 "api": job.api,
-                "prompt": request.prompt if job.api == "chat" else "",
-                "system": request.system if job.api == "chat" else "",
-                "generation": request.generation.model_dump() if job.api == "chat" else {},
-                "sample_rate": job.spec.sample_rate,
-                # How a clip is cut matters only to clips long enough to be cut.
-                "cut": job.spec.long_audio.model_dump()
-                if record.duration() > job.spec.long_audio.max_seconds
-                else None,
-                "audio": record.audio_digest(),
+                "prompt": request.prompt if chat else "",
+                "system": request.system if chat else "",
+                "generation": request.generation.model_dump() if chat else {},
+                "audio": [hashlib.sha256(w).hexdigest() for w in wavs],
             }
         )
 
@@ -185,14 +184,14 @@ class Engine:
         request = job.prompted(record)
         attempts = [0]
         try:
-            key = self._key(job, record, request)
-            cached = self.cache.get(key) if key else None
-            if cached is not None:
-                return Outcome(job, record, cached, None, 0.0, 0, True, key)
             if record.duration_hint() <= INLINE_PREPARE_SECONDS:
                 audio, wavs, pieces = _prepare(record, job)
             else:
                 audio, wavs, pieces = await asyncio.to_thread(_prepare, record, job)
+            key = self._key(job, request, wavs)
+            cached = self.cache.get(key) if key else None
+            if cached is not None:
+                return Outcome(job, record, cached, None, 0.0, 0, True, key)
             model = job.model
             texts = []
             for wav, piece in zip(wavs, pieces, strict=True):

@@ -89,7 +89,11 @@ class ChatEndpoint:
     """An audio-in completion provider (OpenAI-compatible ``input_audio``, Gemini inline audio)."""
 
     def __init__(self, model: ModelConfig, endpoint: EndpointConfig, **extra: Any) -> None:
-        kwargs: dict[str, Any] = {"timeout": model.timeout_s, **extra}
+        kwargs: dict[str, Any] = {
+            "timeout": model.timeout_s,
+            "max_connections": endpoint.max_concurrency,
+            **extra,
+        }
         if endpoint.base_url:
             kwargs["base_url"] = endpoint.base_url
         if endpoint.api_key:

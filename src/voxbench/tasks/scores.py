@@ -36,7 +36,9 @@ def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
         errors = [r for r in mine if r is not None and r.get("error") is not None]
         stats: dict[str, list[dict[str, Any]]] = {m: [] for m in job.metrics}
         for row in answered:
-            scored = score_prediction(job, ids[row["id"]], row["prediction"] or "")
+            scored = row.get("scores") or {}
+            if any(m not in scored for m in job.metrics):  # metrics changed since it was scored
+                scored = score_prediction(job, ids[row["id"]], row["prediction"] or "")
             for metric in job.metrics:
                 stats[metric].append(scored[metric])
         metrics = {}
