@@ -3,8 +3,8 @@
 A minimal endpoint (its own process, so its CPU is not the client's) answers every
 ``/chat/completions`` after L ms. At each (C, L) point the script runs, on the same records:
 
-- a minimal client that keeps exactly C requests in flight (one keep-alive httpx client,
-  C workers, one pre-built request body): what the endpoint allows at all;
+- a minimal client that keeps exactly C requests in flight (keep-alive httpx clients of 8
+  connections each, C workers, one pre-built request body): what the endpoint allows at all;
 - ``run_tasks`` with ``max_concurrency: C``: the whole path — manifest, audio hashing for the
   cache key, decoding, soxr resampling 22.05 → 16 kHz, WAV + base64 encoding, the cache,
   retries policy, WER scoring, records.jsonl, scores with bootstrap intervals, report.
@@ -109,24 +109,31 @@ async def _minimal(url: str, concurrency: int, records: int, wav: bytes) -> floa
             ],
         }
     ).encode()
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    # Keep-alive clients of 8 connections each: one httpx pool of C connections is O(C) per
+    # request (see voxbench.tasks.engine.client_shards); the baseline gets the same fix.
+    per = 8
+    limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
+    clients = [httpx.AsyncClient(limits=limits, timeout=60) for _ in range(-(-concurrency // per))]
     remaining = records
-    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
 
-        async def worker() -> None:
-            nonlocal remaining
-            while remaining > 0:
-                remaining -= 1
-                response = await client.post(
-                    url + "/chat/completions",
-                    content=body,
-                    headers={"content-type": "application/json"},
-                )
-                response.json()
+    async def worker(slot: int) -> None:
+        nonlocal remaining
+        client = clients[slot // per]
+        while remaining > 0:
+            remaining -= 1
+            response = await client.post(
+                url + "/chat/completions",
+                content=body,
+                headers={"content-type": "application/json"},
+            )
+            response.json()
 
-        started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return records / (time.perf_counter() - started)
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    rate = records / (time.perf_counter() - started)
+    for client in clients:
+        await client.aclose()
+    return rate
 
 
 def _ours(url: str, concurrency: int, root: Path, data: Path) -> tuple[float, int]:

@@ -194,3 +194,24 @@ def test_long_audio_policies(
     assert [round(c["seconds"], 2) for c in fakes.calls] == expected  # the 2 s clip
     if policy == "chunk":  # three chunk replies joined, the repeated overlap said once
         assert result.run.rows()[0]["prediction"] == "dix onze douze"
+
+
+def test_wide_endpoints_are_spread_over_small_keep_alive_clients(
+    tmp_path: Path, tasks_dir: Path
+) -> None:
+    from voxbench.tasks.config import EndpointConfig
+    from voxbench.tasks.engine import client_shards
+
+    shards = client_shards(EndpointConfig(base_url="http://a", max_concurrency=20))
+    assert [s.max_concurrency for s in shards] == [8, 8, 4]
+    for i in range(3):
+        (tasks_dir / "mine" / f"tiny{i}.yaml").write_text(
+            f"extends: tiny\nprompt: {{user: v{i}}}\n"
+        )
+    text = (
+        "models: [{name: m, model: vllm/q, base_url: 'http://a', max_concurrency: 20}]\n"
+        "tasks: [mine]\ntasks_dirs: [mytasks]\n"
+    )
+    fakes = FakeEndpoints(default_latency=0.05)
+    run_yaml(text, tmp_path, fakes)
+    assert fakes.peak == {"http://a": 20}  # still exactly max_concurrency in flight
