@@ -29,8 +29,9 @@ class ResponseCache:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        # Autocommit: each reply is durable as soon as it is stored (a kill loses nothing paid).
-        self._db = sqlite3.connect(path, isolation_level=None)
+        # Replies are committed in batches (``commit``): records.jsonl, flushed per record, is
+        # what resume trusts, so a kill costs the cache at most the last uncommitted batch.
+        self._db = sqlite3.connect(path)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
@@ -56,6 +57,11 @@ class ResponseCache:
             "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)", (key, model, text, time.time())
         )
 
+    def commit(self) -> None:
+        """Make the replies stored so far durable."""
+        self._db.commit()
+
     def close(self) -> None:
-        """Close the database."""
+        """Commit and close the database."""
+        self._db.commit()
         self._db.close()

@@ -39,10 +39,6 @@ class Record:
         """Decode the clip (called by the worker that sends it)."""
         return read_wav(self.audio_path)
 
-    def duration_hint(self) -> float:
-        """A cheap estimate of the clip's seconds from its size (as 16 kHz 16-bit mono)."""
-        return self.audio_path.stat().st_size / 32_000
-
     def duration(self) -> float:
         """Seconds of audio, from the file header."""
         return float(sf.info(str(self.audio_path)).duration)
