@@ -38,7 +38,7 @@ def test_audio_is_decoded_only_when_asked(tmp_path: Path, monkeypatch: pytest.Mo
     records = select_records(_spec(folder), Filters(min_duration_s=1.0), seed=0)
     assert len(records) == 5 and decoded == []  # durations come from headers
     records[0].load_audio()
-    assert decoded == [records[0].audio_path]
+    assert decoded == [records[0].audio.path]
 
 
 def test_filters(tmp_path: Path) -> None:

@@ -108,7 +108,7 @@ def test_outputs_are_written(tmp_path: Path, tasks_dir: Path) -> None:
         assert (path / name).is_file(), name
     info = json.loads((path / "run.json").read_text())
     assert info["status"] == "finished" and info["tasks"]["tiny"]["records"] == 6
-    assert len(info["tasks"]["tiny"]["manifest_sha256"]) == 64
+    assert info["tasks"]["tiny"]["fingerprint"].startswith("sha256:")
     assert "sacrebleu" in info["versions"]
     csv_lines = (path / "records.csv").read_text().splitlines()
     assert csv_lines[0].startswith("task,model,id") and len(csv_lines) == 7

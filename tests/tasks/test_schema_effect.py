@@ -252,6 +252,12 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
     "dataset.builtin": ("dataset: {builtin: en_asr}\n", "dataset: {builtin: spoken_qa}\n", "ids"),
     "dataset.path": ("", "dataset: {path: data_csv, manifest: manifest.csv}\n", "audio"),
     "dataset.manifest": ("", "dataset: {path: data, manifest: few.jsonl}\n", "ids"),
+    "dataset.format": ("", "dataset: {path: hfd, format: hf_disk, split: test}\n", "ids"),
+    "dataset.split": (
+        "dataset: {path: hfd, format: hf_disk, split: test}\n",
+        "dataset: {path: hfd, format: hf_disk, split: train}\n",
+        "ids",
+    ),
     "language": ("columns: {language: null}\nlanguage: en\n", "columns: {language: null}\nlanguage: fr\n", "languages"),
     "columns": ("", "columns: {reference: speaker}\n", "calls"),
     "columns.id": ("", "columns: {id: audio}\n", "ids"),
@@ -369,7 +375,20 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     from .conftest import write_tiny_dataset
 
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
+    _write_hf_dataset(mine / "hfd")
     return _Observer(tmp_path, monkeypatch)
+
+
+def _write_hf_dataset(folder: Path) -> None:
+    """A ``save_to_disk`` folder with splits test (3 rows) and train (1 row), when installed."""
+    try:
+        import datasets
+    except ImportError:
+        return
+    from .test_hf import _dataset
+
+    table = _dataset().rename_columns({"sentence": "reference", "locale": "language"})
+    datasets.DatasetDict({"test": table, "train": table.select([0])}).save_to_disk(str(folder))
 
 
 @pytest.mark.parametrize("path", sorted(CONFIG_CASES))
@@ -381,6 +400,8 @@ def test_config_key_is_effective(path: str, observer: _Observer) -> None:
 @pytest.mark.parametrize("path", sorted(TASK_CASES))
 def test_task_key_is_effective(path: str, observer: _Observer, tasks_dir: Path) -> None:
     a, b, key = TASK_CASES[path]
+    if "hf_disk" in a + b:
+        pytest.importorskip("datasets")
     outcomes = []
     for extra in (a, b):
         if "dataset:" in extra:

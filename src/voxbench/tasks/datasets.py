@@ -1,6 +1,7 @@
-"""Dataset readers: a manifest (JSONL or CSV) beside audio files, read lazily.
+"""Dataset readers: a manifest (JSONL or CSV) beside audio files, or a Hugging Face dataset on
+disk (``tasks.hf``), read lazily.
 
-A ``Record`` carries its manifest columns and the path of its clip; the audio is decoded
+A ``Record`` carries its columns and where its clip is; the audio is decoded
 only when ``load_audio`` is called (by an engine worker, just before the request), so a
 100-hour dataset never sits in memory. Durations come from file headers (no decoding) and
 only when a duration filter asks for them.
@@ -9,12 +10,13 @@ only when a duration filter asks for them.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import soundfile as sf
 
@@ -25,23 +27,55 @@ from voxbench.tasks.spec import TaskSpec
 from voxbench.tasks.suite import ensure_builtin_dataset
 
 
+class AudioSource(Protocol):
+    """Where a record's clip is, read only on demand."""
+
+    name: str
+    """What tables and ``records.jsonl`` show (a path, or ``dataset#row``)."""
+
+    def load(self) -> Audio:
+        """Decode the clip."""
+        ...
+
+    def duration(self) -> float:
+        """Seconds of audio, as cheaply as the source allows."""
+        ...
+
+
+@dataclass(frozen=True)
+class FileAudio:
+    """A clip in a file beside the manifest."""
+
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    def load(self) -> Audio:
+        return read_wav(self.path)
+
+    def duration(self) -> float:
+        return float(sf.info(str(self.path)).duration)
+
+
 @dataclass(frozen=True)
 class Record:
-    """One evaluation item: ids, reference, the path of its audio, and every manifest column."""
+    """One evaluation item: ids, reference, where its audio is, and every manifest column."""
 
     id: str
-    audio_path: Path
+    audio: AudioSource
     reference: str
     language: str
     columns: dict[str, Any] = field(default_factory=dict)
 
     def load_audio(self) -> Audio:
         """Decode the clip (called by the worker that sends it)."""
-        return read_wav(self.audio_path)
+        return self.audio.load()
 
     def duration(self) -> float:
-        """Seconds of audio, from the file header."""
-        return float(sf.info(str(self.audio_path)).duration)
+        """Seconds of audio (from the file header, not by decoding)."""
+        return self.audio.duration()
 
 
 def dataset_folder(spec: TaskSpec) -> Path:
@@ -81,17 +115,36 @@ def _rows(manifest: Path) -> Iterator[dict[str, Any]]:
             yield row
 
 
+def _source_rows(
+    spec: TaskSpec, folder: Path
+) -> Iterator[tuple[dict[str, Any], AudioSource | None]]:
+    """Each row of the dataset with its audio source (None: the audio column names a file)."""
+    if spec.dataset.format == "manifest":
+        for row in _rows(folder / spec.dataset.manifest):
+            yield row, None
+        return
+    from voxbench.tasks.hf import dataset_rows, open_dataset
+
+    dataset = open_dataset(folder, spec.dataset.format, spec.dataset.split)
+    yield from dataset_rows(dataset, spec.columns.audio, str(folder))
+
+
 def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record]:
-    """Every record of a task's dataset, in manifest order (audio not decoded)."""
+    """Every record of a task's dataset, in dataset order (audio not decoded)."""
     folder = dataset_folder(spec)
-    manifest = folder / spec.dataset.manifest
+    where = folder / spec.dataset.manifest if spec.dataset.format == "manifest" else folder
     cols = spec.columns
-    for number, row in enumerate(_rows(manifest), 1):
-        missing = [c for c in (cols.id, cols.audio, cols.reference) if c not in row]
+    for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
+        needed = (
+            (cols.id, cols.reference)
+            if source is not None
+            else (cols.id, cols.audio, cols.reference)
+        )
+        missing = [c for c in needed if c not in row]
         if missing:
             raise ConfigError(
                 f"record {number} has no column {', '.join(missing)}",
-                file=manifest,
+                file=where,
                 expected=f"the columns named in {file or 'the task'} (columns: ...)",
             )
         language = row.get(cols.language) if cols.language else None
@@ -100,11 +153,21 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
             reference = json.dumps(reference, ensure_ascii=False)
         yield Record(
             id=str(row[cols.id]),
-            audio_path=folder / str(row[cols.audio]),
+            audio=source or FileAudio(folder / str(row[cols.audio])),
             reference=reference,
             language=str(language or spec.language),
             columns=row,
         )
+
+
+def dataset_fingerprint(spec: TaskSpec) -> str:
+    """What identifies the dataset's content: the manifest's SHA-256, or ``datasets``' fingerprint."""
+    folder = dataset_folder(spec)
+    if spec.dataset.format == "manifest":
+        return "sha256:" + hashlib.sha256((folder / spec.dataset.manifest).read_bytes()).hexdigest()
+    from voxbench.tasks.hf import fingerprint, open_dataset
+
+    return "datasets:" + fingerprint(open_dataset(folder, spec.dataset.format, spec.dataset.split))
 
 
 def select_records(spec: TaskSpec, filters: Filters, *, seed: int, task: str = "") -> list[Record]:

@@ -312,7 +312,7 @@ def record_row(outcome: Outcome) -> dict[str, Any]:
         "task": job.task.name,
         "model": job.model.name,
         "id": record.id,
-        "audio": str(record.audio_path),
+        "audio": record.audio.name,
         "language": record.language,
         "reference": record.reference,
         "prediction": outcome.prediction,

@@ -8,7 +8,6 @@ field), and prompt templates rendered per record.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import Any
 from voxbench.core.errors import ConfigError
 from voxbench.tasks.answers import LETTERS
 from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
-from voxbench.tasks.datasets import Record, dataset_folder, select_records
+from voxbench.tasks.datasets import Record, dataset_fingerprint, select_records
 from voxbench.tasks.metrics import ScoringContext, get_metric
 from voxbench.tasks.models import Api, Prompted, model_api
 from voxbench.tasks.spec import Generation, Prompt, TaskEntry, TaskRegistry, TaskSpec
@@ -125,19 +124,18 @@ class Plan:
     """Every task or group name the config mentions → its tasks (for aggregates)."""
 
     def datasets(self) -> dict[str, dict[str, Any]]:
-        """Per task: its dataset reference, manifest hash and record count."""
+        """Per task: its dataset reference, content fingerprint and record count."""
         out: dict[str, dict[str, Any]] = {}
         for job in self.jobs:
             if job.task.name in out:
                 continue
             spec = job.spec
-            manifest = dataset_folder(spec) / spec.dataset.manifest
             out[job.task.name] = {
                 "family": job.task.family,
                 "description": spec.description,
                 "file": str(job.task.file),
                 "dataset": spec.dataset.model_dump(exclude_none=True),
-                "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest(),
+                "fingerprint": dataset_fingerprint(spec),
                 "records": len(job.records),
                 "metrics": job.metrics,
             }

@@ -1,7 +1,7 @@
 """A task run's directory: ``runs/tasks/<timestamp>_<id>/``.
 
 - ``run.json``: the config's raw text (``${ENV}`` unsubstituted: no secret is written),
-  models, tasks with their dataset hashes, versions, seed, status
+  models, tasks with their dataset fingerprints, versions, seed, status
 - ``records.jsonl``: one line per finished record, appended and flushed as it finishes
 - ``records.csv``, ``scores.json``, ``report.md``: derived at the end of ``run`` and ``--resume``
 - ``.lock``: the writer lock while a process writes

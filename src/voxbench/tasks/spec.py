@@ -39,6 +39,13 @@ class DatasetRef(Strict):
     """A folder holding the audio files and the manifest (relative to the task file)."""
     manifest: str = "manifest.jsonl"
     """The manifest in that folder: ``.jsonl`` (one object a line) or ``.csv`` (a header row)."""
+    format: Literal["manifest", "hf_disk", "parquet"] = "manifest"
+    """``manifest``: audio files + the manifest; ``hf_disk``: a ``save_to_disk`` folder;
+    ``parquet``: the parquet files under the folder (Hugging Face layout). The last two need
+    the optional ``datasets`` package."""
+    split: str | None = None
+    """For ``hf_disk`` holding several splits, the one to read; for ``parquet``, the files
+    whose name starts with it (``test`` → ``test-00000-of-00001.parquet``)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetRef:
