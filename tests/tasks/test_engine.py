@@ -149,7 +149,7 @@ def test_resume_after_kill_redoes_nothing(tmp_path: Path, tasks_dir: Path) -> No
     fakes = FakeEndpoints()
     from voxbench.tasks.run import run_tasks
 
-    result = run_tasks(None, "", resume=records.parent, endpoint_factory=fakes.factory)  # type: ignore[arg-type]
+    result = run_tasks(None, "", resume=records.parent, endpoint_factory=fakes.factory)
     assert result.requests == 6 - done
     assert sorted(c["reference"] for c in fakes.calls) == sorted(
         r["reference"] for r in result.run.rows()[done:]
@@ -165,7 +165,7 @@ def test_resume_retries_only_failed_records(tmp_path: Path, tasks_dir: Path) -> 
     from voxbench.tasks.run import run_tasks
 
     fakes = FakeEndpoints()
-    again = run_tasks(None, "", resume=first.run.path, endpoint_factory=fakes.factory)  # type: ignore[arg-type]
+    again = run_tasks(None, "", resume=first.run.path, endpoint_factory=fakes.factory)
     assert [c["reference"] for c in fakes.calls] == ["one two three"]
     assert again.scores["tasks"]["tiny"]["m"]["errors"] == 0
 
@@ -215,3 +215,15 @@ def test_wide_endpoints_are_spread_over_small_keep_alive_clients(
     fakes = FakeEndpoints(default_latency=0.05)
     run_yaml(text, tmp_path, fakes)
     assert fakes.peak == {"http://a": 20}  # still exactly max_concurrency in flight
+
+
+def test_secrets_from_the_environment_are_not_written(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TASK_TEST_KEY", "sk-task-secret-0123456789")
+    text = "models: [{name: m, model: vllm/q, api_key: '${TASK_TEST_KEY}'}]\n" + TINY
+    fakes = FakeEndpoints()
+    result = run_yaml(text, tmp_path, fakes)
+    assert {c["api_key"] for c in fakes.calls} == {"sk-task-secret-0123456789"}
+    for path in result.run.path.iterdir():
+        assert "sk-task-secret" not in path.read_text(errors="replace"), path.name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,14 +15,21 @@ from voxbench.tasks.engine import chunk_audio, join_chunks
 from voxbench.tasks.metrics import METRICS, ScoringContext, values_equal
 
 
-def ctx(reference: str, language: str = "en", **kw: object) -> ScoringContext:
+def ctx(
+    reference: str,
+    language: str = "en",
+    *,
+    target: str | None = None,
+    answer: str = "text",
+    **extra: Any,
+) -> ScoringContext:
     return ScoringContext(
         reference=reference,
         language=language,
-        target_language=kw.pop("target", language),
-        answer=kw.pop("answer", "text"),
-        **kw,
-    )  # type: ignore[arg-type]
+        target_language=target or language,
+        answer=answer,
+        **extra,
+    )
 
 
 def pooled(name: str, pairs: list[tuple[str, ScoringContext]], seed: int | None = 0) -> dict:

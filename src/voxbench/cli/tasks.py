@@ -34,9 +34,10 @@ def list_command(
     for name in sorted(registry.names, key=lambda n: (registry.get(n).family, n)):
         entry = registry.get(name)
         spec = entry.spec
-        dataset = (
-            f"builtin:{spec.dataset.builtin}" if spec.dataset.builtin else str(spec.dataset.path)
-        )
+        if spec.dataset.builtin:
+            dataset = f"builtin:{spec.dataset.builtin}"
+        else:
+            dataset = f"{spec.dataset.format}:{spec.dataset.path}"
         table.add_row(
             entry.family, name, dataset, spec.answer, ", ".join(spec.metrics), spec.description
         )
@@ -96,7 +97,7 @@ def run_command(
     started = time.perf_counter()
     try:
         result = run_tasks(
-            parsed,  # type: ignore[arg-type]  # None only with resume, which reads its own
+            parsed,
             text,
             config_file=config,
             tasks_dirs=list(tasks_dir),

@@ -95,9 +95,10 @@ def extract_calls(text: str) -> list[dict[str, Any]] | None:
         if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
             value = value["tool_calls"]
         items = value if isinstance(value, list) else [value]
-        calls = [_as_call(item) for item in items]
-        if calls and all(c is not None for c in calls):
-            return calls  # type: ignore[return-value]
+        parsed = [_as_call(item) for item in items]
+        calls = [c for c in parsed if c is not None]
+        if calls and len(calls) == len(parsed):
+            return calls
         if isinstance(value, list) and not value:
             return []
     return None

@@ -66,17 +66,17 @@ def client_shards(endpoint: EndpointConfig) -> list[EndpointConfig]:
     return [endpoint.model_copy(update={"max_concurrency": size}) for size in sizes]
 
 
-def _prepare(record: Record, job: Job) -> tuple[Audio, list[bytes], list[Audio]]:
-    """Decode, resample and cut the clip as the task says; the WAV payload of each piece."""
+def _prepare(record: Record, job: Job) -> tuple[list[bytes], list[Audio]]:
+    """Decode, resample and cut the clip as the task says: each piece and its WAV payload."""
     audio = record.load_audio().mono().resampled(job.spec.sample_rate)
     policy = job.spec.long_audio
     if audio.duration <= policy.max_seconds:
-        return audio, [wav_bytes(audio)], [audio]
-    if policy.policy == "truncate":
-        cut = audio.slice(0, policy.max_seconds)
-        return cut, [wav_bytes(cut)], [cut]
-    pieces = chunk_audio(audio, policy.max_seconds, policy.overlap_seconds)
-    return audio, [wav_bytes(p) for p in pieces], pieces
+        pieces = [audio]
+    elif policy.policy == "truncate":
+        pieces = [audio.slice(0, policy.max_seconds)]
+    else:
+        pieces = chunk_audio(audio, policy.max_seconds, policy.overlap_seconds)
+    return [wav_bytes(p) for p in pieces], pieces
 
 
 def chunk_audio(audio: Audio, window: float, overlap: float) -> list[Audio]:
@@ -123,14 +123,15 @@ class Engine:
         cache: ResponseCache,
         write_row: Callable[[dict[str, Any]], None],
         *,
-        done: set[tuple[str, str, str]] = frozenset(),  # type: ignore[assignment]
+        done: set[tuple[str, str, str]] | None = None,
         progress: Progress | None = None,
         endpoint_factory: Callable[..., EndpointClient] = make_endpoint,
     ) -> None:
         self.plan = plan
         self.cache = cache
         self.write_row = write_row
-        self.done = done
+        self.done = done or set()
+        """(task, model, record id) answered by an earlier pass of this run."""
         self.progress = progress
         self.endpoint_factory = endpoint_factory
         self.requests = 0
@@ -183,7 +184,7 @@ class Engine:
         self, job: Job, record: Record, request: Prompted
     ) -> tuple[list[bytes], list[Audio], str]:
         """The WAV payloads and audio pieces of a record, and the request's cache key."""
-        _, wavs, pieces = _prepare(record, job)
+        wavs, pieces = _prepare(record, job)
         return wavs, pieces, self._key(job, request, wavs)
 
     @staticmethod

@@ -33,7 +33,7 @@ class TaskRunResult:
 
 
 def run_tasks(
-    config: EvalConfig,
+    config: EvalConfig | None,
     config_text: str,
     *,
     config_file: Path | None = None,
@@ -45,6 +45,8 @@ def run_tasks(
     endpoint_factory: Any = None,
 ) -> TaskRunResult:
     """Run ``config`` into a new run directory, or continue ``resume`` (its own config)."""
+    if resume is None and config is None:
+        raise ValueError("run_tasks needs a config unless it resumes a run")
     if resume is not None:
         run = TaskRunDir.open(resume)
         info = run.info()
@@ -53,6 +55,7 @@ def run_tasks(
         config = parse_config(config_text, file=config_file or f"{resume}/run.json#config_text")
         base_dir = Path(info["base_dir"])
         tasks_dirs = [Path(p) for p in info.get("tasks_dirs", [])]
+    assert config is not None
     base_dir = base_dir or (config_file.parent if config_file else Path.cwd())
     plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
     if on_plan is not None:
