@@ -15,7 +15,7 @@ from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine import Engine, Progress
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.report import markdown_report
-from voxbench.tasks.rundir import TaskRunDir, versions
+from voxbench.tasks.rundir import RUN_JSON, TaskRunDir, versions
 from voxbench.tasks.scores import compute_scores
 
 CACHE_FILE = "cache.sqlite"
@@ -122,6 +122,6 @@ def run_tasks(
 def find_run(name: str, output_dir: Path = Path("runs/tasks")) -> TaskRunDir:
     """A run by path, or by directory name under ``output_dir``."""
     for candidate in (Path(name), output_dir / name):
-        if (candidate / "run.json").is_file():
+        if (candidate / RUN_JSON).is_file():
             return TaskRunDir.open(candidate)
     raise RunError(f"no task run {name!r} (a run directory, or a name under {output_dir})")
