@@ -227,3 +227,18 @@ def test_secrets_from_the_environment_are_not_written(
     assert {c["api_key"] for c in fakes.calls} == {"sk-task-secret-0123456789"}
     for path in result.run.path.iterdir():
         assert "sk-task-secret" not in path.read_text(errors="replace"), path.name
+
+
+def test_identical_requests_in_flight_are_asked_once(tmp_path: Path, tasks_dir: Path) -> None:
+    # Two tasks send the same clips to a transcription model (no prompt in the request).
+    (tasks_dir / "mine" / "tiny_again.yaml").write_text("extends: tiny\nmetrics: [cer]\n")
+    text = (
+        "models: [{name: m, model: openai/whisper-1, api: transcription, max_concurrency: 12}]\n"
+        "tasks: [tiny, tiny_again]\ntasks_dirs: [mytasks]\n"
+    )
+    fakes = FakeEndpoints(default_latency=0.05)
+    result = run_yaml(text, tmp_path, fakes)
+    assert len(fakes.calls) == 6 and result.requests == 6
+    rows = result.run.rows()
+    assert len(rows) == 12 and sum(r["cached"] for r in rows) == 6
+    assert result.scores["tasks"]["tiny_again"]["m"]["metrics"]["cer"]["value"] == 0.0

@@ -135,7 +135,9 @@ class Engine:
         self.progress = progress
         self.endpoint_factory = endpoint_factory
         self.requests = 0
-        """Calls made to endpoints (cache hits and the oracle aside)."""
+        """Calls made to endpoints (cache hits aside)."""
+        self._in_flight: dict[str, asyncio.Event] = {}
+        """Cache keys being asked right now: an identical request waits for that reply."""
 
     async def run(self) -> None:
         """Answer and score every record not already done."""
@@ -212,18 +214,26 @@ class Engine:
             # Decoding, soxr and hashing release the GIL: in a thread they use the second core
             # while the loop keeps the requests moving (measured: ~20% more throughput).
             wavs, pieces, key = await asyncio.to_thread(self._prepared, job, record, request)
+            # The same request in flight (one clip transcribed for two tasks): wait for its reply.
+            while key in self._in_flight:
+                await self._in_flight[key].wait()
             cached = self.cache.get(key) if key else None
             if cached is not None:
                 return Outcome(job, record, cached, None, 0.0, 0, True, key)
-            model = job.model
-            texts = []
-            for wav, piece in zip(wavs, pieces, strict=True):
-                texts.append(await self._call(client, piece, wav, request, model, attempts))
-                if job.api == "oracle":
-                    break
-            prediction = join_chunks(texts) if len(texts) > 1 else texts[0]
             if key:
-                self.cache.put(key, job.model.model, prediction)
+                self._in_flight[key] = asyncio.Event()
+            try:
+                texts = []
+                for wav, piece in zip(wavs, pieces, strict=True):
+                    texts.append(await self._call(client, piece, wav, request, job.model, attempts))
+                    if job.api == "oracle":
+                        break
+                prediction = join_chunks(texts) if len(texts) > 1 else texts[0]
+                if key:
+                    self.cache.put(key, job.model.model, prediction)
+            finally:
+                if key:
+                    self._in_flight.pop(key).set()
             return Outcome(
                 job,
                 record,
