@@ -102,11 +102,21 @@ def _with_interval(
     value = float(statistic(np.arange(n)))
     ci = None
     if rng is not None:
-        draws = rng.integers(0, n, size=(BOOTSTRAP_SAMPLES, n))
-        samples = np.asarray(statistic(draws), dtype=float)
+        # Draws in blocks: a 10 000-record task would need 80 MB of indices at once.
+        block = max(1, min(BOOTSTRAP_SAMPLES, 2_000_000 // n))
+        samples = np.concatenate(
+            [
+                np.asarray(statistic(rng.integers(0, n, size=(size, n))), dtype=float)
+                for size in _blocks(BOOTSTRAP_SAMPLES, block)
+            ]
+        )
         lo, hi = np.percentile(samples, [2.5, 97.5])
         ci = [round(float(lo), 2), round(float(hi), 2)]
     return {"value": round(value, 2), "ci": ci, "n": n}
+
+
+def _blocks(total: int, size: int) -> list[int]:
+    return [min(size, total - start) for start in range(0, total, size)]
 
 
 def _rowwise(func: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], Any]:
