@@ -169,11 +169,16 @@ RUN_FILE_NAMES = {
 }
 
 
+# The audio-task harness keeps its own run format (runs/tasks/…); its one module of file
+# names is tasks/rundir.py.
+RUN_FILE_MODULES = {"core/rundir.py", "tasks/rundir.py"}
+
+
 def test_no_module_outside_the_run_directory_spells_a_run_file_name() -> None:
     root = Path(voxbench.__file__).parent
     offenders = []
     for file in root.rglob("*.py"):
-        if file.relative_to(root).as_posix() == "core/rundir.py":
+        if file.relative_to(root).as_posix() in RUN_FILE_MODULES:
             continue
         for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and node.value in RUN_FILE_NAMES:

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from voxbench import __version__
-from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show
+from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show, tasks
 from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.fdb import app as fdb_app
@@ -35,6 +35,7 @@ app.add_typer(listing.app, name="list")
 app.add_typer(bench.app, name="bench")
 app.add_typer(fdb_app, name="fdb")
 app.add_typer(importing.app, name="import")
+app.add_typer(tasks.app, name="tasks")
 
 
 def _version(value: bool) -> None:

@@ -46,6 +46,8 @@ class AudioCompletionRequest:
     prompt: str
     system: str = ""
     temperature: float | None = 0.0
+    max_tokens: int | None = None
+    """The longest reply, in tokens (None leaves the provider's default)."""
 
 
 @dataclass
@@ -118,12 +120,15 @@ class HTTPCompletionClient:
         *,
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
+        max_connections: int | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.provider = endpoint.provider
         self.model = endpoint.model
         self.base_url = endpoint.base_url
-        self._client = make_http_client(timeout, transport=transport)
+        self._client = make_http_client(
+            timeout, transport=transport, max_connections=max_connections
+        )
 
     @property
     def name(self) -> str:

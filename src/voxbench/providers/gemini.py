@@ -150,8 +150,13 @@ class GeminiAudioCompletion(_GenerateContentClient, AudioCompletionClient):
         }
         if request.system:
             body["systemInstruction"] = {"parts": [{"text": request.system}]}
+        config: dict[str, Any] = {}
         if request.temperature is not None:
-            body["generationConfig"] = {"temperature": request.temperature}
+            config["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            config["maxOutputTokens"] = request.max_tokens
+        if config:
+            body["generationConfig"] = config
         return await self._generate(body)
 
 

@@ -11,7 +11,9 @@ retries. Server-sent events are decoded by ``httpx-sse``.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
+import ssl
 import time
 from collections.abc import AsyncIterator
 from typing import Any, Literal, overload
@@ -65,6 +67,7 @@ def make_http_client(
     transport: httpx.AsyncBaseTransport | None = None,
     headers: dict[str, str] | None = None,
     sync: Literal[False] = False,
+    max_connections: int | None = None,
 ) -> httpx.AsyncClient: ...
 
 
@@ -75,6 +78,7 @@ def make_http_client(
     transport: httpx.BaseTransport | None = None,
     headers: dict[str, str] | None = None,
     sync: Literal[True],
+    max_connections: int | None = None,
 ) -> httpx.Client: ...
 
 
@@ -84,21 +88,36 @@ def make_http_client(
     transport: Any = None,
     headers: dict[str, str] | None = None,
     sync: bool = False,
+    max_connections: int | None = None,
 ) -> httpx.AsyncClient | httpx.Client:
     """The HTTP client every provider uses (async by default, ``sync=True`` for a blocking one).
 
     Proxy policy, the same as the realtime websockets': ``HTTP(S)_PROXY`` / ``NO_PROXY``
     from the environment apply to remote providers, never to loopback (local servers and
-    our fakes must not be captured by a corporate proxy).
+    our fakes must not be captured by a corporate proxy). ``max_connections`` sizes the
+    keep-alive pool for callers that keep that many requests in flight.
     """
     options: dict[str, Any] = {"timeout": _timeout(timeout), "headers": headers}
+    if max_connections is not None:
+        # Keep every connection a caller runs in parallel alive (httpx keeps only 20).
+        options["limits"] = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
     if transport is not None:
         options["transport"] = transport  # a test's transport: no proxies either
         options["trust_env"] = False
     else:
         options["trust_env"] = True
         options["mounts"] = {f"all://{host}": None for host in LOOPBACK_HOSTS}
+        # Loading the CA bundle costs ~50 ms of CPU: once per process, not once per client.
+        options["verify"] = _default_ssl_context()
     return httpx.Client(**options) if sync else httpx.AsyncClient(**options)
+
+
+@functools.cache
+def _default_ssl_context() -> ssl.SSLContext:
+    """The verifying TLS context every client shares (``SSL_CERT_FILE``/``_DIR`` honoured)."""
+    return httpx.create_ssl_context(trust_env=True)
 
 
 # -- Retry-After -----------------------------------------------------------------------------

@@ -267,6 +267,8 @@ class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
         body = self._base_body(messages)
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
         return await self._call(body)
 
 
@@ -279,6 +281,7 @@ def _client_factory(cls: type, name: str):  # noqa: ANN202 - a registry factory
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float | None = None,
         base_url_field: str = "--base-url",
+        max_connections: int | None = None,
     ) -> Any:
         provider = find_provider(name)
         assert provider is not None
@@ -286,7 +289,7 @@ def _client_factory(cls: type, name: str):  # noqa: ANN202 - a registry factory
             provider, model, base_url=base_url, api_key=api_key, base_url_field=base_url_field
         )
         extra = {"timeout": timeout} if timeout is not None else {}
-        return cls(endpoint, transport=transport, **extra)
+        return cls(endpoint, transport=transport, max_connections=max_connections, **extra)
 
     return factory
 

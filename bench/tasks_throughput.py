@@ -1,0 +1,202 @@
+"""Throughput of ``voxbench tasks`` against a fake OpenAI-compatible endpoint.
+
+A minimal endpoint (its own process, so its CPU is not the client's) answers every
+``/chat/completions`` after L ms. At each (C, L) point the script runs, on the same records:
+
+- a minimal client that keeps exactly C requests in flight (keep-alive httpx clients of 8
+  connections each, C workers, one pre-built request body): what the endpoint allows at all;
+- ``run_tasks`` with ``max_concurrency: C``: the whole path — manifest, audio hashing for the
+  cache key, decoding, soxr resampling 22.05 → 16 kHz, WAV + base64 encoding, the cache,
+  retries policy, WER scoring, records.jsonl, scores with bootstrap intervals, report.
+
+It prints throughput / ideal (C / L) and throughput / the minimal client. Figures, not
+assertions: the machine's load moves them.
+
+    python bench/tasks_throughput.py [--points 8:200,32:200,64:50,256:50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPLY = json.dumps(
+    {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "fake",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "a b c d"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+    }
+).encode()
+
+
+async def _serve(latency_s: float) -> None:
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                await reader.readexactly(length)
+                await asyncio.sleep(latency_s)
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    b"content-length: " + str(len(REPLY)).encode() + b"\r\n\r\n" + REPLY
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(connection, "127.0.0.1", 0, backlog=1024)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await server.serve_forever()
+
+
+def _make_dataset(folder: Path, records: int) -> None:
+    import numpy as np
+
+    from voxbench.audio.wav import Audio, write_wav
+
+    folder.mkdir(parents=True, exist_ok=True)
+    clips = 50
+    for i in range(clips):
+        t = np.arange(22050) / 22050
+        write_wav(folder / f"c{i}.wav", Audio(0.1 * np.sin(2 * np.pi * (150 + 7 * i) * t), 22050))
+    with (folder / "manifest.jsonl").open("w") as f:
+        for i in range(records):
+            f.write(
+                json.dumps({"id": f"r{i}", "audio": f"c{i % clips}.wav", "reference": "a b c d e"})
+                + "\n"
+            )
+
+
+async def _minimal(url: str, concurrency: int, records: int, wav: bytes) -> float:
+    import httpx
+
+    body = json.dumps(
+        {
+            "model": "q",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Transcribe."},
+                        {
+                            "type": "input_audio",
+                            "input_audio": {
+                                "data": base64.b64encode(wav).decode(),
+                                "format": "wav",
+                            },
+                        },
+                    ],
+                }
+            ],
+        }
+    ).encode()
+    # Keep-alive clients of 8 connections each: one httpx pool of C connections is O(C) per
+    # request (see voxbench.tasks.engine.client_shards); the baseline gets the same fix.
+    per = 8
+    limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
+    clients = [httpx.AsyncClient(limits=limits, timeout=60) for _ in range(-(-concurrency // per))]
+    remaining = records
+
+    async def worker(slot: int) -> None:
+        nonlocal remaining
+        client = clients[slot // per]
+        while remaining > 0:
+            remaining -= 1
+            response = await client.post(
+                url + "/chat/completions",
+                content=body,
+                headers={"content-type": "application/json"},
+            )
+            response.json()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    rate = records / (time.perf_counter() - started)
+    for client in clients:
+        await client.aclose()
+    return rate
+
+
+def _ours(url: str, concurrency: int, root: Path, data: Path) -> tuple[float, int]:
+    from voxbench.tasks.config import parse_config
+    from voxbench.tasks.run import run_tasks
+
+    tasks = root / "tasks" / "bench"
+    tasks.mkdir(parents=True, exist_ok=True)
+    (tasks / "bench_asr.yaml").write_text(
+        f"dataset: {{path: {data}}}\nprompt: {{user: 'Transcribe clip {{id}}.'}}\nmetrics: [wer]\n"
+    )
+    text = (
+        f"models: [{{name: q, model: openai-compatible/q, base_url: '{url}', max_concurrency: {concurrency}, retries: 0}}]\n"
+        f"tasks: [bench_asr]\ntasks_dirs: ['{root / 'tasks'}']\noutput_dir: '{root / 'runs' / str(time.time_ns())}'\n"
+    )
+    started = time.perf_counter()
+    result = run_tasks(parse_config(text, file=None), text)
+    seconds = time.perf_counter() - started
+    answered = result.scores["tasks"]["bench_asr"]["q"]["answered"]
+    return answered / seconds, result.scores["tasks"]["bench_asr"]["q"]["errors"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", default="8:200,32:200,64:50,256:50", help="C:L_ms,...")
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="about how long each client runs"
+    )
+    parser.add_argument("--serve", type=float, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve is not None:
+        asyncio.run(_serve(args.serve))
+        return
+    points = [tuple(int(x) for x in p.split(":")) for p in args.points.split(",")]
+    print(
+        f"{'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'minimal/s':>10} {'ours/s':>8} {'ours/ideal':>10} {'ours/minimal':>12} errors"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for concurrency, latency_ms in points:
+            server = subprocess.Popen(
+                [sys.executable, __file__, "--serve", str(latency_ms / 1000)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"  # type: ignore[union-attr]
+                ideal = concurrency / (latency_ms / 1000)
+                records = int(min(6000, max(200, ideal * args.seconds)))
+                data = root / f"data_{concurrency}_{latency_ms}"
+                _make_dataset(data, records)
+                wav = (data / "c0.wav").read_bytes()
+                minimal = asyncio.run(_minimal(url, concurrency, records, wav))
+                ours, errors = _ours(url, concurrency, root, data)
+                print(
+                    f"{concurrency:>4} {latency_ms:>5} {records:>5} {ideal:>8.0f} {minimal:>10.1f} {ours:>8.1f} "
+                    f"{ours / ideal:>10.2f} {ours / minimal:>12.2f} {errors}",
+                    flush=True,
+                )
+            finally:
+                server.terminate()
+                server.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""``voxbench tasks list|run|show``: audio-task evaluation (models × tasks × metrics)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+app = typer.Typer(
+    help="Evaluate audio models on audio tasks (ASR, translation, spoken QA, ...).",
+    no_args_is_help=True,
+)
+console = Console()
+
+
+@app.command("list")
+def list_command(
+    tasks_dir: list[Path] = typer.Option([], "--tasks-dir", help="Extra task registry folders."),
+) -> None:
+    """Task families, tasks, their datasets and metrics; the metrics; the models one can use."""
+    from voxbench.providers.registry import Role, providers_for
+    from voxbench.tasks.metrics import METRICS
+    from voxbench.tasks.spec import TaskRegistry
+
+    registry = TaskRegistry(tasks_dir)
+    table = Table(title="Tasks (groups: their folders, and all)", title_justify="left")
+    for col in ("family", "task", "dataset", "answer", "metrics", "description"):
+        table.add_column(col, overflow="fold")
+    for name in sorted(registry.names, key=lambda n: (registry.get(n).family, n)):
+        entry = registry.get(name)
+        spec = entry.spec
+        if spec.dataset.builtin:
+            dataset = f"builtin:{spec.dataset.builtin}"
+        else:
+            dataset = f"{spec.dataset.format}:{spec.dataset.path}"
+        table.add_row(
+            entry.family, name, dataset, spec.answer, ", ".join(spec.metrics), spec.description
+        )
+    console.print(table)
+    metrics = Table(title="Metrics", title_justify="left")
+    metrics.add_column("metric")
+    metrics.add_column("better")
+    metrics.add_column("what")
+    for metric in METRICS.values():
+        metrics.add_row(
+            metric.name, "higher" if metric.higher_is_better else "lower", metric.description
+        )
+    console.print(metrics)
+    models = Table(title="Models (model: provider/name)", title_justify="left")
+    models.add_column("provider")
+    models.add_column("api")
+    models.add_column("description", overflow="fold")
+    models.add_row(
+        "local/oracle", "oracle", "answers each record's reference (a pipeline check: 100%)"
+    )
+    for provider in providers_for(Role.AUDIO_COMPLETION, Role.ASR):
+        apis = [
+            a
+            for a, r in (("chat", Role.AUDIO_COMPLETION), ("transcription", Role.ASR))
+            if r in provider.roles
+        ]
+        models.add_row(provider.name, ", ".join(apis), provider.description)
+    console.print(models)
+
+
+@app.command("run")
+def run_command(
+    config: Path | None = typer.Argument(
+        None,
+        help="eval.yaml; without one, the built-in offline suite with local/oracle and local/whisper-tiny.en.",
+    ),
+    resume: Path | None = typer.Option(
+        None,
+        "--resume",
+        help="Continue this run (a run directory or its name): nothing done is redone.",
+    ),
+    tasks_dir: list[Path] = typer.Option([], "--tasks-dir", help="Extra task registry folders."),
+) -> None:
+    """Run models × tasks × metrics; write runs/tasks/<timestamp>_<id>/ and print the table."""
+    from voxbench.tasks.config import DEFAULT_CONFIG_TEXT, load_config, parse_config
+    from voxbench.tasks.run import find_run, run_tasks
+
+    if resume is not None:
+        resume = find_run(str(resume)).path
+        parsed, text = None, ""
+    elif config is not None:
+        parsed, text = load_config(config)
+    else:
+        text = DEFAULT_CONFIG_TEXT
+        parsed = parse_config(text, file="(built-in suite)")
+    progress = _Progress()
+    started = time.perf_counter()
+    try:
+        result = run_tasks(
+            parsed,
+            text,
+            config_file=config,
+            tasks_dirs=list(tasks_dir),
+            resume=resume,
+            progress=progress.update,
+            on_plan=progress.start,
+        )
+    finally:
+        progress.stop()
+    seconds = time.perf_counter() - started
+    _print_table(result.scores, [m["name"] for m in result.run.info()["models"]])
+    console.print(
+        f"{result.requests} model requests in {seconds:.1f} s → {escape(str(result.run.path))}",
+        highlight=False,
+    )
+
+
+class _Progress:
+    """One bar per (task, model): records done of total, errors, records per second."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.bars = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[errors]} errors · {task.fields[rate]}/s"),
+            console=console,
+            transient=True,
+        )
+        self.ids: dict[tuple[str, str], Any] = {}
+        self.counts: dict[tuple[str, str], list[int]] = {}
+        self.t0 = time.perf_counter()
+
+    def start(self, plan: Any) -> None:
+        for job in plan.jobs:
+            self.ids[job.key] = self.bars.add_task(
+                f"{job.task.name} · {job.model.name}", total=len(job.records), errors=0, rate="0"
+            )
+            self.counts[job.key] = [0, 0]
+        self.bars.start()
+
+    def update(self, job: Any, row: dict[str, Any]) -> None:
+        count = self.counts[job.key]
+        count[0] += 1
+        count[1] += row["error"] is not None
+        rate = count[0] / max(1e-9, time.perf_counter() - self.t0)
+        self.bars.update(self.ids[job.key], advance=1, errors=count[1], rate=f"{rate:.1f}")
+
+    def stop(self) -> None:
+        self.bars.stop()
+
+
+def _print_table(scores: dict[str, Any], models: list[str]) -> None:
+    from voxbench.tasks.report import table_rows
+
+    table = Table(title="Scores (0–100, 95% CI, n scored)", title_justify="left")
+    table.add_column("task")
+    table.add_column("metric")
+    for model in models:
+        table.add_column(model, overflow="fold")
+    for row in table_rows(scores, models):
+        table.add_row(*(escape(c) for c in row))
+    console.print(table)
+
+
+def _failed(row: dict[str, Any]) -> bool:
+    if row.get("error"):
+        return True
+    for stats in row.get("scores", {}).values():
+        if stats.get("correct") == 0 or stats.get("errors", 0) > 0:
+            return True
+    return False
+
+
+@app.command("show")
+def show_command(
+    run: str = typer.Argument(..., help="A task run directory (or its name under runs/tasks)."),
+    failures: bool = typer.Option(
+        False, "--failures", help="Only errors and records scored wrong."
+    ),
+    task: str | None = typer.Option(None, "--task", help="Only this task."),
+    model: str | None = typer.Option(None, "--model", help="Only this model."),
+) -> None:
+    """Per-record table: audio, reference, prediction, scores (errors shown as errors)."""
+    from voxbench.tasks.run import find_run
+    from voxbench.tasks.scores import latest_rows
+
+    found = find_run(run)
+    info = found.info()
+    rows = list(latest_rows(found.rows()).values())
+    rows = [
+        r
+        for r in rows
+        if (task is None or r["task"] == task)
+        and (model is None or r["model"] == model)
+        and (not failures or _failed(r))
+    ]
+    console.print(
+        f"[b]{escape(info['id'])}[/b] · {info['status']} · started {info['started']} · "
+        f"{len(rows)} records shown"
+    )
+    table = Table(show_lines=False)
+    for col in ("task", "model", "id", "audio", "reference", "prediction", "scores"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        if r["error"]:
+            prediction = f"[red]error ({escape(r['error']['category'])}): {escape(r['error']['message'])}[/red]"
+        else:
+            prediction = escape(r["prediction"] or "(empty)")
+        table.add_row(
+            escape(r["task"]),
+            escape(r["model"]),
+            escape(r["id"]),
+            escape(Path(r["audio"]).name),
+            escape(r["reference"]),
+            prediction,
+            escape(_score_text(r["scores"])),
+        )
+    console.print(table)
+    if (found.path / "scores.json").is_file():
+        _print_table(found.scores(), [m["name"] for m in info["models"]])
+
+
+def _score_text(scores: dict[str, Any]) -> str:
+    parts = []
+    for name, stats in scores.items():
+        if "correct" in stats:
+            parts.append(f"{name}={'✓' if stats['correct'] else '✗'}")
+        elif "units" in stats:
+            parts.append(f"{name}={stats['errors']}/{stats['units']}")
+        else:
+            parts.append(name)
+    return " ".join(parts)

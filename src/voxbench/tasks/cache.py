@@ -1,0 +1,67 @@
+"""The content-addressed response cache: (model, request payload) hash → reply text.
+
+One SQLite file beside the run directories (``<output_dir>/cache.sqlite``), shared by every
+run: a resumed run, or a new run that only changes metrics, finds every reply it already paid
+for. The key hashes the model's ``provider/model`` and api, the rendered prompt and system
+text, the generation params and the WAV bytes sent (so resampling and cutting are in it) —
+not the endpoint, since every endpoint of a pool serves the same model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+
+def request_key(payload: dict[str, Any]) -> str:
+    """SHA-256 of a request's canonical JSON."""
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Replies by request key, in SQLite (WAL: readers never block the writer)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        # Replies are committed in batches (``commit``): records.jsonl, flushed per record, is
+        # what resume trusts, so a kill costs the cache at most the last uncommitted batch.
+        self._db = sqlite3.connect(path)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses "
+            "(key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL, stored REAL NOT NULL)"
+        )
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> str | None:
+        """The stored reply for ``key``, or None."""
+        row = self._db.execute("SELECT text FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return str(row[0])
+
+    def put(self, key: str, model: str, text: str) -> None:
+        """Store a reply."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)", (key, model, text, time.time())
+        )
+
+    def commit(self) -> None:
+        """Make the replies stored so far durable."""
+        self._db.commit()
+
+    def close(self) -> None:
+        """Commit and close the database."""
+        self._db.commit()
+        self._db.close()

@@ -1,0 +1,198 @@
+"""Dataset readers: a manifest (JSONL or CSV) beside audio files, or a Hugging Face dataset on
+disk (``tasks.hf``), read lazily.
+
+A ``Record`` carries its columns and where its clip is; the audio is decoded
+only when ``load_audio`` is called (by an engine worker, just before the request), so a
+100-hour dataset never sits in memory. Durations come from file headers (no decoding) and
+only when a duration filter asks for them.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import soundfile as sf
+
+from voxbench.audio.wav import Audio, read_wav
+from voxbench.core.errors import ConfigError
+from voxbench.tasks.config import Filters
+from voxbench.tasks.spec import TaskSpec
+from voxbench.tasks.suite import ensure_builtin_dataset
+
+
+class AudioSource(Protocol):
+    """Where a record's clip is, read only on demand."""
+
+    name: str
+    """What tables and ``records.jsonl`` show (a path, or ``dataset#row``)."""
+
+    def load(self) -> Audio:
+        """Decode the clip."""
+        ...
+
+    def duration(self) -> float:
+        """Seconds of audio, as cheaply as the source allows."""
+        ...
+
+
+@dataclass(frozen=True)
+class FileAudio:
+    """A clip in a file beside the manifest."""
+
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    def load(self) -> Audio:
+        return read_wav(self.path)
+
+    def duration(self) -> float:
+        return float(sf.info(str(self.path)).duration)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One evaluation item: ids, reference, where its audio is, and every manifest column."""
+
+    id: str
+    audio: AudioSource
+    reference: str
+    language: str
+    columns: dict[str, Any] = field(default_factory=dict)
+
+    def load_audio(self) -> Audio:
+        """Decode the clip (called by the worker that sends it)."""
+        return self.audio.load()
+
+    def duration(self) -> float:
+        """Seconds of audio (from the file header, not by decoding)."""
+        return self.audio.duration()
+
+
+def dataset_folder(spec: TaskSpec) -> Path:
+    """The folder of a task's dataset (synthesizing a built-in one on first use)."""
+    if spec.dataset.builtin is not None:
+        return ensure_builtin_dataset(spec.dataset.builtin)
+    assert spec.dataset.path is not None
+    folder = Path(spec.dataset.path)
+    if not folder.is_dir():
+        raise ConfigError(f"dataset folder {folder} does not exist", field="dataset.path")
+    return folder
+
+
+def _rows(manifest: Path) -> Iterator[dict[str, Any]]:
+    if not manifest.is_file():
+        raise ConfigError(f"manifest {manifest} does not exist", field="dataset.manifest")
+    if manifest.suffix == ".csv":
+        with manifest.open(encoding="utf-8", newline="") as f:
+            yield from csv.DictReader(f)
+        return
+    if manifest.suffix != ".jsonl":
+        raise ConfigError(
+            f"manifest {manifest.name} is neither .jsonl nor .csv", field="dataset.manifest"
+        )
+    with manifest.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(
+                    f"line {number}: not valid JSON ({exc.msg})", file=manifest
+                ) from exc
+            if not isinstance(row, dict):
+                raise ConfigError(f"line {number}: expected a JSON object", file=manifest)
+            yield row
+
+
+def _source_rows(
+    spec: TaskSpec, folder: Path
+) -> Iterator[tuple[dict[str, Any], AudioSource | None]]:
+    """Each row of the dataset with its audio source (None: the audio column names a file)."""
+    if spec.dataset.format == "manifest":
+        for row in _rows(folder / spec.dataset.manifest):
+            yield row, None
+        return
+    from voxbench.tasks.hf import dataset_rows, open_dataset
+
+    dataset = open_dataset(folder, spec.dataset.format, spec.dataset.split)
+    yield from dataset_rows(dataset, spec.columns.audio, str(folder))
+
+
+def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record]:
+    """Every record of a task's dataset, in dataset order (audio not decoded)."""
+    folder = dataset_folder(spec)
+    where = folder / spec.dataset.manifest if spec.dataset.format == "manifest" else folder
+    cols = spec.columns
+    for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
+        needed = (
+            (cols.id, cols.reference)
+            if source is not None
+            else (cols.id, cols.audio, cols.reference)
+        )
+        missing = [c for c in needed if c not in row]
+        if missing:
+            raise ConfigError(
+                f"record {number} has no column {', '.join(missing)}",
+                file=where,
+                expected=f"the columns named in {file or 'the task'} (columns: ...)",
+            )
+        language = row.get(cols.language) if cols.language else None
+        reference = row[cols.reference]
+        if not isinstance(reference, str):
+            reference = json.dumps(reference, ensure_ascii=False)
+        yield Record(
+            id=str(row[cols.id]),
+            audio=source or FileAudio(folder / str(row[cols.audio])),
+            reference=reference,
+            language=str(language or spec.language),
+            columns=row,
+        )
+
+
+def dataset_fingerprint(spec: TaskSpec) -> str:
+    """What identifies the dataset's content: the manifest's SHA-256, or ``datasets``' fingerprint."""
+    folder = dataset_folder(spec)
+    if spec.dataset.format == "manifest":
+        return "sha256:" + hashlib.sha256((folder / spec.dataset.manifest).read_bytes()).hexdigest()
+    from voxbench.tasks.hf import fingerprint, open_dataset
+
+    return "datasets:" + fingerprint(open_dataset(folder, spec.dataset.format, spec.dataset.split))
+
+
+def select_records(spec: TaskSpec, filters: Filters, *, seed: int, task: str = "") -> list[Record]:
+    """The records ``filters`` keep: column and language equality, duration, then a seeded sample.
+
+    The sample is drawn with ``random.Random(f"{seed}:{task}")`` so that every model sees the
+    same records and a different seed gives a different draw; kept records stay in order.
+    """
+    kept: list[Record] = []
+    languages = set(filters.language or [])
+    for record in read_records(spec):
+        if languages and record.language not in languages:
+            continue
+        if any(str(record.columns.get(k)) != str(v) for k, v in filters.where.items()):
+            continue
+        if filters.min_duration_s is not None or filters.max_duration_s is not None:
+            seconds = record.duration()
+            if filters.min_duration_s is not None and seconds < filters.min_duration_s:
+                continue
+            if filters.max_duration_s is not None and seconds > filters.max_duration_s:
+                continue
+        kept.append(record)
+    if filters.num_samples is not None and filters.num_samples < len(kept):
+        chosen = sorted(
+            random.Random(f"{seed}:{task}").sample(range(len(kept)), filters.num_samples)
+        )
+        kept = [kept[i] for i in chosen]
+    return kept

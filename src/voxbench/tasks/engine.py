@@ -1,0 +1,336 @@
+"""The engine: one work queue per model pool, exactly ``max_concurrency`` requests per endpoint.
+
+Each endpoint of a pool runs ``max_concurrency`` workers (on kept-alive clients of at most
+eight connections each) that take records from the pool's one queue, so an endpoint has exactly that many requests in flight while work remains, and a
+slow endpoint simply takes fewer records (work stealing, no static shards, no polling). A
+bounded queue fed by a producer keeps the dataset streaming: only records about to be sent
+are decoded. A worker prepares the request (decode, resample, cut, WAV), asks the cache,
+calls the endpoint with the shared retry policy, and hands the outcome to the scorer, which
+scores batches in a thread (off the event loop, overlapping inference) and appends each
+record to ``records.jsonl`` as it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from voxbench.audio.wav import Audio
+from voxbench.core.errors import ErrorCategory, ProviderError, VoxbenchError
+from voxbench.providers.backoff import backoff_delay
+from voxbench.tasks.cache import ResponseCache, request_key
+from voxbench.tasks.config import EndpointConfig
+from voxbench.tasks.datasets import Record
+from voxbench.tasks.metrics import METRICS
+from voxbench.tasks.models import EndpointClient, Prompted, make_endpoint, wav_bytes
+from voxbench.tasks.plan import Job, Plan
+
+CONNECTIONS_PER_CLIENT = 8
+"""Connections per HTTP client (see ``client_shards``)."""
+
+
+@dataclass
+class Outcome:
+    """What one record got: a reply or an error, and how long it took."""
+
+    job: Job
+    record: Record
+    prediction: str | None
+    error: dict[str, Any] | None
+    latency_s: float
+    attempts: int
+    cached: bool
+    key: str
+
+
+Progress = Callable[[Job, dict[str, Any]], None]
+"""Called with each finished record's row."""
+
+
+def client_shards(endpoint: EndpointConfig) -> list[EndpointConfig]:
+    """The endpoint's slots split over clients of at most ``CONNECTIONS_PER_CLIENT`` each.
+
+    httpx's pool scans every connection (polling each idle socket) on each request, so one
+    pool of C connections costs O(C) per request: at C=64 it caps a 2-core client near 85
+    requests/s, where 8 pools of 8 reach ~560/s. The endpoint still has exactly
+    ``max_concurrency`` requests in flight, all on kept-alive connections.
+    """
+    total = endpoint.max_concurrency
+    sizes = [CONNECTIONS_PER_CLIENT] * (total // CONNECTIONS_PER_CLIENT)
+    if total % CONNECTIONS_PER_CLIENT:
+        sizes.append(total % CONNECTIONS_PER_CLIENT)
+    return [endpoint.model_copy(update={"max_concurrency": size}) for size in sizes]
+
+
+def _prepare(record: Record, job: Job) -> tuple[list[bytes], list[Audio]]:
+    """Decode, resample and cut the clip as the task says: each piece and its WAV payload."""
+    audio = record.load_audio().mono().resampled(job.spec.sample_rate)
+    policy = job.spec.long_audio
+    if audio.duration <= policy.max_seconds:
+        pieces = [audio]
+    elif policy.policy == "truncate":
+        pieces = [audio.slice(0, policy.max_seconds)]
+    else:
+        pieces = chunk_audio(audio, policy.max_seconds, policy.overlap_seconds)
+    return [wav_bytes(p) for p in pieces], pieces
+
+
+def chunk_audio(audio: Audio, window: float, overlap: float) -> list[Audio]:
+    """Windows of ``window`` seconds, each starting ``window - overlap`` after the last."""
+    step = window - overlap
+    pieces, start = [], 0.0
+    while True:
+        pieces.append(audio.slice(start, start + window))
+        if start + window >= audio.duration:
+            return pieces
+        start += step
+
+
+def join_chunks(texts: Iterable[str], max_overlap_words: int = 12) -> str:
+    """Join the replies of overlapping chunks, dropping the words the overlap repeats.
+
+    The longest run of words (case and punctuation aside) that ends one text and starts the
+    next is said once; without such a run the texts are joined with a space, never fused.
+    """
+    words: list[str] = []
+    for text in texts:
+        new = text.split()
+        key = [_bare(w) for w in new]
+        tail = [_bare(w) for w in words[-max_overlap_words:]]
+        best = 0
+        for size in range(min(len(tail), len(key)), 0, -1):
+            if tail[-size:] == key[:size]:
+                best = size
+                break
+        words.extend(new[best:])
+    return " ".join(words)
+
+
+def _bare(word: str) -> str:
+    return "".join(ch for ch in word.casefold() if ch.isalnum())
+
+
+class Engine:
+    """Runs a plan's jobs; ``run`` returns when every record has an outcome."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        cache: ResponseCache,
+        write_row: Callable[[dict[str, Any]], None],
+        *,
+        done: set[tuple[str, str, str]] | None = None,
+        progress: Progress | None = None,
+        endpoint_factory: Callable[..., EndpointClient] = make_endpoint,
+    ) -> None:
+        self.plan = plan
+        self.cache = cache
+        self.write_row = write_row
+        self.done = done or set()
+        """(task, model, record id) answered by an earlier pass of this run."""
+        self.progress = progress
+        self.endpoint_factory = endpoint_factory
+        self.requests = 0
+        """Calls made to endpoints (cache hits aside)."""
+        self._in_flight: dict[str, asyncio.Event] = {}
+        """Cache keys being asked right now: an identical request waits for that reply."""
+
+    async def run(self) -> None:
+        """Answer and score every record not already done."""
+        results: asyncio.Queue[Outcome | None] = asyncio.Queue()
+        scorer = asyncio.create_task(self._score(results))
+        pools = {}
+        for job in self.plan.jobs:
+            pools.setdefault(job.model.name, []).append(job)
+        try:
+            await asyncio.gather(*(self._run_pool(jobs, results) for jobs in pools.values()))
+        finally:
+            await results.put(None)
+            await scorer
+
+    async def _run_pool(self, jobs: list[Job], results: asyncio.Queue[Outcome | None]) -> None:
+        model = jobs[0].model
+        endpoints = [
+            (self.endpoint_factory(model, shard, jobs[0].api), shard.max_concurrency)
+            for endpoint in model.pool()
+            for shard in client_shards(endpoint)
+        ]
+        width = sum(c for _, c in endpoints)
+        queue: asyncio.Queue[tuple[Job, Record] | None] = asyncio.Queue(maxsize=2 * width)
+
+        async def produce() -> None:
+            for job in jobs:
+                for record in job.records:
+                    if (job.task.name, model.name, record.id) not in self.done:
+                        await queue.put((job, record))
+            for _ in range(width):
+                await queue.put(None)
+
+        async def work(client: EndpointClient) -> None:
+            while (item := await queue.get()) is not None:
+                await results.put(await self._answer(client, *item))
+
+        try:
+            await asyncio.gather(
+                produce(), *(work(client) for client, c in endpoints for _ in range(c))
+            )
+        finally:
+            for client, _ in endpoints:
+                await client.aclose()
+
+    def _prepared(
+        self, job: Job, record: Record, request: Prompted
+    ) -> tuple[list[bytes], list[Audio], str]:
+        """The WAV payloads and audio pieces of a record, and the request's cache key."""
+        wavs, pieces = _prepare(record, job)
+        return wavs, pieces, self._key(job, request, wavs)
+
+    @staticmethod
+    def _key(job: Job, request: Prompted, wavs: list[bytes]) -> str:
+        """The request's content address: model, api, prompt, generation and the audio sent."""
+        if job.api == "oracle":
+            return ""
+        chat = job.api == "chat"  # a transcription request carries no prompt
+        return request_key(
+            {
+                "model": job.model.model,
+                "api": job.api,
+                "prompt": request.prompt if chat else "",
+                "system": request.system if chat else "",
+                "generation": request.generation.model_dump() if chat else {},
+                "audio": [hashlib.sha256(w).hexdigest() for w in wavs],
+            }
+        )
+
+    async def _answer(self, client: EndpointClient, job: Job, record: Record) -> Outcome:
+        started = time.perf_counter()
+        request = job.prompted(record)
+        attempts = [0]
+        try:
+            # Decoding, soxr and hashing release the GIL: in a thread they use the second core
+            # while the loop keeps the requests moving (measured: ~20% more throughput).
+            wavs, pieces, key = await asyncio.to_thread(self._prepared, job, record, request)
+            # The same request in flight (one clip transcribed for two tasks): wait for its reply.
+            while key in self._in_flight:
+                await self._in_flight[key].wait()
+            cached = self.cache.get(key) if key else None
+            if cached is not None:
+                return Outcome(job, record, cached, None, 0.0, 0, True, key)
+            if key:
+                self._in_flight[key] = asyncio.Event()
+            try:
+                texts = []
+                for wav, piece in zip(wavs, pieces, strict=True):
+                    texts.append(await self._call(client, piece, wav, request, job.model, attempts))
+                    if job.api == "oracle":
+                        break
+                prediction = join_chunks(texts) if len(texts) > 1 else texts[0]
+                if key:
+                    self.cache.put(key, job.model.model, prediction)
+            finally:
+                if key:
+                    self._in_flight.pop(key).set()
+            return Outcome(
+                job,
+                record,
+                prediction,
+                None,
+                time.perf_counter() - started,
+                attempts[0],
+                False,
+                key,
+            )
+        except ProviderError as exc:
+            error = {"category": str(exc.category), "message": str(exc), "status": exc.status}
+        except VoxbenchError as exc:  # an unreadable clip, a missing prerequisite
+            error = {"category": type(exc).__name__, "message": str(exc), "status": None}
+        return Outcome(
+            job, record, None, error, time.perf_counter() - started, attempts[0], False, ""
+        )
+
+    async def _call(
+        self,
+        client: EndpointClient,
+        audio: Audio,
+        wav: bytes,
+        request: Prompted,
+        model: Any,
+        attempts: list[int],
+    ) -> str:
+        """One piece's reply, retrying retryable failures by the shared backoff policy.
+
+        ``attempts[0]`` counts the calls made (across the pieces of a record).
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            attempts[0] += 1
+            self.requests += 1
+            try:
+                async with asyncio.timeout(model.timeout_s):
+                    return await client.answer(audio, wav, request)
+            except TimeoutError:
+                error = ProviderError(
+                    f"{model.model}: no reply within timeout_s={model.timeout_s:g}",
+                    category=ErrorCategory.TIMEOUT,
+                    retryable=True,
+                )
+            except ProviderError as exc:
+                error = exc
+            if not error.retryable or attempt > model.retries:
+                raise error
+            await asyncio.sleep(
+                backoff_delay(attempt, error.retry_after, base=model.backoff_base_s)
+            )
+
+    async def _score(self, results: asyncio.Queue[Outcome | None]) -> None:
+        finished = False
+        while not finished:
+            batch: list[Outcome] = []
+            item = await results.get()
+            while item is not None:
+                batch.append(item)
+                if results.empty() or len(batch) >= 512:
+                    break
+                item = results.get_nowait()
+            finished = item is None
+            if batch:
+                rows = await asyncio.to_thread(lambda b=batch: [record_row(o) for o in b])
+                for outcome, row in zip(batch, rows, strict=True):
+                    self.write_row(row)
+                    if self.progress is not None:
+                        self.progress(outcome.job, row)
+                self.cache.commit()
+
+
+def score_prediction(job: Job, record: Record, prediction: str) -> dict[str, Any]:
+    """Each metric's statistics of one reply."""
+    context = job.context(record)
+    return {name: METRICS[name].score(prediction, context) for name in job.metrics}
+
+
+def record_row(outcome: Outcome) -> dict[str, Any]:
+    """The ``records.jsonl`` line of one outcome."""
+    job, record = outcome.job, outcome.record
+    scores = (
+        score_prediction(job, record, outcome.prediction) if outcome.prediction is not None else {}
+    )
+    return {
+        "task": job.task.name,
+        "model": job.model.name,
+        "id": record.id,
+        "audio": record.audio.name,
+        "language": record.language,
+        "reference": record.reference,
+        "prediction": outcome.prediction,
+        "scores": scores,
+        "error": outcome.error,
+        "latency_s": round(outcome.latency_s, 4),
+        "attempts": outcome.attempts,
+        "cached": outcome.cached,
+        "key": outcome.key,
+    }

@@ -1,0 +1,105 @@
+"""Hugging Face datasets on disk: a ``save_to_disk`` folder, or parquet files, read offline.
+
+Needs the optional ``datasets`` package (``pip install 'voxbench[hf]'``). The audio column is
+cast to ``Audio(decode=False)``: rows yield the encoded bytes (no torch/torchcodec needed),
+and only when a worker asks for that record's clip — the Arrow files are memory-mapped, so a
+100-hour dataset is never decoded or held in memory up front.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import soundfile as sf
+
+from voxbench.audio.wav import Audio, read_wav
+from voxbench.core.errors import AudioError, ConfigError, PrerequisiteError
+
+
+def _datasets() -> Any:
+    try:
+        import datasets
+    except ImportError as exc:
+        raise PrerequisiteError(
+            "reading Hugging Face datasets needs the datasets package: pip install 'voxbench[hf]'"
+        ) from exc
+    return datasets
+
+
+def open_dataset(folder: Path, kind: str, split: str | None) -> Any:
+    """The ``datasets.Dataset`` in ``folder``: ``hf_disk`` (save_to_disk) or ``parquet`` files."""
+    datasets = _datasets()
+    if kind == "hf_disk":
+        found = datasets.load_from_disk(str(folder))
+        if isinstance(found, datasets.DatasetDict):
+            if split not in found:
+                raise ConfigError(
+                    f"{folder} holds the splits {', '.join(found)}",
+                    field="dataset.split",
+                    expected="one of them",
+                )
+            found = found[split]
+        return found
+    files = sorted(folder.rglob(f"{split}*.parquet" if split else "*.parquet"))
+    if not files:
+        raise ConfigError(
+            f"no {split + '*' if split else ''}.parquet files under {folder}", field="dataset.path"
+        )
+    return datasets.Dataset.from_parquet([str(f) for f in files])
+
+
+@dataclass(frozen=True, eq=False)
+class DatasetAudio:
+    """One row's clip in an Arrow dataset (encoded bytes, or a path the row names)."""
+
+    dataset: Any
+    """The dataset with its audio column cast to ``Audio(decode=False)``."""
+    index: int
+    column: str
+    name: str
+
+    def _encoded(self) -> tuple[bytes | None, str | None]:
+        value = self.dataset[self.index][self.column] or {}
+        return value.get("bytes"), value.get("path")
+
+    def load(self) -> Audio:
+        data, path = self._encoded()
+        if data is None:
+            if not path:
+                raise AudioError(f"{self.name}: the row has neither audio bytes nor a path")
+            return read_wav(path)
+        try:
+            samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=False)
+        except sf.LibsndfileError as exc:
+            raise AudioError(f"{self.name}: cannot decode the audio ({exc})") from exc
+        return Audio(samples, rate)
+
+    def duration(self) -> float:
+        data, path = self._encoded()
+        if data is None:
+            return float(sf.info(str(path)).duration)
+        return float(sf.info(io.BytesIO(data)).duration)
+
+
+def dataset_rows(
+    dataset: Any, audio_column: str, label: str
+) -> Iterator[tuple[dict[str, Any], DatasetAudio]]:
+    """Each row's other columns (the audio column left out: no audio is read) and its clip."""
+    if audio_column not in dataset.column_names:
+        raise ConfigError(
+            f"{label} has no column {audio_column!r} (it has {', '.join(dataset.column_names)})",
+            field="columns.audio",
+        )
+    encoded = dataset.cast_column(audio_column, _datasets().Audio(decode=False))
+    metadata = dataset.remove_columns([audio_column])
+    for index, row in enumerate(metadata):
+        yield row, DatasetAudio(encoded, index, audio_column, f"{label}#{index}")
+
+
+def fingerprint(dataset: Any) -> str:
+    """The dataset's content fingerprint as ``datasets`` computes it."""
+    return str(dataset._fingerprint)

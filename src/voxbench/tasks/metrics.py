@@ -1,0 +1,370 @@
+"""Task metrics: per-record statistics, pooled into a value with a 95% bootstrap interval.
+
+Each metric turns (prediction, record) into a small dict of statistics (``score``) and pools
+a list of them into a value on a 0–100 scale (``pool``). Pooling is corpus-style where the
+literature is (WER = Σ errors / Σ reference words, BLEU from summed n-gram counts), and the
+95% interval comes from resampling records (``BOOTSTRAP_SAMPLES`` draws, seeded). Records that
+failed (an error after retries) are never scored: the caller counts them apart.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from rapidfuzz.distance import Levenshtein
+
+from voxbench.audio.textnorm import normalize_text
+from voxbench.core.errors import ConfigError
+from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
+
+BOOTSTRAP_SAMPLES = 1000
+NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "km", "yue", "bo"})
+"""Languages written without spaces between words: their WER is computed on characters."""
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """What a metric knows about a record besides the prediction."""
+
+    reference: str
+    language: str
+    target_language: str
+    answer: str
+    labels: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+    tool_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Tool name → its JSON-schema ``parameters`` (function-call match compares by type)."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named metric: how to score one record and how to pool many."""
+
+    name: str
+    description: str
+    higher_is_better: bool
+    score: Callable[[str, ScoringContext], dict[str, Any]]
+    pool: Callable[[Sequence[dict[str, Any]], np.random.Generator | None], dict[str, Any]]
+
+
+# -- text normalisation ----------------------------------------------------------------------
+
+
+def normalize_for(text: str, language: str) -> str:
+    """English: Whisper-style (numbers spelled, punctuation out); others: basic normalisation."""
+    return normalize_text(text) if language.split("-")[0] == "en" else basic_normalize(text)
+
+
+def _units(text: str, language: str, chars: bool) -> list[str]:
+    norm = normalize_for(text, language)
+    if chars:
+        return list(norm)
+    if language.split("-")[0] in NO_SPACE_LANGUAGES:
+        return list(norm.replace(" ", ""))
+    return norm.split()
+
+
+def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> dict[str, Any]:
+    ref = _units(ctx.reference, ctx.language, chars)
+    hyp = _units(prediction, ctx.language, chars)
+    return {"errors": Levenshtein.distance(ref, hyp), "units": len(ref)}
+
+
+def _ratio_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+    errors = np.array([s["errors"] for s in stats], dtype=float)
+    units = np.array([s["units"] for s in stats], dtype=float)
+
+    def rate(idx: np.ndarray) -> np.ndarray:
+        total = units[idx].sum(axis=-1)
+        return 100 * errors[idx].sum(axis=-1) / np.maximum(total, 1)
+
+    return _with_interval(rate, len(stats), rng)
+
+
+def _mean_pool(key: str) -> Callable[..., dict[str, Any]]:
+    def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+        values = np.array([float(s[key]) for s in stats])
+        return _with_interval(lambda idx: 100 * values[idx].mean(axis=-1), len(stats), rng)
+
+    return pool
+
+
+def _with_interval(
+    statistic: Callable[[np.ndarray], Any], n: int, rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """The statistic on every record, and its 95% percentile-bootstrap interval."""
+    if n == 0:
+        return {"value": None, "ci": None, "n": 0}
+    value = float(statistic(np.arange(n)))
+    ci = None
+    if rng is not None:
+        # Draws in blocks: a 10 000-record task would need 80 MB of indices at once.
+        block = max(1, min(BOOTSTRAP_SAMPLES, 2_000_000 // n))
+        samples = np.concatenate(
+            [
+                np.asarray(statistic(rng.integers(0, n, size=(size, n))), dtype=float)
+                for size in _blocks(BOOTSTRAP_SAMPLES, block)
+            ]
+        )
+        lo, hi = np.percentile(samples, [2.5, 97.5])
+        ci = [round(float(lo), 2), round(float(hi), 2)]
+    return {"value": round(value, 2), "ci": ci, "n": n}
+
+
+def _blocks(total: int, size: int) -> list[int]:
+    return [min(size, total - start) for start in range(0, total, size)]
+
+
+def _rowwise(func: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], Any]:
+    """A statistic over one index vector, applied to each row of a matrix of draws."""
+
+    def apply(idx: np.ndarray) -> Any:
+        if idx.ndim == 1:
+            return func(idx)
+        return np.array([func(row) for row in idx])
+
+    return apply
+
+
+# -- classification ---------------------------------------------------------------------------
+
+
+def _answer_of(prediction: str, ctx: ScoringContext) -> str | None:
+    if ctx.answer == "choice":
+        return extract_choice(prediction, list(ctx.choices))
+    if ctx.answer == "label":
+        return extract_label(prediction, list(ctx.labels) or [ctx.reference])
+    return basic_normalize(prediction)
+
+
+def _reference_answer(ctx: ScoringContext) -> str:
+    if ctx.answer == "choice":
+        return ctx.reference.strip().upper()
+    if ctx.answer == "label":
+        return ctx.reference
+    return basic_normalize(ctx.reference)
+
+
+def _accuracy(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    answer = _answer_of(prediction, ctx)
+    reference = _reference_answer(ctx)
+    return {"correct": int(answer == reference), "answer": answer, "label": reference}
+
+
+def _exact_match(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return {"correct": int(basic_normalize(prediction) == basic_normalize(ctx.reference))}
+
+
+def _macro_f1_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    refs = [s["label"] for s in stats]
+    preds = [s["answer"] for s in stats]
+    classes = sorted({*refs, *(p for p in preds if p is not None)})
+    index = {c: i for i, c in enumerate(classes)}
+    ref_idx = np.array([index[r] for r in refs])
+    pred_idx = np.array([index[p] if p is not None else -1 for p in preds])
+
+    def f1(idx: np.ndarray) -> float:
+        r, p = ref_idx[idx], pred_idx[idx]
+        scores = []
+        for c in range(len(classes)):
+            tp = int(np.sum((r == c) & (p == c)))
+            fp = int(np.sum((r != c) & (p == c)))
+            fn = int(np.sum((r == c) & (p != c)))
+            if tp + fp + fn:
+                scores.append(2 * tp / (2 * tp + fp + fn))
+        return 100 * float(np.mean(scores)) if scores else 0.0
+
+    return _with_interval(_rowwise(f1), len(stats), rng)
+
+
+# -- function calls ---------------------------------------------------------------------------
+
+
+def values_equal(expected: Any, got: Any, schema: dict[str, Any] | None = None) -> bool:
+    """Argument values compared as values: numbers numerically, strings without case or edge
+    spaces, arrays in order unless the schema says ``uniqueItems`` (a set), objects key by key."""
+    schema = schema or {}
+    if isinstance(expected, bool) or isinstance(got, bool):
+        return isinstance(expected, bool) and isinstance(got, bool) and expected == got
+    if isinstance(expected, int | float) and not isinstance(expected, bool):
+        if isinstance(got, str):
+            try:
+                got = float(got)
+            except ValueError:
+                return False
+        return isinstance(got, int | float) and float(expected) == float(got)
+    if isinstance(expected, str):
+        return isinstance(got, str) and expected.strip().casefold() == got.strip().casefold()
+    if isinstance(expected, list):
+        if not isinstance(got, list) or len(got) != len(expected):
+            return False
+        item_schema = schema.get("items") if isinstance(schema.get("items"), dict) else None
+        if schema.get("uniqueItems"):
+            remaining = list(got)
+            for e in expected:
+                hit = next((g for g in remaining if values_equal(e, g, item_schema)), _MISSING)
+                if hit is _MISSING:
+                    return False
+                remaining.remove(hit)
+            return True
+        return all(values_equal(e, g, item_schema) for e, g in zip(expected, got, strict=True))
+    if isinstance(expected, dict):
+        props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+        return (
+            isinstance(got, dict)
+            and set(expected) == set(got)
+            and all(values_equal(v, got[k], props.get(k)) for k, v in expected.items())
+        )
+    return expected == got
+
+
+_MISSING = object()
+
+
+def _function_calls(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    expected = json.loads(ctx.reference)
+    if isinstance(expected, dict):
+        expected = [expected]
+    got = extract_calls(prediction)
+    if got is None:
+        fields = {f"{c['name']}.{a}": 0 for c in expected for a in c.get("arguments", {})}
+        return {"correct": 0, "parsed": 0, "name": 0, "fields": fields}
+    remaining = list(got)
+    fields: dict[str, int] = {}
+    names_ok = len(got) == len(expected)
+    all_ok = names_ok
+    for call in expected:
+        match = next((g for g in remaining if g["name"] == call["name"]), None)
+        args = call.get("arguments", {})
+        params = ctx.tool_schemas.get(call["name"], {}).get("properties", {})
+        if match is None:
+            names_ok = all_ok = False
+            fields.update({f"{call['name']}.{a}": 0 for a in args})
+            continue
+        remaining.remove(match)
+        for arg, value in args.items():
+            ok = arg in match["arguments"] and values_equal(
+                value, match["arguments"][arg], params.get(arg)
+            )
+            fields[f"{call['name']}.{arg}"] = int(ok)
+            all_ok = all_ok and ok
+        extra = set(match["arguments"]) - set(args)
+        if extra:
+            all_ok = False
+            fields[f"{call['name']}.(extra arguments)"] = 0
+    return {"correct": int(all_ok), "parsed": 1, "name": int(names_ok), "fields": fields}
+
+
+def _function_call_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    out = _mean_pool("correct")(stats, rng)
+    if not stats:
+        return out
+    out["parsed"] = round(100 * float(np.mean([s["parsed"] for s in stats])), 2)
+    out["name_accuracy"] = round(100 * float(np.mean([s["name"] for s in stats])), 2)
+    per_field: dict[str, list[int]] = {}
+    for s in stats:
+        for key, ok in s["fields"].items():
+            per_field.setdefault(key, []).append(ok)
+    out["fields"] = {
+        k: {"accuracy": round(100 * float(np.mean(v)), 2), "n": len(v)}
+        for k, v in sorted(per_field.items())
+    }
+    return out
+
+
+# -- translation (sacrebleu) -------------------------------------------------------------------
+
+
+def sacrebleu_tokenizer(language: str) -> str:
+    """The tokenizer sacrebleu recommends for a target language (no MeCab needed)."""
+    base = language.split("-")[0]
+    if base == "zh":
+        return "zh"
+    if base in ("ja", "ko", "th", "lo", "my", "km"):
+        return "char"
+    return "13a"
+
+
+def _sacrebleu_metric(kind: str, language: str) -> Any:
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
+    if kind == "bleu":
+        return BLEU(tokenize=sacrebleu_tokenizer(language))
+    if kind == "chrf":
+        return CHRF()
+    return TER(asian_support=language.split("-")[0] in NO_SPACE_LANGUAGES)
+
+
+def _sacrebleu_score(kind: str) -> Callable[[str, ScoringContext], dict[str, Any]]:
+    def score(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+        metric = _sacrebleu_metric(kind, ctx.target_language)
+        stats = metric._extract_corpus_statistics([prediction], [[ctx.reference]])[0]
+        return {"stats": [float(x) for x in stats], "language": ctx.target_language}
+
+    return score
+
+
+def _sacrebleu_pool(kind: str) -> Callable[..., dict[str, Any]]:
+    def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+        if not stats:
+            return {"value": None, "ci": None, "n": 0}
+        metric = _sacrebleu_metric(kind, stats[0]["language"])
+        matrix = np.array([s["stats"] for s in stats])
+        integral = kind == "bleu"
+
+        def value(idx: np.ndarray) -> float:
+            sums = matrix[idx].sum(axis=0)
+            totals = [int(x) for x in sums] if integral else list(sums)
+            return float(metric._compute_score_from_stats(totals).score)
+
+        return _with_interval(_rowwise(value), len(stats), rng)
+
+    return pool
+
+
+# -- the registry -----------------------------------------------------------------------------
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("wer", "word error rate (%), normalised; characters for languages without spaces",
+               False, lambda p, c: _edit_stats(p, c, chars=False), _ratio_pool),
+        Metric("cer", "character error rate (%), normalised", False,
+               lambda p, c: _edit_stats(p, c, chars=True), _ratio_pool),
+        Metric("exact_match", "normalised reply equals the reference (%)", True, _exact_match,
+               _mean_pool("correct")),
+        Metric("accuracy", "extracted answer (label or choice letter) is right (%)", True,
+               _accuracy, _mean_pool("correct")),
+        Metric("macro_f1", "macro-averaged F1 over labels of the extracted answers (%)", True,
+               _accuracy, _macro_f1_pool),
+        Metric("function_call_match", "tool names and argument values all right (%), per field",
+               True, _function_calls, _function_call_pool),
+        Metric("bleu", "corpus BLEU (sacrebleu, tokenizer per target language)", True,
+               _sacrebleu_score("bleu"), _sacrebleu_pool("bleu")),
+        Metric("chrf", "corpus chrF (sacrebleu)", True, _sacrebleu_score("chrf"),
+               _sacrebleu_pool("chrf")),
+        Metric("ter", "corpus TER (sacrebleu; lower is better)", False, _sacrebleu_score("ter"),
+               _sacrebleu_pool("ter")),
+    )
+}  # fmt: skip
+
+
+def get_metric(name: str, *, field: str, file: Any = None) -> Metric:
+    """The metric called ``name``, or a ``ConfigError`` listing the known ones."""
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown metric {name!r}",
+            file=file,
+            field=field,
+            expected="one of: " + ", ".join(METRICS),
+        ) from None

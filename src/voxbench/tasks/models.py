@@ -1,0 +1,159 @@
+"""The models a task run asks: audio-in chat, transcription (ASR), and ``local/oracle``.
+
+Each endpoint of a model pool gets one ``EndpointClient`` (one HTTP client, kept alive for
+the run). ``local/oracle`` lives here rather than in the provider registry because it answers
+with the record's reference, which no provider request carries: it exists to prove the
+pipeline (extraction, metrics, outputs) scores a perfect model at 100%.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import wave
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from voxbench.audio.wav import Audio
+from voxbench.core.errors import ConfigError
+from voxbench.providers.completion import AudioCompletionRequest
+from voxbench.providers.registry import Role, make, resolve_name
+from voxbench.tasks.config import EndpointConfig, ModelConfig
+from voxbench.tasks.spec import Generation
+
+ORACLE = "local/oracle"
+Api = Literal["chat", "transcription", "oracle"]
+
+
+@dataclass(frozen=True)
+class Prompted:
+    """What one request says besides the audio."""
+
+    prompt: str
+    system: str
+    generation: Generation
+    reference: str
+    language: str
+
+
+class EndpointClient(Protocol):
+    """One endpoint of a pool: answers a clip and a prompt with text."""
+
+    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+        """The model's reply; raises ``ProviderError`` on failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+def wav_bytes(audio: Audio) -> bytes:
+    """Mono 16-bit PCM WAV of ``audio`` (what ``input_audio`` / ``inline_data`` carry)."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(audio.sample_rate)
+        samples = audio.mono().samples
+        out.writeframes(np.clip(np.round(samples * 32768.0), -32768, 32767).astype("<i2").tobytes())
+    return buffer.getvalue()
+
+
+def model_api(model: ModelConfig, *, field: str) -> Api:
+    """How ``model`` is asked: its ``api`` key, else what its provider can do."""
+    if model.model == ORACLE:
+        return "oracle"
+    provider, parsed = resolve_name(model.model, Role.AUDIO_COMPLETION, Role.ASR, field=field)
+    if model.api is not None:
+        role = Role.AUDIO_COMPLETION if model.api == "chat" else Role.ASR
+        if role not in provider.roles:
+            raise ConfigError(
+                f"{model.model} cannot be used with api: {model.api}",
+                field=field.replace(".model", ".api"),
+                expected="chat" if Role.AUDIO_COMPLETION in provider.roles else "transcription",
+            )
+        return model.api
+    if Role.ASR not in provider.roles:
+        return "chat"
+    if Role.AUDIO_COMPLETION not in provider.roles:
+        return "transcription"
+    known = provider.roles[Role.ASR].models
+    asr_like = parsed.model in known or "whisper" in parsed.model or "transcribe" in parsed.model
+    return "transcription" if asr_like else "chat"
+
+
+class ChatEndpoint:
+    """An audio-in completion provider (OpenAI-compatible ``input_audio``, Gemini inline audio)."""
+
+    def __init__(self, model: ModelConfig, endpoint: EndpointConfig, **extra: Any) -> None:
+        kwargs: dict[str, Any] = {
+            "timeout": model.timeout_s,
+            "max_connections": endpoint.max_concurrency,
+            **extra,
+        }
+        if endpoint.base_url:
+            kwargs["base_url"] = endpoint.base_url
+        if endpoint.api_key:
+            kwargs["api_key"] = endpoint.api_key
+        self.client = make(Role.AUDIO_COMPLETION, model.model, **kwargs)
+
+    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+        completion = await self.client.complete_audio(
+            AudioCompletionRequest(
+                audio_wav=wav,
+                prompt=request.prompt,
+                system=request.system,
+                temperature=request.generation.temperature,
+                max_tokens=request.generation.max_tokens,
+            )
+        )
+        return completion.text
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+class TranscriptionEndpoint:
+    """An ASR engine (``local/whisper-tiny.en``, OpenAI ``/audio/transcriptions``); no prompt."""
+
+    def __init__(self, model: ModelConfig, endpoint: EndpointConfig) -> None:
+        kwargs: dict[str, Any] = {}
+        if not model.model.startswith("local/"):
+            kwargs["timeout"] = model.timeout_s
+            if endpoint.base_url:
+                kwargs["base_url"] = endpoint.base_url
+            if endpoint.api_key:
+                kwargs["api_key"] = endpoint.api_key
+        self.engine = make(Role.ASR, model.model, **kwargs)
+
+    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+        # The engines block (a CPU model, a sync HTTP client): keep them off the event loop.
+        transcript = await asyncio.to_thread(self.engine.transcribe, audio)
+        return transcript.text
+
+    async def aclose(self) -> None:
+        close = getattr(self.engine, "close", None)
+        if callable(close):
+            await asyncio.to_thread(close)
+
+
+class OracleEndpoint:
+    """``local/oracle``: replies with the record's reference, whatever it hears."""
+
+    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+        return request.reference
+
+    async def aclose(self) -> None:
+        return None
+
+
+def make_endpoint(model: ModelConfig, endpoint: EndpointConfig, api: Api) -> EndpointClient:
+    """The client of one endpoint of ``model``."""
+    if api == "oracle":
+        return OracleEndpoint()
+    if api == "transcription":
+        return TranscriptionEndpoint(model, endpoint)
+    return ChatEndpoint(model, endpoint)

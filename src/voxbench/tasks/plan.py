@@ -1,0 +1,220 @@
+"""From an ``EvalConfig`` to the work: which records of which task each model answers, and how.
+
+Everything the config says is resolved here, once, into ``Job``s the engine runs: task and
+group names expanded, metrics validated, filters merged (a task's own over the top level),
+records selected, generation params and prompts merged (task < model < overrides, field by
+field), and prompt templates rendered per record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voxbench.core.errors import ConfigError
+from voxbench.tasks.answers import LETTERS
+from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
+from voxbench.tasks.datasets import Record, dataset_fingerprint, select_records
+from voxbench.tasks.metrics import ScoringContext, get_metric
+from voxbench.tasks.models import Api, Prompted, model_api
+from voxbench.tasks.spec import Generation, Prompt, TaskEntry, TaskRegistry, TaskSpec
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass
+class Job:
+    """One model answering one task's selected records."""
+
+    task: TaskEntry
+    model: ModelConfig
+    api: Api
+    metrics: list[str]
+    records: list[Record]
+    generation: Generation
+    prompt: Prompt
+    tools: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(task name, model name)."""
+        return (self.task.name, self.model.name)
+
+    @property
+    def spec(self) -> TaskSpec:
+        """The task's spec."""
+        return self.task.spec
+
+    def prompted(self, record: Record) -> Prompted:
+        """The prompt, instructions and generation params of one record."""
+        return Prompted(
+            prompt=self._render(self.prompt.user or "", record),
+            system=self._render(self.prompt.system or "", record),
+            generation=self.generation,
+            reference=record.reference,
+            language=record.language,
+        )
+
+    def _render(self, template: str, record: Record) -> str:
+        def value(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name == "choices":
+                return _choices_text(self._choices(record))
+            if name == "tools":
+                return json.dumps(self.tools, ensure_ascii=False)
+            if name == "labels":
+                return ", ".join(self.spec.labels)
+            if name in record.columns:
+                found = record.columns[name]
+                return found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
+            return match.group(0)  # not a placeholder we know: literal braces stay
+
+        # One pass: text coming from a record is never expanded again.
+        return _PLACEHOLDER.sub(value, template)
+
+    def _choices(self, record: Record) -> list[str]:
+        column = self.spec.columns.choices
+        found = record.columns.get(column) if column else None
+        return [str(c) for c in found] if isinstance(found, list) else []
+
+    def context(self, record: Record) -> ScoringContext:
+        """What the metrics need to score a reply to ``record``."""
+        target = record.columns.get(self.spec.columns.target_language or "", None)
+        return ScoringContext(
+            reference=record.reference,
+            language=record.language,
+            target_language=str(target or record.language),
+            answer=self.spec.answer,
+            labels=tuple(self.spec.labels),
+            choices=tuple(self._choices(record)),
+            tool_schemas={t["name"]: t.get("parameters", {}) for t in self.tools},
+        )
+
+
+def _choices_text(choices: list[str]) -> str:
+    return "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(choices))
+
+
+def _merged(model: type[Generation] | type[Prompt], *layers: Any) -> Any:
+    """Later layers' set fields over earlier ones."""
+    data: dict[str, Any] = {}
+    for layer in layers:
+        if layer is not None:
+            data.update({k: v for k, v in layer.model_dump().items() if v is not None})
+    return model(**data)
+
+
+def _filters(top: Filters, own: Filters | None) -> Filters:
+    if own is None:
+        return top
+    return Filters(**{**top.model_dump(), **own.model_dump(exclude_unset=True)})
+
+
+@dataclass
+class Plan:
+    """Every job of a run, and what resolved them."""
+
+    config: EvalConfig
+    registry: TaskRegistry
+    jobs: list[Job]
+    groups: dict[str, list[str]]
+    """Every task or group name the config mentions → its tasks (for aggregates)."""
+
+    def datasets(self) -> dict[str, dict[str, Any]]:
+        """Per task: its dataset reference, content fingerprint and record count."""
+        out: dict[str, dict[str, Any]] = {}
+        for job in self.jobs:
+            if job.task.name in out:
+                continue
+            spec = job.spec
+            out[job.task.name] = {
+                "family": job.task.family,
+                "description": spec.description,
+                "file": str(job.task.file),
+                "dataset": spec.dataset.model_dump(exclude_none=True),
+                "fingerprint": dataset_fingerprint(spec),
+                "records": len(job.records),
+                "metrics": job.metrics,
+            }
+        return out
+
+
+def build_plan(
+    config: EvalConfig, *, base_dir: Path | None = None, tasks_dirs: list[Path] | None = None
+) -> Plan:
+    """Resolve ``config`` (paths relative to ``base_dir``) into jobs."""
+    base_dir = base_dir or Path.cwd()
+    folders = [base_dir / d for d in config.tasks_dirs] + list(tasks_dirs or [])
+    registry = TaskRegistry(folders)
+    chosen: dict[str, TaskSelection] = {}  # a later mention of a task wins
+    for i, item in enumerate(config.tasks):
+        selection = TaskSelection(name=item) if isinstance(item, str) else item
+        for name in registry.expand(selection.name, field=f"tasks[{i}]"):
+            chosen[name] = selection
+    groups = {item if isinstance(item, str) else item.name: [] for item in config.tasks}
+    for name in groups:
+        groups[name] = registry.expand(name, field="tasks")
+    for agg_index, agg in enumerate(config.aggregate):
+        names = agg.tasks if isinstance(agg.tasks, list) else list(agg.tasks)
+        for name in names:
+            groups.setdefault(name, registry.expand(name, field=f"aggregate[{agg_index}].tasks"))
+        get_metric(agg.metric, field=f"aggregate[{agg_index}].metric")
+    for o_index, override in enumerate(config.overrides):
+        if override.task is not None:
+            registry.expand(override.task, field=f"overrides[{o_index}].task")
+        if override.model is not None and override.model not in {m.name for m in config.models}:
+            raise ConfigError(
+                f"override names unknown model {override.model!r}",
+                field=f"overrides[{o_index}].model",
+                expected="a models[].name: " + ", ".join(m.name for m in config.models),
+            )
+    apis = {m.name: model_api(m, field=f"models[{i}].model") for i, m in enumerate(config.models)}
+    jobs: list[Job] = []
+    for name, selection in chosen.items():
+        entry = registry.get(name)
+        metrics = selection.metrics or entry.spec.metrics
+        for metric in metrics:
+            get_metric(metric, field=f"tasks: {name}.metrics", file=entry.file)
+        records = select_records(
+            entry.spec, _filters(config.filters, selection.filters), seed=config.seed, task=name
+        )
+        tools = _tools(entry)
+        for model in config.models:
+            matching = [
+                o
+                for o in config.overrides
+                if (o.model is None or o.model == model.name)
+                and (o.task is None or name in registry.expand(o.task, field="overrides"))
+            ]
+            generation = _merged(
+                Generation,
+                entry.spec.generation,
+                model.generation,
+                *(o.generation for o in matching),
+            )
+            prompt = _merged(Prompt, entry.spec.prompt, *(o.prompt for o in matching))
+            jobs.append(
+                Job(
+                    entry,
+                    model,
+                    apis[model.name],
+                    list(metrics),
+                    records,
+                    generation,
+                    prompt,
+                    tools,
+                )
+            )
+    return Plan(config, registry, jobs, groups)
+
+
+def _tools(entry: TaskEntry) -> list[dict[str, Any]]:
+    if entry.spec.tools is None:
+        return []
+    from voxbench.benchmarks.loader import load_benchmark
+
+    benchmark = load_benchmark(entry.spec.tools.benchmark)
+    return [t.model_dump() for t in benchmark.tools]

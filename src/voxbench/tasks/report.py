@@ -1,0 +1,75 @@
+"""The tasks × models table, as markdown (``report.md``) and as rows for the terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def cell(metric: dict[str, Any]) -> str:
+    """``12.34 [10.1, 14.2]`` (or ``–`` without a value)."""
+    if metric.get("value") is None:
+        return "–"
+    ci = metric.get("ci")
+    return f"{metric['value']:.2f} [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{metric['value']:.2f}"
+
+
+def table_rows(scores: dict[str, Any], models: list[str]) -> list[list[str]]:
+    """One row per (task, metric): the task, the metric (↑/↓), then each model's cell with n."""
+    rows = []
+    for task, by_model in scores["tasks"].items():
+        metric_names = next(iter(by_model.values()))["metrics"].keys()
+        for metric in metric_names:
+            first = next(iter(by_model.values()))["metrics"][metric]
+            arrow = "↑" if first["higher_is_better"] else "↓"
+            row = [task, f"{metric} {arrow}"]
+            for model in models:
+                entry = by_model.get(model)
+                if entry is None:
+                    row.append("")
+                    continue
+                text = f"{cell(entry['metrics'][metric])} n={entry['metrics'][metric]['n']}"
+                flags = [f"{entry[k]} {k}" for k in ("errors", "empties", "missing") if entry[k]]
+                row.append(text + (f" ({', '.join(flags)})" if flags else ""))
+            rows.append(row)
+    for name, agg in scores.get("aggregates", {}).items():
+        row = [f"[{name}]", agg["metric"]]
+        for model in models:
+            value = agg["models"].get(model, {}).get("value")
+            row.append("–" if value is None else f"{value:.2f}")
+        rows.append(row)
+    return rows
+
+
+def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
+    """``report.md``: what was run, the table, and per-field function-call accuracy."""
+    models = [m["name"] for m in info["models"]]
+    lines = [
+        f"# Audio tasks run {info['id']}",
+        "",
+        f"Started {info['started']}; seed {info['seed']}; status {info['status']}.",
+        "",
+        "Models: " + ", ".join(f"`{m['name']}` ({m['model']}, {m['api']})" for m in info["models"]),
+        "",
+        "Values are on a 0–100 scale with a 95% bootstrap interval; n counts scored records. "
+        "Errors (failed after retries) are not scored; empties are scored replies with no text.",
+        "",
+        "| task | metric | " + " | ".join(models) + " |",
+        "|---|---|" + "---|" * len(models),
+    ]
+    for row in table_rows(scores, models):
+        lines.append("| " + " | ".join(row) + " |")
+    details = []
+    for task, by_model in scores["tasks"].items():
+        for model, entry in by_model.items():
+            fc = entry["metrics"].get("function_call_match")
+            if fc and fc.get("fields"):
+                details.append(f"\n### {task} — {model}: function-call fields\n")
+                details.append(f"parsed {fc['parsed']}%, names right {fc['name_accuracy']}%\n")
+                details.append("| field | accuracy | n |\n|---|---|---|")
+                details += [
+                    f"| {k} | {v['accuracy']} | {v['n']} |" for k, v in fc["fields"].items()
+                ]
+            if entry["error_categories"]:
+                cats = ", ".join(f"{k}: {v}" for k, v in entry["error_categories"].items())
+                details.append(f"\n{task} — {model}: errors by category: {cats}")
+    return "\n".join(lines + details) + "\n"

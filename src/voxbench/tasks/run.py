@@ -1,0 +1,127 @@
+"""``run_tasks``: plan, run the engine into a run directory, pool the scores, write the outputs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from voxbench.core.errors import RunError
+from voxbench.tasks.cache import ResponseCache
+from voxbench.tasks.config import EvalConfig, parse_config
+from voxbench.tasks.engine import Engine, Progress
+from voxbench.tasks.plan import Plan, build_plan
+from voxbench.tasks.report import markdown_report
+from voxbench.tasks.rundir import RUN_JSON, TaskRunDir, versions
+from voxbench.tasks.scores import compute_scores
+
+CACHE_FILE = "cache.sqlite"
+
+
+@dataclass
+class TaskRunResult:
+    """What a run produced."""
+
+    run: TaskRunDir
+    plan: Plan
+    scores: dict[str, Any]
+    requests: int
+    """Endpoint calls made by this invocation (0 when everything came from the cache)."""
+
+
+def run_tasks(
+    config: EvalConfig | None,
+    config_text: str,
+    *,
+    config_file: Path | None = None,
+    base_dir: Path | None = None,
+    tasks_dirs: list[Path] | None = None,
+    resume: Path | None = None,
+    progress: Progress | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
+    endpoint_factory: Any = None,
+) -> TaskRunResult:
+    """Run ``config`` into a new run directory, or continue ``resume`` (its own config)."""
+    if resume is None and config is None:
+        raise ValueError("run_tasks needs a config unless it resumes a run")
+    if resume is not None:
+        run = TaskRunDir.open(resume)
+        info = run.info()
+        config_text = info["config_text"]
+        config_file = Path(info["config_file"]) if info.get("config_file") else None
+        config = parse_config(config_text, file=config_file or f"{resume}/run.json#config_text")
+        base_dir = Path(info["base_dir"])
+        tasks_dirs = [Path(p) for p in info.get("tasks_dirs", [])]
+    assert config is not None
+    base_dir = base_dir or (config_file.parent if config_file else Path.cwd())
+    plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
+    if on_plan is not None:
+        on_plan(plan)
+    # A resumed run stays where it is (and finds the cache beside it).
+    output_dir = run.path.parent if resume is not None else Path(config.output_dir).resolve()
+    if resume is None:
+        run = TaskRunDir.create(output_dir)
+        info = {
+            "id": run.path.name,
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            "status": "running",
+            "config_file": str(config_file) if config_file else None,
+            "config_text": config_text,
+            "base_dir": str(base_dir.resolve()),
+            "tasks_dirs": [str(p) for p in tasks_dirs or []],
+            "seed": config.seed,
+            "models": [
+                {
+                    "name": j.model.name,
+                    "model": j.model.model,
+                    "api": j.api,
+                    "endpoints": len(j.model.pool()),
+                }
+                for j in {j.model.name: j for j in plan.jobs}.values()
+            ],
+            "tasks": plan.datasets(),
+            "versions": versions(),
+        }
+    with run.lock():
+        previous = run.rows()
+        done = {(r["task"], r["model"], r["id"]) for r in previous if r.get("error") is None}
+        info = {
+            **info,
+            "status": "running",
+            "resumed": info.get("resumed", 0) + (resume is not None),
+        }
+        run.write_info(info)
+        cache = ResponseCache(output_dir / CACHE_FILE)
+        run.open_records()
+        kwargs = {"endpoint_factory": endpoint_factory} if endpoint_factory else {}
+        engine = Engine(plan, cache, run.append, done=done, progress=progress, **kwargs)
+        try:
+            asyncio.run(engine.run())
+        except BaseException:
+            info["status"] = "interrupted"
+            run.write_info(info)
+            raise
+        finally:
+            run.close_records()
+            cache.close()
+        rows = run.rows()
+        scores = compute_scores(plan, rows)
+        info = {
+            **info,
+            "status": "finished",
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        run.write_info(info)
+        run.write_outputs(rows, scores, markdown_report(info, scores))
+    return TaskRunResult(run, plan, scores, engine.requests)
+
+
+def find_run(name: str, output_dir: Path = Path("runs/tasks")) -> TaskRunDir:
+    """A run by path, or by directory name under ``output_dir``."""
+    for candidate in (Path(name), output_dir / name):
+        if (candidate / RUN_JSON).is_file():
+            return TaskRunDir.open(candidate)
+    raise RunError(f"no task run {name!r} (a run directory, or a name under {output_dir})")

@@ -1,0 +1,165 @@
+"""A task run's directory: ``runs/tasks/<timestamp>_<id>/``.
+
+- ``run.json``: the config's raw text (``${ENV}`` unsubstituted: no secret is written),
+  models, tasks with their dataset fingerprints, versions, seed, status
+- ``records.jsonl``: one line per finished record, appended and flushed as it finishes
+- ``records.csv``, ``scores.json``, ``report.md``: derived at the end of ``run`` and ``--resume``
+- ``.lock``: the writer lock while a process writes
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import platform
+import secrets
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import IO, Any
+
+from voxbench.core.errors import RunError
+from voxbench.core.rundir import (
+    WriterLock,
+    _cut_torn_tail,
+    read_jsonl,
+    write_json_atomic,
+    write_text_atomic,
+)
+
+RUN_JSON = "run.json"
+RECORDS = "records.jsonl"
+RECORDS_CSV = "records.csv"
+SCORES = "scores.json"
+REPORT = "report.md"
+LOCK = ".lock"
+SCHEMA = "voxbench.tasks/1"
+CSV_COLUMNS = (
+    "task",
+    "model",
+    "id",
+    "language",
+    "reference",
+    "prediction",
+    "error",
+    "latency_s",
+    "cached",
+)
+
+
+def versions() -> dict[str, str]:
+    """Versions of what shapes the numbers."""
+    out = {"python": platform.python_version()}
+    for package in (
+        "voxbench",
+        "sacrebleu",
+        "jiwer",
+        "rapidfuzz",
+        "faster-whisper",
+        "soxr",
+        "numpy",
+    ):
+        try:
+            out[package] = version(package)
+        except PackageNotFoundError:
+            out[package] = "not installed"
+    return out
+
+
+class TaskRunDir:
+    """The files of one task run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._records: IO[str] | None = None
+
+    @classmethod
+    def create(cls, output_dir: Path) -> TaskRunDir:
+        """A new, empty run directory under ``output_dir``."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        path = output_dir / f"{stamp}_{secrets.token_hex(3)}"
+        path.mkdir(parents=True)
+        return cls(path)
+
+    @classmethod
+    def open(cls, path: Path) -> TaskRunDir:
+        """An existing run directory; ``RunError`` when it is not one."""
+        if not (path / RUN_JSON).is_file():
+            raise RunError(f"{path}: not a task run (no {RUN_JSON})")
+        return cls(path)
+
+    def lock(self) -> WriterLock:
+        """The writer lock of this run."""
+        return WriterLock(self.path / LOCK, "voxbench tasks run")
+
+    def info(self) -> dict[str, Any]:
+        """``run.json``."""
+        try:
+            return json.loads((self.path / RUN_JSON).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RunError(f"{self.path / RUN_JSON}: unreadable ({exc})") from exc
+
+    def write_info(self, info: dict[str, Any]) -> None:
+        """Rewrite ``run.json``."""
+        write_json_atomic(self.path / RUN_JSON, {"schema": SCHEMA, **info})
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every complete line of ``records.jsonl``."""
+        return read_jsonl(self.path / RECORDS)
+
+    def open_records(self) -> None:
+        """Start appending to ``records.jsonl`` (a line torn by a kill is cut first)."""
+        _cut_torn_tail(self.path / RECORDS)
+        self._records = (self.path / RECORDS).open("a", encoding="utf-8")
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Append one record and flush it to the OS (a killed process loses nothing written)."""
+        assert self._records is not None, "open_records first"
+        self._records.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._records.flush()
+
+    def close_records(self) -> None:
+        """Stop appending."""
+        if self._records is not None:
+            self._records.close()
+            self._records = None
+
+    def write_outputs(
+        self, rows: list[dict[str, Any]], scores: dict[str, Any], report: str
+    ) -> None:
+        """``records.csv``, ``scores.json`` and ``report.md``."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        metric_names = sorted({m for r in rows for m in r.get("scores", {})})
+        writer.writerow([*CSV_COLUMNS, *metric_names])
+        for row in rows:
+            error = row.get("error")
+            scored = row.get("scores", {})
+            writer.writerow(
+                [
+                    row["task"],
+                    row["model"],
+                    row["id"],
+                    row["language"],
+                    row["reference"],
+                    row["prediction"] if row["prediction"] is not None else "",
+                    error["message"] if error else "",
+                    row["latency_s"],
+                    row["cached"],
+                    *(
+                        json.dumps(scored[m], ensure_ascii=False) if m in scored else ""
+                        for m in metric_names
+                    ),
+                ]
+            )
+        write_text_atomic(self.path / RECORDS_CSV, buffer.getvalue())
+        write_json_atomic(self.path / SCORES, scores)
+        write_text_atomic(self.path / REPORT, report)
+
+    def scores(self) -> dict[str, Any]:
+        """``scores.json``."""
+        try:
+            return json.loads((self.path / SCORES).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RunError(f"{self.path / SCORES}: unreadable ({exc})") from exc

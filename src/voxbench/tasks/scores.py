@@ -1,0 +1,95 @@
+"""Pooling ``records.jsonl`` into ``scores.json``: per task × model × metric, and aggregates.
+
+Scores are always recomputed from the recorded predictions, so a run read with other metrics
+needs no model call. A record that failed (an error after its retries) is counted under
+``errors`` and left out of every metric; an empty reply is scored (it is what the model
+said) and counted under ``empties``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from voxbench.tasks.engine import score_prediction
+from voxbench.tasks.metrics import METRICS
+from voxbench.tasks.plan import Plan
+
+
+def latest_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The last row of each (task, model, record id): a resumed record's retry wins."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        out[(row["task"], row["model"], row["id"])] = row
+    return out
+
+
+def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``scores.json``: every (task, model) with each metric's value, CI, n, errors, empties."""
+    latest = latest_rows(rows)
+    tasks: dict[str, dict[str, Any]] = {}
+    for index, job in enumerate(plan.jobs):
+        ids = {r.id: r for r in job.records}
+        mine = [latest.get((job.task.name, job.model.name, rid)) for rid in ids]
+        answered = [r for r in mine if r is not None and r.get("error") is None]
+        errors = [r for r in mine if r is not None and r.get("error") is not None]
+        stats: dict[str, list[dict[str, Any]]] = {m: [] for m in job.metrics}
+        for row in answered:
+            scored = row.get("scores") or {}
+            if any(m not in scored for m in job.metrics):  # metrics changed since it was scored
+                scored = score_prediction(job, ids[row["id"]], row["prediction"] or "")
+            for metric in job.metrics:
+                stats[metric].append(scored[metric])
+        metrics = {}
+        for metric in job.metrics:
+            rng = np.random.default_rng([plan.config.seed, index])
+            metrics[metric] = {
+                **METRICS[metric].pool(stats[metric], rng),
+                "higher_is_better": METRICS[metric].higher_is_better,
+            }
+        latencies = [r["latency_s"] for r in answered if not r.get("cached")]
+        tasks.setdefault(job.task.name, {})[job.model.name] = {
+            "records": len(ids),
+            "answered": len(answered),
+            "errors": len(errors),
+            "missing": len(ids) - len(answered) - len(errors),
+            "empties": sum(1 for r in answered if not (r["prediction"] or "").strip()),
+            "error_categories": _count(e["error"]["category"] for e in errors),
+            "median_latency_s": round(float(np.median(latencies)), 4) if latencies else None,
+            "metrics": metrics,
+        }
+    return {"tasks": tasks, "aggregates": _aggregates(plan, tasks)}
+
+
+def _count(items: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return out
+
+
+def _aggregates(plan: Plan, tasks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for agg in plan.config.aggregate:
+        weights: dict[str, float] = {}
+        named = agg.tasks if isinstance(agg.tasks, dict) else dict.fromkeys(agg.tasks, 1.0)
+        for name, weight in named.items():
+            for task in plan.groups[name]:
+                weights[task] = weight
+        per_model: dict[str, Any] = {}
+        for model in plan.config.models:
+            parts = [
+                (w, tasks[t][model.name]["metrics"][agg.metric]["value"])
+                for t, w in weights.items()
+                if t in tasks
+                and agg.metric in tasks[t][model.name]["metrics"]
+                and tasks[t][model.name]["metrics"][agg.metric]["value"] is not None
+            ]
+            total = sum(w for w, _ in parts)
+            per_model[model.name] = {
+                "value": round(sum(w * v for w, v in parts) / total, 2) if total else None,
+                "tasks": len(parts),
+            }
+        out[agg.name] = {"metric": agg.metric, "weights": weights, "models": per_model}
+    return out

@@ -1,0 +1,229 @@
+"""A task: which dataset, how to ask the model about each record, how to score the answer.
+
+Tasks are YAML files in a registry (``tasks/registry/<family>/<task>.yaml`` plus user folders);
+the task's name is the file's stem and its family the folder. ``extends:`` names a file
+(relative to the task) or another task whose keys are merged underneath (mappings deep-merged,
+the child wins). Files whose name starts with ``_`` are bases only, never tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from voxbench.core.errors import ConfigError
+from voxbench.tasks.yamlio import read_yaml, validate
+
+REGISTRY_DIR = Path(__file__).parent / "registry"
+"""The built-in tasks."""
+
+AnswerKind = Literal["text", "label", "choice", "function_call"]
+
+
+class Strict(BaseModel):
+    """A schema block: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetRef(Strict):
+    """Where a task's records come from: a built-in suite dataset or a local folder."""
+
+    builtin: str | None = None
+    """A dataset of the built-in offline suite (``tasks/data/<name>``), synthesized on first use."""
+    path: str | None = None
+    """A folder holding the audio files and the manifest (relative to the task file)."""
+    manifest: str = "manifest.jsonl"
+    """The manifest in that folder: ``.jsonl`` (one object a line) or ``.csv`` (a header row)."""
+    format: Literal["manifest", "hf_disk", "parquet"] = "manifest"
+    """``manifest``: audio files + the manifest; ``hf_disk``: a ``save_to_disk`` folder;
+    ``parquet``: the parquet files under the folder (Hugging Face layout). The last two need
+    the optional ``datasets`` package."""
+    split: str | None = None
+    """For ``hf_disk`` holding several splits, the one to read; for ``parquet``, the files
+    whose name starts with it (``test`` → ``test-00000-of-00001.parquet``)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DatasetRef:
+        if (self.builtin is None) == (self.path is None):
+            raise ValueError("give exactly one of builtin or path")
+        return self
+
+
+class Columns(Strict):
+    """Which manifest column holds what (absent optional columns are simply not used)."""
+
+    id: str = "id"
+    audio: str = "audio"
+    reference: str = "reference"
+    language: str | None = "language"
+    choices: str | None = None
+    target_language: str | None = "target_language"
+    """For translation: the language of the reference (picks sacrebleu's tokenizer)."""
+
+
+class Prompt(Strict):
+    """Prompt templates: ``{column}`` is replaced by the record's value, ``{choices}`` by the list."""
+
+    system: str | None = None
+    user: str | None = None
+
+
+class Generation(Strict):
+    """Generation parameters sent with each request (None leaves the provider's default)."""
+
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+class LongAudio(Strict):
+    """What to do with a clip longer than ``max_seconds``: cut it, or send it in overlapping chunks."""
+
+    policy: Literal["truncate", "chunk"] = "truncate"
+    max_seconds: float = Field(default=30.0, gt=0)
+    overlap_seconds: float = Field(default=1.0, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_fits(self) -> LongAudio:
+        if self.policy == "chunk" and self.overlap_seconds >= self.max_seconds:
+            raise ValueError("overlap_seconds must be shorter than max_seconds to chunk")
+        return self
+
+
+class Tools(Strict):
+    """The tools a function-calling task offers: those of a built-in benchmark."""
+
+    benchmark: str
+
+
+class TaskSpec(Strict):
+    """One task file, after ``extends`` is resolved."""
+
+    description: str = ""
+    dataset: DatasetRef
+    language: str = "en"
+    """The language of records whose manifest has no language column."""
+    columns: Columns = Columns()
+    prompt: Prompt = Prompt()
+    answer: AnswerKind = "text"
+    """How the reply is read: as text, as one of ``labels``, a choice letter, or tool calls."""
+    labels: list[str] = []
+    tools: Tools | None = None
+    metrics: list[str] = Field(min_length=1)
+    generation: Generation = Generation()
+    long_audio: LongAudio = LongAudio()
+    sample_rate: int = Field(default=16_000, gt=0)
+    """The rate audio is sent at (resampled with soxr)."""
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """A task found in a registry folder."""
+
+    name: str
+    family: str
+    file: Path
+    spec: TaskSpec
+
+
+def _merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in child.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+class TaskRegistry:
+    """Every task in the built-in registry and the user's folders (later folders win)."""
+
+    def __init__(self, folders: Iterable[Path] = ()) -> None:
+        self.folders = [REGISTRY_DIR, *(Path(f) for f in folders)]
+        self._files: dict[str, tuple[str, Path]] = {}
+        self._groups: dict[str, list[str]] = {}
+        for root in self.folders:
+            if not root.is_dir():
+                raise ConfigError(f"task folder {root} does not exist", field="tasks_dirs")
+            for file in sorted(root.rglob("*.yaml")):
+                if file.name.startswith("_"):
+                    continue
+                rel = file.relative_to(root)
+                family = rel.parts[0] if len(rel.parts) > 1 else "tasks"
+                self._files[file.stem] = (family, file)
+                for folder in rel.parts[:-1]:
+                    self._groups.setdefault(folder, []).append(file.stem)
+        self._groups["all"] = list(self._files)
+        self._cache: dict[str, TaskEntry] = {}
+
+    @property
+    def names(self) -> list[str]:
+        """Every task name, sorted."""
+        return sorted(self._files)
+
+    @property
+    def groups(self) -> dict[str, list[str]]:
+        """Group (folder) name → its task names, sorted; ``all`` is every task."""
+        return {g: sorted(set(ts)) for g, ts in sorted(self._groups.items())}
+
+    def expand(self, name: str, *, field: str) -> list[str]:
+        """The tasks a task or group name stands for."""
+        if name in self._files:
+            return [name]
+        if name in self._groups:
+            return sorted(set(self._groups[name]))
+        raise ConfigError(
+            f"unknown task or group {name!r}",
+            field=field,
+            expected="one of: " + ", ".join([*self.names, *sorted(self._groups)]),
+        )
+
+    def get(self, name: str) -> TaskEntry:
+        """The task called ``name``, its ``extends`` chain resolved and validated."""
+        if name not in self._cache:
+            family, file = self._files[name]
+            data = self._resolve(file, [])
+            spec = validate(TaskSpec, data, file=file, what="task")
+            self._cache[name] = TaskEntry(name, family, file, spec)
+        return self._cache[name]
+
+    def _resolve(self, file: Path, chain: list[Path]) -> dict[str, Any]:
+        if file in chain:
+            loop = " → ".join(str(p) for p in [*chain, file])
+            raise ConfigError(f"extends loops: {loop}", file=file, field="extends")
+        data = read_yaml(file)
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ConfigError("a task file must be a mapping of keys", file=file)
+        parent = data.pop("extends", None)
+        if parent is None:
+            return self._anchor_paths(data, file)
+        if not isinstance(parent, str):
+            raise ConfigError("extends must be a file or task name", file=file, field="extends")
+        target = (file.parent / parent).resolve()
+        if not target.is_file():
+            if parent not in self._files:
+                raise ConfigError(
+                    f"extends {parent!r}: no such file or task",
+                    file=file,
+                    field="extends",
+                    expected="a path relative to this file or a task name",
+                )
+            target = self._files[parent][1]
+        base = self._resolve(target, [*chain, file])
+        return _merge(base, self._anchor_paths(data, file))
+
+    @staticmethod
+    def _anchor_paths(data: dict[str, Any], file: Path) -> dict[str, Any]:
+        # A dataset path is relative to the file that wrote it, not to the one extending it.
+        dataset = data.get("dataset")
+        if isinstance(dataset, dict) and isinstance(dataset.get("path"), str):
+            path = Path(dataset["path"]).expanduser()
+            data = {**data, "dataset": {**dataset, "path": str(file.parent / path)}}
+        return data

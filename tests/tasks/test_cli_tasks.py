@@ -1,0 +1,98 @@
+"""``voxbench tasks list|run|show`` on the built-in offline suite, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import voxbench
+
+ORACLE = "models: [{name: oracle, model: local/oracle}]\ntasks: [all]\naggregate: [{name: asr, metric: wer, tasks: [asr]}]\n"
+
+
+def test_list_shows_tasks_metrics_and_models(monkeypatch, capsys) -> None:
+    code, out = voxbench(monkeypatch, capsys, "tasks", "list")
+    assert code == 0, out
+    for word in (
+        "builtin_en_asr",
+        "builtin_conference_calls",
+        "function_call_match",
+        "bleu",
+        "local/oracle",
+        "vllm",
+    ):
+        assert word in out
+
+
+def test_oracle_scores_perfectly_on_every_builtin_task(monkeypatch, capsys, tmp_path: Path) -> None:
+    (tmp_path / "eval.yaml").write_text(ORACLE)
+    code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml")
+    assert code == 0, out
+    (run,) = (tmp_path / "runs" / "tasks").glob("*/run.json")
+    scores = json.loads((run.parent / "scores.json").read_text())
+    families = set()
+    for task, by_model in scores["tasks"].items():
+        entry = by_model["oracle"]
+        assert entry["errors"] == 0 and entry["answered"] == entry["records"] > 0, task
+        for name, metric in entry["metrics"].items():
+            perfect = 100.0 if metric["higher_is_better"] else 0.0
+            assert metric["value"] == perfect, (task, name)
+        families.add(json.loads(run.read_text())["tasks"][task]["family"])
+    assert families == {
+        "asr",
+        "language_id",
+        "paralinguistics",
+        "spoken_qa",
+        "function_calling",
+        "translation",
+    }
+    assert scores["aggregates"]["asr"]["models"]["oracle"] == {"value": 0.0, "tasks": 2}
+    assert "builtin_en_asr" in out and "100.00" in out
+
+    code, out = voxbench(monkeypatch, capsys, "tasks", "show", str(run.parent), "--failures")
+    assert code == 0 and "0 records shown" in out
+    code, out = voxbench(
+        monkeypatch, capsys, "tasks", "show", run.parent.name, "--task", "builtin_passage_qa"
+    )
+    assert code == 0 and "8 records shown" in out and "accuracy=✓" in out
+
+
+def test_bad_config_is_a_message_not_a_traceback(monkeypatch, capsys, tmp_path: Path) -> None:
+    (tmp_path / "eval.yaml").write_text(ORACLE + "filter: {num_samples: 3}\n")
+    code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml")
+    assert code == 2
+    assert "eval.yaml" in out and "filter: unknown key" in out and "filters" in out
+    assert "Traceback" not in out
+
+
+def test_show_failures_lists_errors(monkeypatch, capsys, tmp_path: Path) -> None:
+    # A model nobody serves: every record is a recorded connectivity error, not a 0 score.
+    (tmp_path / "eval.yaml").write_text(
+        "models: [{name: nobody, model: vllm/x, base_url: 'http://127.0.0.1:9/v1', retries: 0}]\n"
+        "tasks: [builtin_passage_qa]\n"
+    )
+    code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml")
+    assert code == 0, out
+    assert "8 errors" in out
+    (run,) = (tmp_path / "runs" / "tasks").glob("*/run.json")
+    code, out = voxbench(monkeypatch, capsys, "tasks", "show", str(run.parent), "--failures")
+    assert "8 records shown" in out and "connectivity" in out
+
+
+@pytest.mark.slow
+def test_local_whisper_gives_real_asr_numbers(monkeypatch, capsys, tmp_path: Path) -> None:
+    (tmp_path / "eval.yaml").write_text(
+        "models: [{name: whisper, model: local/whisper-tiny.en, max_concurrency: 2}]\n"
+        "tasks: [builtin_en_asr]\n"
+    )
+    code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml")
+    assert code == 0, out
+    (run,) = (tmp_path / "runs" / "tasks").glob("*/run.json")
+    wer = json.loads((run.parent / "scores.json").read_text())["tasks"]["builtin_en_asr"][
+        "whisper"
+    ]["metrics"]["wer"]
+    assert (
+        wer["n"] == 16 and 0 < wer["value"] < 60
+    )  # eSpeak voices are hard for tiny.en, not hopeless

@@ -1,0 +1,415 @@
+"""Every key of the eval config and of a task file changes what a run does or writes.
+
+The test walks both schemas: a key without a case here fails the test, so a key can never
+be added (or left) that the code does not read — AU-Harness's dead keys, made impossible.
+Each case runs the same tiny task twice, differing in that key only, and compares the part
+of the outcome the key should change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from voxbench.core.errors import ConfigError
+from voxbench.tasks import engine as engine_module
+from voxbench.tasks.config import EvalConfig
+from voxbench.tasks.spec import TaskSpec
+from voxbench.tasks.yamlio import _model_of
+
+from .conftest import FakeEndpoints, run_yaml
+
+
+def schema_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
+    """Every key of ``model``, nested keys dotted (list items share their list's path)."""
+    out = set()
+    for name, field in model.model_fields.items():
+        path = prefix + name
+        out.add(path)
+        inner = _model_of(field.annotation)
+        if inner is not None:
+            out |= schema_paths(inner, path + ".")
+    return out
+
+
+M = "models: [{name: m, model: vllm/q}]\n"
+T = "tasks: [tiny]\n"
+
+# path → (config A, config B, what differs). Both get ``tasks_dirs: [mytasks]``.
+CONFIG_CASES: dict[str, tuple[str, str, str]] = {
+    "models": (
+        M + T,
+        "models: [{name: m, model: vllm/q}, {name: n, model: vllm/q}]\n" + T,
+        "scores",
+    ),
+    "models.name": (M + T, "models: [{name: n, model: vllm/q}]\n" + T, "scores"),
+    "models.model": (M + T, "models: [{name: m, model: local/oracle}]\n" + T, "calls"),
+    "models.api": (
+        "models: [{name: m, model: openai/gpt-4o-audio-preview, api: chat}]\n" + T,
+        "models: [{name: m, model: openai/gpt-4o-audio-preview, api: transcription}]\n" + T,
+        "calls",
+    ),
+    "models.base_url": (
+        "models: [{name: m, model: vllm/q, base_url: 'http://a'}]\n" + T,
+        "models: [{name: m, model: vllm/q, base_url: 'http://b'}]\n" + T,
+        "calls",
+    ),
+    "models.api_key": (
+        "models: [{name: m, model: vllm/q, api_key: k1}]\n" + T,
+        "models: [{name: m, model: vllm/q, api_key: k2}]\n" + T,
+        "calls",
+    ),
+    "models.max_concurrency": (
+        "models: [{name: m, model: vllm/q, max_concurrency: 1}]\n" + T,
+        "models: [{name: m, model: vllm/q, max_concurrency: 3}]\n" + T,
+        "peak",
+    ),
+    "models.endpoints": (
+        M + T,
+        "models: [{name: m, model: vllm/q, endpoints: [{base_url: 'http://a'}, {base_url: 'http://b'}]}]\n"
+        + T,
+        "peak",
+    ),
+    "models.endpoints.base_url": (
+        "models: [{name: m, model: vllm/q, endpoints: [{base_url: 'http://a'}]}]\n" + T,
+        "models: [{name: m, model: vllm/q, endpoints: [{base_url: 'http://b'}]}]\n" + T,
+        "calls",
+    ),
+    "models.endpoints.api_key": (
+        "models: [{name: m, model: vllm/q, endpoints: [{base_url: 'http://a', api_key: k1}]}]\n"
+        + T,
+        "models: [{name: m, model: vllm/q, endpoints: [{base_url: 'http://a', api_key: k2}]}]\n"
+        + T,
+        "calls",
+    ),
+    "models.endpoints.max_concurrency": (
+        "models: [{name: m, model: vllm/q, endpoints: [{base_url: 'http://a', max_concurrency: 1}]}]\n"
+        + T,
+        "models: [{name: m, model: vllm/q, endpoints: [{base_url: 'http://a', max_concurrency: 4}]}]\n"
+        + T,
+        "peak",
+    ),
+    "models.timeout_s": (
+        "models: [{name: m, model: vllm/q, timeout_s: 30, retries: 0}]\n" + T,
+        "models: [{name: m, model: vllm/q, timeout_s: 0.001, retries: 0}]\n" + T,
+        "errors",
+    ),
+    "models.retries": (
+        "models: [{name: m, model: vllm/q, retries: 0, backoff_base_s: 0}]\n" + T,
+        "models: [{name: m, model: vllm/q, retries: 1, backoff_base_s: 0}]\n" + T,
+        "errors",
+    ),
+    "models.backoff_base_s": (
+        "models: [{name: m, model: vllm/q, retries: 1, backoff_base_s: 0}]\n" + T,
+        "models: [{name: m, model: vllm/q, retries: 1, backoff_base_s: 0.001}]\n" + T,
+        "backoff",
+    ),
+    "models.generation": (
+        M + T,
+        "models: [{name: m, model: vllm/q, generation: {temperature: 0.5}}]\n" + T,
+        "calls",
+    ),
+    "models.generation.temperature": (
+        "models: [{name: m, model: vllm/q, generation: {temperature: 0}}]\n" + T,
+        "models: [{name: m, model: vllm/q, generation: {temperature: 1}}]\n" + T,
+        "calls",
+    ),
+    "models.generation.max_tokens": (
+        "models: [{name: m, model: vllm/q, generation: {max_tokens: 5}}]\n" + T,
+        "models: [{name: m, model: vllm/q, generation: {max_tokens: 50}}]\n" + T,
+        "calls",
+    ),
+    "tasks": (M + T, M + "tasks: [tiny_spk]\n", "scores"),
+    "tasks.name": (M + "tasks: [{name: tiny}]\n", M + "tasks: [{name: tiny_spk}]\n", "scores"),
+    "tasks.metrics": (
+        M + "tasks: [{name: tiny, metrics: [wer]}]\n",
+        M + "tasks: [{name: tiny, metrics: [cer]}]\n",
+        "scores",
+    ),
+    "tasks.filters": (
+        M + "tasks: [{name: tiny}]\n",
+        M + "tasks: [{name: tiny, filters: {language: [fr]}}]\n",
+        "ids",
+    ),
+    "tasks.filters.num_samples": (
+        M + T,
+        M + "tasks: [{name: tiny, filters: {num_samples: 2}}]\n",
+        "ids",
+    ),
+    "tasks.filters.min_duration_s": (
+        M + T,
+        M + "tasks: [{name: tiny, filters: {min_duration_s: 2}}]\n",
+        "ids",
+    ),
+    "tasks.filters.max_duration_s": (
+        M + T,
+        M + "tasks: [{name: tiny, filters: {max_duration_s: 2}}]\n",
+        "ids",
+    ),
+    "tasks.filters.language": (
+        M + T,
+        M + "tasks: [{name: tiny, filters: {language: [en]}}]\n",
+        "ids",
+    ),
+    "tasks.filters.where": (
+        M + "filters: {where: {speaker: s1}}\n" + T,
+        M
+        + "filters: {where: {speaker: s1}}\ntasks: [{name: tiny, filters: {where: {speaker: s2}}}]\n",
+        "ids",
+    ),
+    "filters": (M + T, M + T + "filters: {where: {speaker: s1}}\n", "ids"),
+    "filters.num_samples": (
+        M + T + "filters: {num_samples: 2}\n",
+        M + T + "filters: {num_samples: 4}\n",
+        "ids",
+    ),
+    "filters.min_duration_s": (M + T, M + T + "filters: {min_duration_s: 1.2}\n", "ids"),
+    "filters.max_duration_s": (M + T, M + T + "filters: {max_duration_s: 1.2}\n", "ids"),
+    "filters.language": (
+        M + T + "filters: {language: [en]}\n",
+        M + T + "filters: {language: [fr]}\n",
+        "ids",
+    ),
+    "filters.where": (
+        M + T + "filters: {where: {speaker: s1}}\n",
+        M + T + "filters: {where: {speaker: s2}}\n",
+        "ids",
+    ),
+    "aggregate": (
+        M + T,
+        M + T + "aggregate: [{name: x, metric: wer, tasks: [tiny]}]\n",
+        "aggregates",
+    ),
+    "aggregate.name": (
+        M + T + "aggregate: [{name: x, metric: wer, tasks: [tiny]}]\n",
+        M + T + "aggregate: [{name: y, metric: wer, tasks: [tiny]}]\n",
+        "aggregates",
+    ),
+    "aggregate.metric": (
+        M
+        + "tasks: [{name: tiny, metrics: [wer, cer]}]\naggregate: [{name: x, metric: wer, tasks: [tiny]}]\n",
+        M
+        + "tasks: [{name: tiny, metrics: [wer, cer]}]\naggregate: [{name: x, metric: cer, tasks: [tiny]}]\n",
+        "aggregates",
+    ),
+    "aggregate.tasks": (
+        M
+        + "tasks: [tiny, tiny_spk]\naggregate: [{name: x, metric: wer, tasks: {tiny: 1, tiny_spk: 1}}]\n",
+        M
+        + "tasks: [tiny, tiny_spk]\naggregate: [{name: x, metric: wer, tasks: {tiny: 1, tiny_spk: 3}}]\n",
+        "aggregates",
+    ),
+    "overrides": (M + T, M + T + "overrides: [{prompt: {user: other}}]\n", "calls"),
+    "overrides.task": (
+        M + "tasks: [tiny, tiny_spk]\noverrides: [{task: tiny, generation: {temperature: 0.7}}]\n",
+        M
+        + "tasks: [tiny, tiny_spk]\noverrides: [{task: tiny_spk, generation: {temperature: 0.7}}]\n",
+        "calls",
+    ),
+    "overrides.model": (
+        "models: [{name: m, model: vllm/q}, {name: n, model: vllm/q}]\n"
+        + T
+        + "overrides: [{model: m, prompt: {user: hi}}]\n",
+        "models: [{name: m, model: vllm/q}, {name: n, model: vllm/q}]\n"
+        + T
+        + "overrides: [{model: n, prompt: {user: hi}}]\n",
+        "calls",
+    ),
+    "overrides.generation": (
+        M + T,
+        M + T + "overrides: [{generation: {max_tokens: 7}}]\n",
+        "calls",
+    ),
+    "overrides.generation.temperature": (
+        M + T,
+        M + T + "overrides: [{generation: {temperature: 0.3}}]\n",
+        "calls",
+    ),
+    "overrides.generation.max_tokens": (
+        M + T,
+        M + T + "overrides: [{generation: {max_tokens: 9}}]\n",
+        "calls",
+    ),
+    "overrides.prompt": (M + T, M + T + "overrides: [{prompt: {system: sys}}]\n", "calls"),
+    "overrides.prompt.system": (M + T, M + T + "overrides: [{prompt: {system: other}}]\n", "calls"),
+    "overrides.prompt.user": (M + T, M + T + "overrides: [{prompt: {user: other}}]\n", "calls"),
+    "seed": (
+        M + T + "filters: {num_samples: 3}\nseed: 0\n",
+        M + T + "filters: {num_samples: 3}\nseed: 2\n",
+        "ids",
+    ),
+    "tasks_dirs": (M + T, M + T + "tasks_dirs: []\n", "error"),
+    "output_dir": (M + T + "output_dir: out_a\n", M + T + "output_dir: out_b\n", "output"),
+}
+
+BASE_TASK = "dataset: {path: data}\nmetrics: [wer]\n"
+TASK_CASES: dict[str, tuple[str, str, str]] = {
+    "description": ("description: one\n", "description: two\n", "description"),
+    "dataset": ("", "dataset: {builtin: en_asr}\n", "ids"),
+    "dataset.builtin": ("dataset: {builtin: en_asr}\n", "dataset: {builtin: spoken_qa}\n", "ids"),
+    "dataset.path": ("", "dataset: {path: data_csv, manifest: manifest.csv}\n", "audio"),
+    "dataset.manifest": ("", "dataset: {path: data, manifest: few.jsonl}\n", "ids"),
+    "dataset.format": ("", "dataset: {path: hfd, format: hf_disk, split: test}\n", "ids"),
+    "dataset.split": (
+        "dataset: {path: hfd, format: hf_disk, split: test}\n",
+        "dataset: {path: hfd, format: hf_disk, split: train}\n",
+        "ids",
+    ),
+    "language": ("columns: {language: null}\nlanguage: en\n", "columns: {language: null}\nlanguage: fr\n", "languages"),
+    "columns": ("", "columns: {reference: speaker}\n", "calls"),
+    "columns.id": ("", "columns: {id: audio}\n", "ids"),
+    "columns.audio": ("", "columns: {audio: alt_audio}\n", "calls"),
+    "columns.reference": ("", "columns: {reference: speaker}\n", "calls"),
+    "columns.language": ("", "columns: {language: null}\nlanguage: de\n", "languages"),
+    "columns.choices": ("prompt: {user: '{choices}'}\n", "prompt: {user: '{choices}'}\ncolumns: {choices: opts}\n", "calls"),
+    "columns.target_language": ("metrics: [bleu]\n", "metrics: [bleu]\ncolumns: {target_language: tl}\n", "row_scores"),
+    "prompt": ("", "prompt: {user: hi}\n", "calls"),
+    "prompt.system": ("prompt: {system: a}\n", "prompt: {system: b}\n", "calls"),
+    "prompt.user": ("prompt: {user: a}\n", "prompt: {user: b}\n", "calls"),
+    "answer": ("metrics: [accuracy]\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n",
+               "metrics: [accuracy]\nlabels: [s1, s2]\ncolumns: {reference: speaker}\nanswer: label\n", "scores"),
+    "labels": ("metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n",
+               "metrics: [accuracy]\nanswer: label\nlabels: [s2]\ncolumns: {reference: speaker}\n", "scores"),
+    "tools": ("prompt: {user: '{tools}'}\n", "prompt: {user: '{tools}'}\ntools: {benchmark: smoke}\n", "calls"),
+    "tools.benchmark": ("prompt: {user: '{tools}'}\ntools: {benchmark: smoke}\n", "prompt: {user: '{tools}'}\ntools: {benchmark: conference}\n", "calls"),
+    "metrics": ("", "metrics: [cer]\n", "scores"),
+    "generation": ("", "generation: {temperature: 0.4}\n", "calls"),
+    "generation.temperature": ("generation: {temperature: 0}\n", "generation: {temperature: 1}\n", "calls"),
+    "generation.max_tokens": ("generation: {max_tokens: 4}\n", "generation: {max_tokens: 8}\n", "calls"),
+    "long_audio": ("", "long_audio: {max_seconds: 1}\n", "calls"),
+    "long_audio.policy": (
+        "long_audio: {max_seconds: 1, overlap_seconds: 0.2, policy: truncate}\n",
+        "long_audio: {max_seconds: 1, overlap_seconds: 0.2, policy: chunk}\n",
+        "calls",
+    ),
+    "long_audio.max_seconds": ("long_audio: {max_seconds: 1}\n", "long_audio: {max_seconds: 2}\n", "calls"),
+    "long_audio.overlap_seconds": (
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.1}\n",
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.5}\n",
+        "calls",
+    ),
+    "sample_rate": ("sample_rate: 16000\n", "sample_rate: 8000\n", "calls"),
+}  # fmt: skip
+
+
+def test_every_config_key_has_a_case() -> None:
+    assert schema_paths(EvalConfig) == set(CONFIG_CASES)
+
+
+def test_every_task_key_has_a_case() -> None:
+    assert schema_paths(TaskSpec) == set(TASK_CASES)
+
+
+class _Observer:
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.tmp_path = tmp_path
+        self.runs = 0
+        self.backoff: list[float] = []
+        real = engine_module.backoff_delay
+
+        def spy(
+            attempt: int, retry_after: float | None = None, *, base: float = 1.0, **kw: Any
+        ) -> float:
+            self.backoff.append(base)
+            return real(attempt, retry_after, base=0.0)
+
+        monkeypatch.setattr(engine_module, "backoff_delay", spy)
+
+    def outcome(self, text: str, key: str) -> Any:
+        self.runs += 1
+        if "output_dir" not in text:
+            text += f"output_dir: out{self.runs}\n"  # its own cache: nothing is a cache hit
+        if "tasks_dirs" not in text:
+            text += "tasks_dirs: [mytasks]\n"
+        latency = 0.02 if key in ("peak", "errors") else 0.0
+        fakes = FakeEndpoints(
+            default_latency=latency,
+            fail_first=1 if "retries: " in text and "timeout" not in text else 0,
+            reply=lambda r: "one two three s1",
+        )
+        self.backoff.clear()
+        try:
+            result = run_yaml(text, self.tmp_path, fakes)
+        except ConfigError as exc:
+            return {"error": type(exc).__name__}[key] if key == "error" else pytest.fail(str(exc))
+        if key == "error":
+            return None
+        rows = result.run.rows()
+        info = result.run.info()
+        observed = {
+            "scores": result.scores["tasks"],
+            "aggregates": result.scores["aggregates"],
+            "calls": sorted(
+                (
+                    tuple(
+                        sorted(
+                            (k, round(v, 3) if isinstance(v, float) else v) for k, v in c.items()
+                        )
+                    )
+                    for c in fakes.calls
+                ),
+                key=repr,
+            ),
+            "peak": fakes.peak,
+            "errors": sum(1 for r in rows if r["error"]),
+            "backoff": list(self.backoff),
+            "ids": sorted((r["task"], r["model"], r["id"]) for r in rows),
+            "languages": sorted(r["language"] for r in rows),
+            "audio": sorted(r["audio"] for r in rows),
+            "row_scores": sorted(repr(r["scores"]) for r in rows),
+            "output": result.run.path.parent.name,
+            "description": {t: v["description"] for t, v in info["tasks"].items()},
+        }
+        return observed[key]
+
+
+@pytest.fixture
+def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -> _Observer:
+    mine = tasks_dir / "mine"
+    (mine / "tiny_spk.yaml").write_text("extends: tiny\ncolumns: {reference: speaker}\n")
+    lines = (mine / "data" / "manifest.jsonl").read_text().splitlines()
+    (mine / "data" / "few.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    from .conftest import write_tiny_dataset
+
+    write_tiny_dataset(mine / "data_csv", "manifest.csv")
+    _write_hf_dataset(mine / "hfd")
+    return _Observer(tmp_path, monkeypatch)
+
+
+def _write_hf_dataset(folder: Path) -> None:
+    """A ``save_to_disk`` folder with splits test (3 rows) and train (1 row), when installed."""
+    try:
+        import datasets
+    except ImportError:
+        return
+    from .test_hf import _dataset
+
+    table = _dataset().rename_columns({"sentence": "reference", "locale": "language"})
+    datasets.DatasetDict({"test": table, "train": table.select([0])}).save_to_disk(str(folder))
+
+
+@pytest.mark.parametrize("path", sorted(CONFIG_CASES))
+def test_config_key_is_effective(path: str, observer: _Observer) -> None:
+    a, b, key = CONFIG_CASES[path]
+    assert observer.outcome(a, key) != observer.outcome(b, key)
+
+
+@pytest.mark.parametrize("path", sorted(TASK_CASES))
+def test_task_key_is_effective(path: str, observer: _Observer, tasks_dir: Path) -> None:
+    a, b, key = TASK_CASES[path]
+    if "hf_disk" in a + b:
+        pytest.importorskip("datasets")
+    outcomes = []
+    for extra in (a, b):
+        if "dataset:" in extra:
+            task = "metrics: [wer]\n" + extra
+        elif "metrics:" in extra:
+            task = "dataset: {path: data}\n" + extra
+        else:
+            task = BASE_TASK + extra
+        (tasks_dir / "mine" / "probe.yaml").write_text(task)
+        outcomes.append(observer.outcome(M + "tasks: [probe]\n", key))
+    assert outcomes[0] != outcomes[1]
