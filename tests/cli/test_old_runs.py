@@ -5,6 +5,8 @@ The fixture is a text run of the oracle on ``smoke`` recorded by voxbench before
 typed: ``run.json``, ``events.jsonl`` (``data`` nested), ``transcript.jsonl`` (with ``ttfb`` and
 ``ttft`` in its timings) and ``checkpoints.jsonl``. Its ``benchmark_path`` points where no
 benchmark is (voxbench was installed elsewhere): the built-in is found by name.
+Its ``benchmark_hash`` is kept equal to today's ``smoke`` (the fixture tests the format, not a
+benchmark change, which ``load_run_benchmark`` refuses with a message naming both hashes).
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ PACKAGES = [
     Corruption("header-bad-yaml", _write("benchmark.yaml", "id: [smoke\n"), ("benchmark.yaml", "YAML")),
     Corruption("header-empty", _write("benchmark.yaml", ""), ("benchmark.yaml", "empty")),
     Corruption("header-a-list", _write("benchmark.yaml", "- id\n"), ("benchmark.yaml", "mapping")),
-    Corruption("header-repeated-key", _replace("benchmark.yaml", 'version: "1.0"\n', 'version: "1.0"\nid: other\n'), ("benchmark.yaml", "id", "line")),
+    Corruption("header-repeated-key", _replace("benchmark.yaml", 'version: "1.1"\n', 'version: "1.1"\nid: other\n'), ("benchmark.yaml", "id", "line")),
     Corruption("header-unknown-variable", _replace("benchmark.yaml", "{current_date}", "{current_dat}"), ("benchmark.yaml", "system_prompt", "{current_dat}")),
     Corruption("header-bad-date", _replace("benchmark.yaml", '"2026-03-13"', '"13/03/2026"'), ("benchmark.yaml", "current_date")),
     Corruption("kb-missing", _remove("knowledge_base.md"), ("knowledge_base.md", "missing")),

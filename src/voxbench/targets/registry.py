@@ -98,7 +98,8 @@ KNOWN_TARGET_OPTIONS = frozenset(
         "include_usage",
         # realtime sessions
         "turn_detection", "output", "input_transcription", "transcript_grace",
-        "automatic_activity_detection", "input_sample_rate", "output_sample_rate",
+        "automatic_activity_detection", "input_sample_rate", "output_sample_rate", "text_input",
+        "resumption_handle",
     }
 )  # fmt: skip
 """Every option key some built-in target reads (a test keeps this list true to the code).
