@@ -138,7 +138,8 @@ class LocalWhisperASR:
         with lock:
             segments, info = model.transcribe(mono16k.samples, **options)
             segments = list(segments)  # the generator does the work; run it under the lock
-            if any(seg.compression_ratio > LOOP_COMPRESSION_RATIO for seg in segments):
+            looped = any(seg.compression_ratio > LOOP_COMPRESSION_RATIO for seg in segments)
+            if looped and not isinstance(self.temperature, tuple):  # no fallback of its own
                 options["no_repeat_ngram_size"] = LOOP_NO_REPEAT_NGRAM
                 segments, info = model.transcribe(mono16k.samples, **options)
                 segments = list(segments)

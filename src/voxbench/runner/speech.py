@@ -9,15 +9,15 @@ replayed into the same session.
 
 After each turn, local ASR of the agent channel (from where its answer starts playing to
 ``HEARD_TAIL`` after it stops, cut to its speech by VAD) gives what the agent was heard to
-say. The runner measures no latency:
-``voxbench.analysis`` does, once, from the timeline and the recording.
+say. The runner measures no latency: ``voxbench.analysis`` does, once, from the timeline and
+the recording.
 
 On a virtual clock (in-process targets) nothing the recording holds depends on how fast the
 host is: the microphone never falls behind (sending is instant in virtual time), an answer's
 audio plays back to back from its first chunk (a gap between two chunks would only be the
 host's processing time), and the heard-text pass is framed by the answer itself (not by
-when the turn happened to end), so the same answer always gives the ASR the same samples. Only where each answer starts (the
-measured processing latency) moves with the load.
+when the turn happened to end), so the same answer always gives the ASR the same samples.
+Only where each answer starts (the measured processing latency) moves with the load.
 """
 
 from __future__ import annotations
