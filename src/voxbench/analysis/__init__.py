@@ -101,6 +101,7 @@ def _with_turn_taking(
             f"{run.recording_file}: expected 2 channels (user, agent), found {recording.channels}"
         )
     origin = next((e.origin for e in events if isinstance(e, RecordingStarted)), 0.0)
+    warnings = _cut_short(run, recording.duration, origin, analysis.turns, windows)
     if run.tags_file.is_file():
         tags = find_tags(read_wav(run.tags_file))
     elif run.info().config.get("tags") == "mix":
@@ -115,8 +116,64 @@ def _with_turn_taking(
             "unprompted": findings.unprompted,
             "user_segments": findings.user_segments,
             "agent_segments": findings.agent_segments,
+            "warnings": analysis.warnings + warnings,
         }
     )
+
+
+RECORDING_SLACK = 0.05
+"""Seconds a turn may end after the last recorded frame (the recording is flushed to each
+turn's end, rounded to a frame)."""
+
+
+def _cut_short(
+    run: RunDirectory,
+    duration: float,
+    origin: float,
+    measures: list[TurnMeasures],
+    windows: dict[str, TurnWindow],
+) -> list[str]:
+    """Mark the turns a cut-short recording does not cover unmeasurable; the warning, if any.
+
+    A recording truncated after the run (a full disk, an interrupted copy) would otherwise
+    make every later turn look like the agent never answered (``missing_response``).
+    """
+    from voxbench.audio.riff import is_riff_wave, parse_wave_layout
+
+    recorded_until = origin + duration
+    cut = []
+    for m in measures:
+        w = windows.get(m.turn)
+        if not m.scored or w is None:
+            continue
+        end = w.end if w.end is not None else w.start
+        if end > recorded_until + RECORDING_SLACK:
+            m.scored = False
+            m.issues.append(
+                f"recording_ends_early (the recording stops at {recorded_until:.2f} s, "
+                f"this turn runs to {end:.2f} s)"
+            )
+            cut.append(m.turn)
+    if not cut:
+        return []
+    file = run.recording_file
+    claim = ""
+    with file.open("rb") as f:
+        riff = is_riff_wave(f.read(12))
+    if riff:
+        layout = parse_wave_layout(file)
+        declared = layout.declared_frames
+        if declared is not None and declared > layout.frames:
+            claim = (
+                f"; its header says {declared / layout.sample_rate:.2f} s, the file holds "
+                f"{layout.frames / layout.sample_rate:.2f} s"
+            )
+    return [
+        f"{file} ends early: {duration:.2f} s of audio, but the timeline runs to "
+        f"{max(windows[t].end or windows[t].start for t in cut) - origin:.2f} s{claim} "
+        f"(cut short by a full disk or an interrupted copy?). Turns {', '.join(cut)} are not "
+        "measured; re-run them for turn-taking."
+    ]
 
 
 def load_or_analyse(run_dir: str | Path | RunDirectory, *, write: bool = False) -> RunAnalysis:

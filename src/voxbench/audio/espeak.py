@@ -2,14 +2,19 @@
 
 The shared library and its voice data come from the ``espeakng-loader`` package, so nothing
 is downloaded. eSpeak keeps global state (one voice, one callback, one output buffer per
-process), so every synthesis holds one process-wide lock. Two runs of one text can differ by
-a few samples (eSpeak varies its output slightly); cache the audio when it must not change.
+process), so every synthesis holds one process-wide lock. eSpeak also carries its pitch
+and timing state from one utterance into the next (no API resets it), so speaking one text
+twice gives audio that differs by a few hundred samples: a recording would then depend on
+what happened to be spoken before. Each text's first rendering is therefore kept (an LRU of
+the last ``SPOKEN_CACHE_SIZE`` texts per voice and setting) and returned again, so within a
+process a text always sounds the same.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -118,6 +123,9 @@ class _Library:
 
 _lock = threading.Lock()
 _library: _Library | None = None
+SPOKEN_CACHE_SIZE = 256
+_spoken: OrderedDict[tuple[str, str, int, int, int], np.ndarray] = OrderedDict()
+"""(text, voice, rate, pitch, word gap) → the int16 samples eSpeak first gave for it."""
 
 
 def _loaded() -> _Library:
@@ -149,31 +157,46 @@ def espeak_synthesize(
     """Speak ``text`` with eSpeak NG; mono float32 audio at the library's rate."""
     if not text.strip():
         raise AudioError("cannot synthesize empty text")
-    encoded = text.encode("utf-8")
+    key = (text, voice.lower(), int(rate_wpm), int(pitch), int(word_gap_ms))
     with _lock:
         lib = _loaded()
-        name = lib.voices.get(voice.lower(), voice)
-        if lib.lib.espeak_SetVoiceByName(name.encode()) != 0:
-            raise ConfigError(
-                f"unknown eSpeak NG voice {voice!r}",
-                field="voice",
-                expected="a language code or voice name such as en-us, en-gb, en-gb-scotland, fr",
-            )
-        lib.lib.espeak_SetParameter(PARAM_RATE, int(rate_wpm), 0)
-        lib.lib.espeak_SetParameter(PARAM_PITCH, int(pitch), 0)
-        lib.lib.espeak_SetParameter(PARAM_WORDGAP, max(0, round(word_gap_ms / 10)), 0)
-        lib.chunks = []
-        buf = ctypes.create_string_buffer(encoded)
-        status = lib.lib.espeak_Synth(
-            buf, len(encoded) + 1, 0, POS_CHARACTER, 0, CHARS_UTF8, None, None
-        )
-        lib.lib.espeak_Synchronize()
-        chunks, lib.chunks = lib.chunks, []
+        pcm = _spoken.get(key)
+        if pcm is None:
+            pcm = _synthesize(lib, text, voice, rate_wpm, pitch, word_gap_ms)
+            _spoken[key] = pcm
+            if len(_spoken) > SPOKEN_CACHE_SIZE:
+                _spoken.popitem(last=False)
+        else:
+            _spoken.move_to_end(key)
         rate = lib.sample_rate
+    return Audio(pcm.astype(np.float32) / 32768.0, rate)
+
+
+def _synthesize(
+    lib: _Library, text: str, voice: str, rate_wpm: int, pitch: int, word_gap_ms: int
+) -> np.ndarray:
+    """One synthesis by the library (the caller holds the lock); int16 samples."""
+    encoded = text.encode("utf-8")
+    name = lib.voices.get(voice.lower(), voice)
+    if lib.lib.espeak_SetVoiceByName(name.encode()) != 0:
+        raise ConfigError(
+            f"unknown eSpeak NG voice {voice!r}",
+            field="voice",
+            expected="a language code or voice name such as en-us, en-gb, en-gb-scotland, fr",
+        )
+    lib.lib.espeak_SetParameter(PARAM_RATE, int(rate_wpm), 0)
+    lib.lib.espeak_SetParameter(PARAM_PITCH, int(pitch), 0)
+    lib.lib.espeak_SetParameter(PARAM_WORDGAP, max(0, round(word_gap_ms / 10)), 0)
+    lib.chunks = []
+    buf = ctypes.create_string_buffer(encoded)
+    status = lib.lib.espeak_Synth(
+        buf, len(encoded) + 1, 0, POS_CHARACTER, 0, CHARS_UTF8, None, None
+    )
+    lib.lib.espeak_Synchronize()
+    chunks, lib.chunks = lib.chunks, []
     if status != 0:
         raise AudioError(f"eSpeak NG failed to synthesize (code {status})")
-    pcm = np.concatenate(chunks) if chunks else np.zeros(0, np.int16)
-    return Audio(pcm.astype(np.float32) / 32768.0, rate)
+    return np.concatenate(chunks) if chunks else np.zeros(0, np.int16)
 
 
 class EspeakTTS:

@@ -35,6 +35,21 @@ class WaveLayout:
     data_bytes: int
     sizes_trusted: bool
     """False when the RIFF or data size was a placeholder or ran past the end of the file."""
+    declared_data_bytes: int | None = None
+    """The ``data`` size the header states, when it is not a placeholder (more than
+    ``data_bytes`` means the file was cut short after its header was written)."""
+
+    @property
+    def frames(self) -> int:
+        """Sample frames the file holds."""
+        return self.data_bytes // self.block_align
+
+    @property
+    def declared_frames(self) -> int | None:
+        """Sample frames the header says the file holds (None for a placeholder size)."""
+        if self.declared_data_bytes is None:
+            return None
+        return self.declared_data_bytes // self.block_align
 
 
 def is_riff_wave(head: bytes) -> bool:
@@ -63,9 +78,10 @@ def parse_wave_layout(path: Path) -> WaveLayout:
                 if fmt is None:
                     raise AudioError("'data' chunk comes before the 'fmt ' chunk", file=path)
                 room = file_size - body
+                declared = None if size in UNKNOWN_SIZES else size
                 if size in UNKNOWN_SIZES or size > room:
                     size, trusted = room, False
-                return _layout(path, fmt, body, size, trusted)
+                return _layout(path, fmt, body, size, trusted, declared)
             if size == 0xFFFFFFFF:
                 break
             pos = body + size + (size & 1)  # chunks are padded to even sizes
@@ -74,7 +90,9 @@ def parse_wave_layout(path: Path) -> WaveLayout:
     raise AudioError("no 'data' chunk: the file holds no audio", file=path)
 
 
-def _layout(path: Path, fmt: bytes, offset: int, size: int, trusted: bool) -> WaveLayout:
+def _layout(
+    path: Path, fmt: bytes, offset: int, size: int, trusted: bool, declared: int | None
+) -> WaveLayout:
     if len(fmt) < 16:
         raise AudioError(f"'fmt ' chunk is {len(fmt)} bytes, expected at least 16", file=path)
     tag, channels, rate, _, align, bits = struct.unpack("<HHIIHH", fmt[:16])
@@ -86,7 +104,7 @@ def _layout(path: Path, fmt: bytes, offset: int, size: int, trusted: bool) -> Wa
         )
     if align == 0:
         align = channels * ((bits + 7) // 8)
-    return WaveLayout(tag, channels, rate, bits, align, offset, size, trusted)
+    return WaveLayout(tag, channels, rate, bits, align, offset, size, trusted, declared)
 
 
 def decode_wave(path: Path, layout: WaveLayout) -> np.ndarray:

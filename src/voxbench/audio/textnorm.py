@@ -4,6 +4,13 @@ Both sides of a comparison go through the same steps, so "$90", "90 dollars" and
 "ninety dollars" all become "ninety dollars", "8:30 a.m." becomes "eight thirty am", and
 "Turn-Taking!" becomes "turn taking". Numbers are spelled out (not the reverse) because
 spelling is unambiguous while parsing words into digits is not ("one" the pronoun).
+
+Times are read the way they are said, however they are written: "9.30" and "1245" after
+"at"/"from"/"until"..., or with am/pm ("115pm", "930am"), become "nine thirty", "twelve
+forty five", "one fifteen pm"; a dash between small numbers or times is said "to" ("1-3pm"
+→ "one to three pm"). A bare "9.30" or "1245" elsewhere stays a number. Compounds
+("after-party", "afterparty", "after party") differ in spacing only, which no single-text
+rule can undo; ``join_compounds`` lines two texts up word by word before they are compared.
 """
 
 from __future__ import annotations
@@ -104,7 +111,23 @@ def _money(match: re.Match[str]) -> str:
 
 
 def _clock(match: re.Match[str]) -> str:
-    hour, minute = int(match.group(1)), int(match.group(2))
+    return _clock_words(int(match.group(1)), int(match.group(2)))
+
+
+_TIME_WORDS = r"(?:at|from|until|till|til|to|by|before|after|around|about|between|and|or)"
+"""Words after which "9.30" or "1245" is a time, not a number."""
+_RANGE_SIDE = r"\d{1,2}(?:[:.]\d{2})?"
+_DASHES = "\u2013\u2014-"  # "-" last: a literal inside a character class
+
+
+def _time_or_none(hour: str, minute: str) -> str | None:
+    h, m = int(hour), int(minute)
+    if h > 23 or m > 59:
+        return None
+    return _clock_words(h, m)
+
+
+def _clock_words(hour: int, minute: int) -> str:
     if minute == 0:
         return f" {number_to_words(hour)} "  # "2:00" is said "two" (or "two o'clock")
     if minute < 10:
@@ -112,9 +135,36 @@ def _clock(match: re.Match[str]) -> str:
     return f" {number_to_words(hour)} {number_to_words(minute)} "
 
 
+def _spoken_times(t: str) -> str:
+    """Times written with a dot or as bare digits, and dashed ranges, as they are said."""
+    # "1-3pm", "9am-5pm", "10:30–11:15", "ages 5-10": the dash is said "to" (not in dates,
+    # phone numbers or decimals: a side is one or two digits, maybe with minutes).
+    t = re.sub(
+        rf"(?<![\d.:{_DASHES}])({_RANGE_SIDE})(\s?[ap]m)?\s?[{_DASHES}]\s?"
+        rf"(?=({_RANGE_SIDE})(?![\d.:]?\d|\s?[{_DASHES}]\s?\d))",
+        lambda m: f"{m.group(1)}{m.group(2) or ''} to ",
+        t,
+    )
+
+    def dotted(m: re.Match[str]) -> str:
+        spoken = _time_or_none(m.group(2), m.group(3))
+        return m.group(0) if spoken is None else m.group(1) + spoken
+
+    # "9.30 am", "9.30 to 11.00 am", "at 9.30", "to 11.45"
+    t = re.sub(r"()\b(\d{1,2})\.(\d{2})\b(?=\s?to \d{1,2}\.\d{2}\s?[ap]m\b)", dotted, t)
+    t = re.sub(r"()\b(\d{1,2})\.(\d{2})\b(?=\s?[ap]m\b)", dotted, t)
+    t = re.sub(rf"(\b{_TIME_WORDS}\s)(\d{{1,2}})\.(\d{{2}})\b(?!\.\d)", dotted, t)
+    # "115pm", "1245 pm", "at 1245", "by 0930"
+    t = re.sub(r"()\b(\d{1,2})(\d{2})\b(?=\s?[ap]m\b)", dotted, t)
+    t = re.sub(rf"(\b{_TIME_WORDS}\s)(\d{{2}})(\d{{2}})\b(?![.,:]\d)", dotted, t)
+    return t
+
+
 def normalize_text(text: str) -> str:
     """Lower-case words with numbers spelled out and punctuation removed."""
     t = unicodedata.normalize("NFKC", text).lower()
+    t = re.sub(r"(?<=\d)\s?([ap])\.?m\b\.?", r" \1m ", t)  # "5pm", "5 p.m." → "5 pm"
+    t = _spoken_times(t)
     t = (
         t.replace("\u2019", "'")
         .replace("\u2018", "'")
@@ -134,3 +184,22 @@ def normalize_text(text: str) -> str:
     t = t.replace("'", "")  # i'm → im on both sides keeps contractions one word
     t = re.sub(r"[^\w\s]|_", " ", t)
     return " ".join(w for w in t.split() if w not in _FILLERS)
+
+
+def join_compounds(words: list[str], other: list[str]) -> list[str]:
+    """``words`` with each adjacent pair joined where ``other`` has the pair as one word.
+
+    "after party" against a text that says "afterparty" becomes "afterparty"; against one
+    that says "after dinner" it stays two words.
+    """
+    vocabulary = set(other)
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if i + 1 < len(words) and words[i] + words[i + 1] in vocabulary:
+            out.append(words[i] + words[i + 1])
+            i += 2
+        else:
+            out.append(words[i])
+            i += 1
+    return out

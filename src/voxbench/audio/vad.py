@@ -1,7 +1,8 @@
 """Voice activity detection: Silero VAD on onnxruntime, with boundaries refined to milliseconds.
 
 The model is the one faster-whisper ships (``faster_whisper/assets/silero_vad_v6.onnx``), so
-nothing is downloaded and torch is not needed. Silero scores 32 ms windows (512 samples at
+nothing is downloaded and torch is not needed; its SHA-256 is checked against the pinned one
+(``audio.weights``) before it is loaded. Silero scores 32 ms windows (512 samples at
 16 kHz, each seen with the 64 samples before it); its raw boundaries therefore land on a 32 ms
 grid, and its recurrent state lags real onsets by a window or two. ``SileroVAD.segments``
 snaps each boundary to the signal's energy onset/offset near it (1 ms steps), so speech
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from voxbench.audio.wav import Audio
+from voxbench.audio.weights import SILERO_VAD_V6, verify_model
 from voxbench.core.errors import PrerequisiteError
 
 VAD_RATE = 16_000
@@ -100,9 +102,17 @@ class _SileroModel:
         return np.concatenate(out)
 
 
+def load_silero(path: Path) -> _SileroModel:
+    """The Silero VAD model at ``path``, once its SHA-256 is the pinned one."""
+    verify_model(path.parent, SILERO_VAD_V6)
+    return _SileroModel(path)
+
+
 @cache
 def _model(path: Path | None = None) -> _SileroModel:
-    return _SileroModel(path or silero_model_path())
+    # The shipped model is checked against its pin; a file the user chose (fdb --vad-model)
+    # is theirs to vouch for, and its hash is recorded where it is used.
+    return load_silero(silero_model_path()) if path is None else _SileroModel(path)
 
 
 class SileroVAD:

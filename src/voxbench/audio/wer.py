@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import jiwer
 
-from voxbench.audio.textnorm import normalize_text
+from voxbench.audio.textnorm import join_compounds, normalize_text
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,10 @@ def word_errors(
     s = d = i = n = 0
     for ref, hyp in zip(refs, hyps, strict=True):
         ref_words, hyp_words = ref.split(), hyp.split()
+        if normalize:  # "after party" against "afterparty" is one word spaced two ways
+            ref_words = join_compounds(ref_words, hyp_words)
+            hyp_words = join_compounds(hyp_words, ref_words)
+            ref, hyp = " ".join(ref_words), " ".join(hyp_words)
         n += len(ref_words)
         if not ref_words or not hyp_words:  # jiwer refuses empty strings
             d += len(ref_words)

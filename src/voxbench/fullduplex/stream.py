@@ -1,9 +1,11 @@
 """Stream one input wav to a target Session and capture its answer on the input's timeline.
 
-The input goes out in 20 ms chunks, paced by a clock: the real one, or a ``VirtualClock``
-for in-process targets. On the virtual clock, time jumps over waits only while no response
-is in flight; from ``end_user_turn`` to the target's ``TurnComplete`` it runs at real speed,
-so an in-process target's processing time is measured, not skipped.
+The input goes out in 20 ms chunks, paced by a clock: the real one, or virtual time for
+in-process targets. Virtual time jumps over waits, and stands still while a response is in
+flight (from ``end_user_turn`` to the target's ``TurnComplete``): an in-process target
+answers in no time on the input's timeline, so output.wav and every metric scored on it
+are the same on a fast, slow or busy host. How long the host took is still recorded, as
+``processing_s`` of each response (wall seconds from the end of turn to the first audio).
 
 Turns: a target whose server detects turns (``server_vad``) decides by itself. Any other
 target gets ``end_user_turn`` from a local Silero VAD: when the user has been silent for
@@ -25,7 +27,7 @@ from typing import Any
 
 from voxbench.audio.vad import SileroVAD
 from voxbench.audio.wav import Audio
-from voxbench.core.clock import Clock, VirtualClock
+from voxbench.core.clock import Clock
 from voxbench.core.errors import ConfigError
 from voxbench.core.events import (
     AssistantAudio,
@@ -62,7 +64,8 @@ class StreamOptions:
     """Speech needed before a client-side barge-in (the VAD's minimum speech)."""
     barge_in: bool = True
     response_timeout_s: float = 60.0
-    """Virtual time: the longest real wait for a response to complete."""
+    """Virtual time: the longest real wait for a response to complete (virtual time stands
+    still meanwhile)."""
 
 
 @dataclass
@@ -95,6 +98,22 @@ class StreamResult:
         return {k: v for k, v in self.__dict__.items()}
 
 
+class InputTime(Clock):
+    """Virtual time that moves only when waited on: work done between waits takes none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._t = 0.0
+
+    def now(self) -> float:
+        return self._t
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._t += seconds
+        await asyncio.sleep(0)
+
+
 def server_decides_turns(session: Session) -> bool:
     """Whether the target's own (server) VAD ends user turns."""
     for holder in (session.info, session):
@@ -111,7 +130,7 @@ class _Stream:
         self.opts = opts
         self.result = result
         self.virtual = result.clock == "virtual"
-        self.clock: Clock = VirtualClock() if self.virtual else Clock()
+        self.clock: Clock = InputTime() if self.virtual else Clock()
         self.timeline = OutputTimeline(audio.frames, audio.sample_rate)
         self.t0 = 0.0
         self.busy_since: float | None = None
@@ -122,6 +141,7 @@ class _Stream:
         self.counts: Counter[str] = Counter()
         self.fatal = False
         self.stage_starts: dict[str, float] = {}
+        """Wall-clock (monotonic) start of each stage in progress."""
 
     def now(self) -> float:
         return self.clock.now() - self.t0
@@ -138,7 +158,8 @@ class _Stream:
                     )
                     self.busy_since = None
                     continue
-                await asyncio.sleep(min(delay, 0.02))  # real time while a response is in flight
+                # The target is working: wait in real time, virtual time stands still.
+                await asyncio.sleep(0.005)
             else:
                 await self.clock.sleep(delay)
 
@@ -162,6 +183,9 @@ class _Stream:
                             {"end_of_turn": stopped[-1] if stopped else None, "first_audio": None}
                         )
                     self.result.responses[-1]["first_audio"] = round(t, 4)
+                    if self.busy_since is not None:
+                        waited = time.monotonic() - self.busy_since
+                        self.result.responses[-1]["processing_s"] = round(waited, 4)
                 self.timeline.place(Audio.from_pcm16(ev.pcm, ev.sample_rate), t)
             elif isinstance(ev, AssistantTextDelta):
                 self.text.append(ev.text)
@@ -182,12 +206,13 @@ class _Stream:
                     ev.call_id, {"error": "no tools are available in this evaluation"}
                 )
             elif isinstance(ev, StageMark):
+                # Stage durations are wall time: virtual time stands still while they run.
                 if ev.edge == "start":
-                    self.stage_starts[ev.stage] = t
+                    self.stage_starts[ev.stage] = time.monotonic()
                 elif ev.stage in self.stage_starts:
-                    began = self.stage_starts.pop(ev.stage)
+                    took = time.monotonic() - self.stage_starts.pop(ev.stage)
                     self.result.stage_timings.append(
-                        {"t": round(t, 4), "stage": ev.stage, "seconds": round(t - began, 4)}
+                        {"t": round(t, 4), "stage": ev.stage, "seconds": round(took, 4)}
                     )
             elif isinstance(ev, TargetError):
                 self.result.errors.append(f"{ev.category}: {ev.message}")

@@ -7,9 +7,17 @@ that knows whether the agent is speaking records a no-response when no agent out
 within ``no_response_timeout`` of the end of the user's turn; the user's audio is never
 replayed into the same session.
 
-After each turn, local ASR of the agent channel (cut to its speech by VAD) gives what the
-agent was heard to say. The runner measures no latency: ``voxbench.analysis`` does, once, from
-the timeline and the recording.
+After each turn, local ASR of the agent channel (from where its answer starts playing to
+``HEARD_TAIL`` after it stops, cut to its speech by VAD) gives what the agent was heard to
+say. The runner measures no latency: ``voxbench.analysis`` does, once, from the timeline and
+the recording.
+
+On a virtual clock (in-process targets) nothing the recording holds depends on how fast the
+host is: the microphone never falls behind (sending is instant in virtual time), an answer's
+audio plays back to back from its first chunk (a gap between two chunks would only be the
+host's processing time), and the heard-text pass is framed by the answer itself (not by
+when the turn happened to end), so the same answer always gives the ASR the same samples.
+Only where each answer starts (the measured processing latency) moves with the load.
 """
 
 from __future__ import annotations
@@ -34,6 +42,9 @@ from voxbench.runner.recording import ConversationRecorder
 from voxbench.runner.turn_state import TurnContext, TurnState
 
 DEFAULT_INPUT_RATE = 24_000
+HEARD_TAIL = 0.5
+"""Seconds of silence after the answer's last sample that the heard-text pass always gets, so
+the VAD sees its speech end (> its 300 ms minimum silence) however soon the turn ended."""
 
 
 class SpeechTurns:
@@ -49,6 +60,8 @@ class SpeechTurns:
         self.vad = SileroVAD(min_speech_ms=100, min_silence_ms=300)
         self.recorder: ConversationRecorder | None = None
         self._clips: dict[str, Audio] = {}
+        self._answer_starts: float | None = None
+        """Where the current turn's first agent audio plays (run clock)."""
 
     @cached_property
     def heard_asr(self) -> ASREngine | None:
@@ -89,6 +102,7 @@ class SpeechTurns:
         rate = session.info.input_sample_rate or DEFAULT_INPUT_RATE
         clip = self.clip(turn, rate)
         chunk = max(1, round(rate * self.config.chunk_ms / 1000))
+        self._answer_starts = None
         consume = asyncio.create_task(run.consume(turn, state))
         lag = 0.0  # how far sending fell behind the audio's own timing (a busy event loop)
         try:
@@ -97,8 +111,10 @@ class SpeechTurns:
                     consume.result()  # the session broke mid-utterance: retry the turn now
                 due = start + lag + i / rate
                 await clock.sleep(due - clock.now())
-                # A chunk sent late delays the rest (as a stalled microphone would): no burst.
-                lag += max(0.0, clock.now() - due - 0.005)
+                if not virtual:
+                    # A chunk sent late delays the rest (as a stalled microphone would): no
+                    # burst. In virtual time sending is instant: a busy host is no stall.
+                    lag += max(0.0, clock.now() - due - 0.005)
                 piece = Audio(clip.samples[i : i + chunk], rate)
                 await session.send_user_audio(piece.to_pcm16(), rate)
                 self.recorder.add_user(start + lag + i / rate, piece)
@@ -155,11 +171,16 @@ class SpeechTurns:
     def place_agent_audio(self, t: float, audio: Audio, first: bool) -> float:
         """Put agent audio that arrived at ``t`` on the recording; returns its play time.
 
-        The first audio of an answer is marked with a tag tone when tags are on."""
+        The first audio of an answer is marked with a tag tone when tags are on. On a virtual
+        clock the rest of the answer is queued right behind what came before it, whenever it
+        arrived: a later arrival only says how busy the host was."""
         assert self.recorder is not None
+        if not first and isinstance(self.run.clock, VirtualClock):
+            t = self.recorder.time_of(0)  # before the cursor: plays right after the queue
         plays_at = self.recorder.add_agent(t, audio)
         if first:
             self.recorder.add_tag(plays_at)
+            self._answer_starts = plays_at
         return plays_at
 
     async def listen(self, turn_start: float, turn_end: float) -> str | None:
@@ -169,7 +190,11 @@ class SpeechTurns:
         The model work runs in a worker thread, so other runs sharing the event loop go on.
         """
         assert self.recorder is not None
-        agent = self.recorder.agent_audio(turn_start, turn_end)
+        # From the answer's first sample: where the window starts decides how the VAD and
+        # Whisper frame the speech, and their output changes with it.
+        heard_from = self._answer_starts if self._answer_starts is not None else turn_start
+        heard_until = max(turn_end, self.recorder.agent_playback_end + HEARD_TAIL)
+        agent = self.recorder.agent_audio(heard_from, heard_until)
         self.recorder.flush(turn_end)
         if self.heard_asr is None:
             return None
