@@ -168,4 +168,12 @@ def test_a_recording_cut_in_half_is_reported_and_later_turns_are_unmeasurable(
     for t in cut:
         assert any(i.startswith("recording_ends_early") for i in t.issues), t.issues
         assert "missing_response" not in t.issues
+    if patch_header:  # what a user reads
+        from typer.testing import CliRunner
+
+        from voxbench.cli.main import app
+
+        shown = CliRunner().invoke(app, ["analyze", str(path)], env={"COLUMNS": "200"})
+        assert shown.exit_code == 0, shown.output
+        assert "warning:" in shown.output and "ends early" in shown.output
     assert all(t.issues == [] for t in kept)

@@ -258,3 +258,41 @@ def test_a_missing_judge_key_stops_the_run_before_it_starts(
     assert code == 3, out
     assert "ANTHROPIC_API_KEY" in out
     assert not list(tmp_path.rglob("run.json"))  # nothing ran
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_the_run_is_kept_and_how_to_resume(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from voxbench.core.rundir import RunDirectory
+
+    tests_root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tests_root), os.environ.get("PYTHONPATH", "")]),
+        "COLUMNS": "200",
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-m", "voxbench.cli.main", "run", "smoke", "-t", "tests.cli.slow_agent:SlowAgent", "--runs-dir", str(tmp_path)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        for _ in range(1200):  # polls, not a time limit
+            done = list(tmp_path.glob("*/*/transcript.jsonl"))
+            if done and done[0].read_text().count("\n") >= 1 or child.poll() is not None:
+                break
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, out
+    (path,) = run_dirs(tmp_path)
+    assert "interrupted" in out and f"voxbench run --resume {path}" in out.replace("\n", " ")
+    assert "Traceback" not in out
+    assert RunDirectory(path).info().status == "cancelled"

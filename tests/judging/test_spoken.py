@@ -19,6 +19,10 @@ from voxbench.judging.spoken import fact_holds
         (["\\$1,299"], "It costs 1299 dollars", True),
         (["lighthouse lobby"], "in the Lighthouse-Lobby.", True),
         (["turn[- ]taking"], "Evaluating Turn Taking", True),
+        # A compound heard joined or apart is the same word (issue 11, defect 14).
+        (["after party"], "The afterparty starts at nine.", True),
+        (["afterparty"], "the after party is on the roof", True),
+        (["after party"], "after dinner there is a party", False),
     ],
 )
 def test_spoken_forms(alternatives: list[str], heard: str, holds: bool) -> None:

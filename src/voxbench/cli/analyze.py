@@ -49,6 +49,8 @@ def analyze_command(
     for metric, s in analysis.latency.items():
         table.add_row(metric, *(_ms(v) for v in (s.p50, s.p90, s.p95, s.p99, s.mean)), str(s.count))
     console.print(table)
+    for warning in analysis.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     if not analysis.turn_taking:
         console.print("turn-taking: not measured (a text run has no conversation.wav)")
         return

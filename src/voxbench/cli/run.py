@@ -16,6 +16,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from voxbench.benchmarks.loader import load_benchmark
 from voxbench.cli.console import escape, make_console
 from voxbench.cli.gates import (
     FAIL_UNDER_HELP,
@@ -25,13 +26,14 @@ from voxbench.cli.gates import (
 )
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
+from voxbench.core.rundir import RunDirectory
 from voxbench.core.yamlfile import parse_yaml
 from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import RunConfig, build_config, check_turns_exist
 from voxbench.runner.conversation import ProgressCallback
 from voxbench.runner.credentials import check_credentials
-from voxbench.runner.launch import resume_run, run_conversation
+from voxbench.runner.launch import new_run_path, resume_run, run_conversation
 
 console = make_console()
 
@@ -57,14 +59,31 @@ def _progress_callback(progress: Progress, task: TaskID) -> ProgressCallback:
 
 
 def execute(config: RunConfig | None, resume: Path | None = None) -> Path:
-    """Run (or resume) with a progress bar; returns the run directory."""
-    with _progress() as progress:
-        label = config.target if config else "resume"
-        on_turn = _progress_callback(progress, progress.add_task(label, total=None, last=""))
-        if resume is not None:
-            return asyncio.run(resume_run(resume, progress=on_turn))
+    """Run (or resume) with a progress bar; returns the run directory.
+
+    Ctrl-C stops the run cleanly (``run.json`` says ``cancelled``) and says how to continue."""
+    if resume is not None:
+        path = resume
+    else:
         assert config is not None
-        return asyncio.run(run_conversation(config, progress=on_turn))
+        path = new_run_path(config, load_benchmark(config.benchmark))
+    try:
+        with _progress() as progress:
+            label = config.target if config else "resume"
+            on_turn = _progress_callback(progress, progress.add_task(label, total=None, last=""))
+            if resume is not None:
+                return asyncio.run(resume_run(resume, progress=on_turn))
+            assert config is not None
+            return asyncio.run(run_conversation(config, progress=on_turn, run_path=path))
+    except KeyboardInterrupt:
+        if not (path / RunDirectory.RUN).is_file():
+            raise
+        where = escape(str(path))
+        make_console(stderr=True).print(
+            f"interrupted: {where} keeps every completed turn; continue with\n"
+            f"  voxbench run --resume {where}"
+        )
+        raise typer.Exit(130) from None
 
 
 def execute_side_by_side(configs: list[RunConfig]) -> list[Path]:

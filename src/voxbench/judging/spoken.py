@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from voxbench.audio.textnorm import join_compounds
 from voxbench.audio.textnorm import normalize_text as spoken_form
 from voxbench.audio.wer import word_error_rate
 from voxbench.core.benchmark import FactPattern
@@ -42,7 +43,17 @@ def fact_holds(fact: FactPattern, said: str) -> bool:
             wanted = spoken_form(phrase)
             if wanted and f" {wanted} " in padded:
                 return True
+            if wanted and _same_with_compounds(heard, wanted):
+                return True
     return False
+
+
+def _same_with_compounds(heard: str, wanted: str) -> bool:
+    """``wanted`` in ``heard`` once "after party" / "afterparty" are spelled alike on both."""
+    said_words, wanted_words = heard.split(), wanted.split()
+    said = " ".join(join_compounds(said_words, wanted_words))
+    phrase = " ".join(join_compounds(wanted_words, said_words))
+    return f" {phrase} " in f" {said} "
 
 
 FIDELITY_MAX_WER = 0.75
