@@ -55,6 +55,26 @@ def sdk_conformance(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
         assert not conformance.violations, "\n".join(conformance.violations[:20])
 
 
+@pytest.fixture(autouse=True)
+def artifacts_hold_no_secrets(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """Every run directory a test leaves behind is scanned for secrets: the keys the test
+    set, credentials in URLs, auth headers and key-shaped strings (``find_secrets``)."""
+    yield
+    if request.node.get_closest_marker("secrets_on_purpose") is not None:
+        return
+    from voxbench.testing.secrets_scan import find_secrets
+
+    keys = [os.environ[v] for v in _SECRET_VARS if os.environ.get(v)]
+    leaks = [
+        leak
+        for run_json in tmp_path.rglob("run.json")
+        for leak in find_secrets(run_json.parent, secrets=keys)
+    ]
+    assert not leaks, "secrets in run artifacts:\n" + "\n".join(leaks[:20])
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     """The shared reference data; tests that need it skip when it is absent."""
