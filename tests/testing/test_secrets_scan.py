@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from voxbench.testing.secrets_scan import find_secrets
 
 
+@pytest.mark.secrets_on_purpose
 def test_each_kind_of_leak_is_found_without_printing_the_secret(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(
         json.dumps({"base_url": "http://alice:hunter2-pass@host/v1", "note": "key abc-live-7788"})

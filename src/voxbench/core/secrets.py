@@ -72,6 +72,12 @@ def remember_secret(value: str) -> None:
         _seen_secrets.add(value)
 
 
+def has_key_shaped_string(text: str) -> bool:
+    """Whether ``text`` holds a string shaped like an API key or bearer token (by its shape
+    alone: unlike ``redact_text``, the secrets this process has seen play no part)."""
+    return _SECRET_VALUE.search(text) is not None
+
+
 def redact_text(text: str) -> str:
     """Scrub known secret values and key-shaped strings from ``text``."""
     for secret in _seen_secrets:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from voxbench.core.secrets import REDACTED, redact_text
+from voxbench.core.secrets import REDACTED, has_key_shaped_string
 
 TEXT_SUFFIXES = frozenset({".json", ".jsonl", ".md", ".html", ".txt", ".log", ".yaml", ".csv"})
 """Files that hold text; audio is not scanned (random samples can look like anything)."""
@@ -46,7 +46,7 @@ def find_secrets(run_path: str | Path, *, secrets: Iterable[str] = ()) -> list[s
             for match in _AUTH_HEADER.finditer(line):
                 if match.group(3) != REDACTED:
                     found.append(f"{where}: the {match.group(1)} header with its value")
-            if redact_text(line) != line:
+            if has_key_shaped_string(line):
                 found.append(f"{where}: a key-shaped string")
     return found
 
