@@ -251,3 +251,14 @@ def test_fake_server_command_serves_until_stopped() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_fake_server_strictness_and_dialect_from_the_command_line() -> None:
+    xai = build_fake_server("openai-realtime", dialect="xai", strict=False)
+    assert xai.dialect == "xai" and xai.strict is False
+    assert build_fake_server("gemini-live").strict is True  # strict unless told otherwise
+    assert build_fake_server("bedrock", strict=False).strict is False
+    with pytest.raises(ConfigError, match="--lenient"):
+        build_fake_server("openai", strict=False)  # the HTTP chat fakes are always strict
+    with pytest.raises(ConfigError, match="--dialect"):
+        build_fake_server("gemini-live", dialect="xai")

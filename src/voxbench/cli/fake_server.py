@@ -103,6 +103,12 @@ register_fake_server(
 )
 
 
+LENIENT_KINDS = frozenset({"openai-realtime", "gemini-live", "ultravox", "bedrock"})
+"""Fakes that can be told to accept what the real service refuses (the others always refuse)."""
+DIALECTS = {"openai-realtime": ("openai", "xai")}
+"""Fakes that speak more than one provider's variant of their protocol."""
+
+
 def build_fake_server(
     kind: str,
     script: str = "golden:smoke",
@@ -112,11 +118,15 @@ def build_fake_server(
     chunk_ms: float = 0.0,
     api_key: str | None = None,
     port: int = 0,
+    strict: bool = True,
+    dialect: str | None = None,
 ) -> Any:
     """Build (not start) the fake server of ``kind`` driven by ``script``.
 
     ``script`` is ``golden:BENCHMARK`` (answer the benchmark's golden turns) or a YAML
-    script file (see ``voxbench.testing.load_script_file``).
+    script file (see ``voxbench.testing.load_script_file``). ``strict`` (the default) refuses
+    what the real service refuses; ``dialect`` picks a provider's variant (``xai`` for
+    ``openai-realtime``).
     """
     from voxbench.testing.scripts import GoldenScript, load_script_file
 
@@ -127,6 +137,24 @@ def build_fake_server(
             field="KIND",
             expected=", ".join(sorted(FAKE_SERVER_KINDS)),
         )
+    extra: dict[str, Any] = {}
+    if not strict:
+        if kind not in LENIENT_KINDS:
+            raise ConfigError(
+                f"the {kind} fake always refuses what the real service refuses",
+                field="--lenient",
+                expected="one of " + ", ".join(sorted(LENIENT_KINDS)),
+            )
+        extra["strict"] = False
+    if dialect is not None:
+        known = DIALECTS.get(kind, ())
+        if dialect not in known:
+            raise ConfigError(
+                f"the {kind} fake has no {dialect!r} dialect",
+                field="--dialect",
+                expected=", ".join(known) if known else "no --dialect for this kind",
+            )
+        extra["dialect"] = dialect
     all_faults = list(faults or [])
     if script.startswith("golden:"):
         from voxbench.benchmarks.loader import load_benchmark
@@ -145,7 +173,13 @@ def build_fake_server(
     module_name, _, class_name = spec.server.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(
-        chosen, faults=all_faults, ttfb_ms=ttfb_ms, chunk_ms=chunk_ms, api_key=api_key, port=port
+        chosen,
+        faults=all_faults,
+        ttfb_ms=ttfb_ms,
+        chunk_ms=chunk_ms,
+        api_key=api_key,
+        port=port,
+        **extra,
     )
 
 
@@ -172,10 +206,27 @@ def fake_server_command(
         "unauthorized (401), hang, drop, malformed_args, duplicate; N counts requests from 1.",
     ),
     api_key: str = typer.Option(None, "--api-key", help="Require this key (default: accept any)."),
+    lenient: bool = typer.Option(
+        False,
+        "--lenient",
+        help="Accept what the real service refuses (realtime fakes and bedrock; for trying out"
+        " older clients). Fakes are strict by default.",
+    ),
+    dialect: str = typer.Option(
+        None, "--dialect", help="A provider's variant of the protocol: xai (openai-realtime)."
+    ),
 ) -> None:
     """Run a fake provider server (offline dry runs, adapter development) until Ctrl-C."""
     server = build_fake_server(
-        kind, script, faults=fault, ttfb_ms=ttfb_ms, chunk_ms=chunk_ms, api_key=api_key, port=port
+        kind,
+        script,
+        faults=fault,
+        ttfb_ms=ttfb_ms,
+        chunk_ms=chunk_ms,
+        api_key=api_key,
+        port=port,
+        strict=not lenient,
+        dialect=dialect,
     )
 
     async def serve() -> None:
