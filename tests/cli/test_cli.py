@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from voxbench.cli.main import main
+from tests.cli_invoke import invoke
 
 
 def voxbench(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
 ) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["voxbench", *args])
-    monkeypatch.setenv("COLUMNS", "200")
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    code, out, err = invoke(monkeypatch, capsys, *args)
+    return code, out + err
 
 
 def run_dirs(root: Path) -> list[Path]:

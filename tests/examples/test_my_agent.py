@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from voxbench.cli.main import main
+from tests.cli_invoke import invoke
 from voxbench.core.rundir import RunDirectory
 from voxbench.targets.registry import canonical_name
 
@@ -99,15 +99,8 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def voxbench(monkeypatch, capsys, *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["voxbench", *args])
-    monkeypatch.setenv("COLUMNS", "200")
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, " ".join((captured.out + captured.err).split())
+    code, out, err = invoke(monkeypatch, capsys, *args)
+    return code, " ".join((out + err).split())
 
 
 def test_a_top_level_module_class_path_runs(monkeypatch, capsys, tmp_path, user_module):

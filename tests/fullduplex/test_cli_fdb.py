@@ -3,26 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from voxbench.cli.main import main
+from tests.cli_invoke import invoke
 
 
 def voxbench(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
 ) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["voxbench", *args])
-    monkeypatch.setenv("COLUMNS", "200")
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return invoke(monkeypatch, capsys, *args)
 
 
 def test_score_json_reproduces_the_reference_values(

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import re
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from voxbench.cli.main import main
+from tests.cli_invoke import invoke
 from voxbench.core.errors import ConfigError
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run, load_or_evaluate
@@ -30,15 +29,8 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def voxbench(monkeypatch, capsys, *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["voxbench", *args])
-    monkeypatch.setenv("COLUMNS", "200")
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    code, out, err = invoke(monkeypatch, capsys, *args)
+    return code, out + err
 
 
 @contextmanager

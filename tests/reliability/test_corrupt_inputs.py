@@ -8,27 +8,19 @@ names the file (and the field where there is one), and a non-zero exit code.
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.cli_invoke import invoke
 from voxbench.benchmarks.loader import BUILTIN_DIR
-from voxbench.cli.main import main
 
 
 def voxbench(monkeypatch: pytest.MonkeyPatch, capsys, *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["voxbench", *args])
-    monkeypatch.setenv("COLUMNS", "300")
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    code, out, err = invoke(monkeypatch, capsys, *args, columns=300)
+    return code, out + err
 
 
 def assert_clear_failure(code: int, out: str, *names: str) -> None:
