@@ -160,6 +160,8 @@ class GeminiLiveSession(RealtimeSession):
         self._interrupted = False
         self._heard = False
         self._seen_calls: set[str] = set()
+        self._local_ids: set[str] = set()
+        """Ids the adapter made up for calls the server sent without one (never sent back)."""
         self._batches: list[list[tuple[str, str]]] = []
         self._results: dict[str, Any] = {}
         self._pending_complete: asyncio.Task[None] | None = None
@@ -359,7 +361,9 @@ class GeminiLiveSession(RealtimeSession):
             batch = self._batches.pop(0)
             responses = [
                 ev.FunctionResponse(
-                    id=call_id, name=name, response=_as_object(self._results.pop(call_id))
+                    id=None if call_id in self._local_ids else call_id,
+                    name=name,
+                    response=_as_object(self._results.pop(call_id)),
                 )
                 for call_id, name in batch
             ]
@@ -460,6 +464,8 @@ class GeminiLiveSession(RealtimeSession):
             call_id = call.id or self.next_id("call")
             if call_id in self._seen_calls:
                 continue  # a repeated toolCall message
+            if not call.id:
+                self._local_ids.add(call_id)
             self._seen_calls.add(call_id)
             batch.append((call_id, call.name))
             arguments, error = _arguments(call.args)
