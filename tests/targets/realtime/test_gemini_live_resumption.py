@@ -154,3 +154,19 @@ async def test_go_away_in_an_audio_run_rotates_between_spoken_turns(
     assert len(setups(server)) >= 3 and len(server.resumed) == len(setups(server)) - 1
     assert not history_sent(server)
     assert all(r.retries == 0 for r in run.turns())
+
+
+async def test_a_go_away_whose_handle_is_refused_ends_in_a_history_replay(
+    tmp_path: Path, smoke: Benchmark, keys: None
+) -> None:
+    # The rotation's resuming setup is refused: the session reports its connection lost
+    # (between turns, or to the turn that began meanwhile and waited for the new connection),
+    # and the runner opens a fresh session with the history.
+    async with FakeGeminiLiveServer(GoldenScript(smoke), go_away_every=2, handle_ttl=0.0) as server:
+        run, card, judgments = await run_smoke(tmp_path, TARGET, server.url, only_turns="0-3")
+    assert_perfect(run, card, judgments)
+    assert not server.resumed and history_sent(server)
+    fresh = [s for s in setups(server) if s["sessionResumption"] == {}]
+    assert len(fresh) >= 2 and fresh[1]["historyConfig"] == {"initialHistoryInClientContent": True}
+    lost = [e for e in run.events() if e.type == "target_error"]
+    assert lost and "reconnecting after goAway failed" in lost[0].message
