@@ -42,7 +42,10 @@ class CountingScript(Script):
 async def test_go_away_reconnects_with_the_handle_and_replays_nothing(
     tmp_path: Path, smoke: Benchmark, keys: None
 ) -> None:
-    async with FakeGeminiLiveServer(GoldenScript(smoke), go_away_every=2) as server:
+    # The socket drops 5 s after each goAway: ample time to reconnect first, even when busy.
+    async with FakeGeminiLiveServer(
+        GoldenScript(smoke), go_away_every=2, go_away_time_left=5.0
+    ) as server:
         run, card, judgments = await run_smoke(tmp_path, TARGET, server.url)
     assert_perfect(run, card, judgments)
     assert server.go_aways >= 2
@@ -118,9 +121,9 @@ async def test_a_75_turn_session_outlives_its_connections_without_losing_a_turn(
 ) -> None:
     turns = 75
     # Each connection announces its end as its 10th response starts (mid-turn); the
-    # socket drops 2 s later, long after the session has moved on.
+    # socket drops 5 s later, long after the session has moved on.
     async with FakeGeminiLiveServer(
-        CountingScript(), go_away_every=10, go_away_time_left=2.0
+        CountingScript(), go_away_every=10, go_away_time_left=5.0
     ) as server:
         session = GeminiLiveSession(MODEL, base_url=server.url)
         await session.start(SessionSetup(system_prompt="x"))
@@ -140,7 +143,9 @@ async def test_a_75_turn_session_outlives_its_connections_without_losing_a_turn(
 async def test_go_away_in_an_audio_run_rotates_between_spoken_turns(
     tmp_path: Path, smoke: Benchmark, keys: None
 ) -> None:
-    async with FakeGeminiLiveServer(GoldenScript(smoke), go_away_every=1) as server:
+    async with FakeGeminiLiveServer(
+        GoldenScript(smoke), go_away_every=1, go_away_time_left=5.0
+    ) as server:
         run, card, judgments = await run_smoke(
             tmp_path,
             TARGET,
