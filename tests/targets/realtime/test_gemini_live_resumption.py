@@ -96,13 +96,12 @@ async def test_an_unknown_handle_falls_back_to_history_replay(
     assert history["turns"][0]["parts"][0]["text"] == smoke.turns[0].text
 
 
-async def test_a_refused_resumption_option_replays_the_history(keys: None) -> None:
+async def test_a_refused_handle_replays_the_history(keys: None) -> None:
     history = [HistoryMessage(role="user", text="hi"), HistoryMessage(role="assistant", text="yo")]
     async with FakeGeminiLiveServer(CountingScript()) as server:
-        session = GeminiLiveSession(
-            MODEL, base_url=server.url, options={"resumption_handle": "resume-handle-gone"}
-        )
-        await session.start(SessionSetup(system_prompt="x", history=history))
+        session = GeminiLiveSession(MODEL, base_url=server.url)
+        setup = SessionSetup(system_prompt="x", history=history, resume_handle="resume-handle-gone")
+        await session.start(setup)
         await session.send_user_text("again")
         await session.end_user_turn()
         events = await collect_turn(session)
@@ -175,3 +174,16 @@ async def test_a_go_away_whose_handle_is_refused_ends_in_a_history_replay(
     assert len(fresh) >= 2 and fresh[1]["historyConfig"] == {"initialHistoryInClientContent": True}
     lost = [e for e in run.events() if e.type == "target_error"]
     assert lost and "reconnecting after goAway failed" in lost[0].message
+
+
+async def test_the_resumption_option_never_overrides_a_reconnects_history(keys: None) -> None:
+    history = [HistoryMessage(role="user", text="hi"), HistoryMessage(role="assistant", text="yo")]
+    async with FakeGeminiLiveServer(CountingScript()) as server:
+        session = GeminiLiveSession(
+            MODEL, base_url=server.url, options={"resumption_handle": "resume-handle-old"}
+        )
+        # A reconnect without a current handle: the history, not the option's old handle.
+        await session.start(SessionSetup(system_prompt="x", history=history))
+        await session.close()
+    assert [s["sessionResumption"] for s in setups(server)] == [{}]
+    assert history_sent(server)

@@ -36,7 +36,8 @@ replays no history; a handle the server refuses (it closes the socket before
 reconnect with no current handle. A ``goAway`` (the connection ends after ``timeLeft``) is
 handled inside the session: at the next safe point (the server completed the turn, no call
 is pending, and a handle newer than that turn arrived) it opens a new connection with the
-handle, and sends wait for it. Option ``resumption_handle`` resumes a given handle.
+handle, and sends wait for it. Option ``resumption_handle`` starts a session (one without
+history) from a given handle.
 """
 
 from __future__ import annotations
@@ -233,7 +234,11 @@ class GeminiLiveSession(RealtimeSession):
 
     async def start(self, setup: SessionSetup) -> None:
         self._setup = setup
-        handle = setup.resume_handle or self.options.get("resumption_handle")
+        handle = setup.resume_handle
+        if handle is None and not setup.history:
+            # The option starts a run from a given handle; a later reconnect has history
+            # newer than it, so only the runner's handle (or that history) may continue.
+            handle = self.options.get("resumption_handle")
         if handle:
             try:
                 await self._connect(handle)
