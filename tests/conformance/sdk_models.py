@@ -125,9 +125,10 @@ def check_openai_realtime_client(message: Mapping[str, Any]) -> list[str]:
     return _check_event(_realtime_tables()[0], message, "client event")
 
 
-SESSION_FIELDS_NOT_IN_SDK = ("id", "object")
+SESSION_FIELDS_NOT_IN_SDK = ("id", "object", "expires_at")
 """Fields of ``session.created`` / ``session.updated``'s session that the GA reference's own
-examples show (``"object": "realtime.session"``, ``"id": "sess_..."``) but the SDK's
+examples show (``"object": "realtime.session"``, ``"id": "sess_..."``, ``"expires_at"``, as
+replayed in ``fixtures/openai_realtime_audio_and_call.json``) but the SDK's
 ``RealtimeSessionCreateRequest`` does not model."""
 
 

@@ -130,6 +130,8 @@ class ConversationRun:
         )
         self.clock = Clock()
         self.session: Session | None = None
+        self._resume_handle: str | None = None
+        """The last closed session's ``resume_handle()``: the next session continues from it."""
         self._events: asyncio.Queue[SessionEvent | BaseException] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self.records: list[TurnRecord] = []
@@ -158,6 +160,7 @@ class ConversationRun:
                     tools=list(self.benchmark.tools),
                     history=build_history(self.records),
                     modality=self.config.mode,
+                    resume_handle=self._resume_handle,
                 )
             )
         except ProviderError as exc:
@@ -194,6 +197,7 @@ class ConversationRun:
                 await self._pump
             self._pump = None
         if self.session is not None:
+            self._resume_handle = self.session.resume_handle()
             with contextlib.suppress(Exception):
                 await self.session.close()
             self.session = None
@@ -213,6 +217,12 @@ class ConversationRun:
                 await self._close_session()
                 return
             t = self.clock.now()
+            if isinstance(item, TargetError) and item.fatal:
+                # Its connection ended between turns (a drop, a reconnect that failed): the
+                # next attempt opens a fresh session instead of talking to a dead one.
+                self.run_dir.append_event(recorded_target_event(item), t=t, turn=None)
+                await self._close_session()
+                return
             if isinstance(item, AssistantAudio):
                 plays_at = None
                 if self.speech is not None:  # it was heard: it belongs on the recording
