@@ -70,6 +70,18 @@ def _outcomes(judgments: list[Judgment]) -> dict[str, dict[str, bool | None]]:
     return out
 
 
+TurnOutcomes = dict[str, dict[str, bool | None]]
+"""Per dimension (``strict_pass`` first), per turn id: passed, failed, or None (undecided)."""
+
+
+def turn_outcomes(records: list[TurnRecord], judgments: list[Judgment]) -> TurnOutcomes:
+    """A judged run's outcomes per dimension and turn, strict per-turn pass included."""
+    by_dimension = _outcomes(judgments)
+    out: TurnOutcomes = {STRICT: dict(strict_outcomes(records, judgments))}
+    out.update((d, dict(v)) for d, v in by_dimension.items())
+    return out
+
+
 def _absorbed(judgments: list[Judgment]) -> dict[str, int]:
     out: dict[str, int] = defaultdict(int)
     for j in judgments:
@@ -124,10 +136,8 @@ def compare_runs(
         raise RunError(
             f"cannot compare runs of different benchmarks ({card_a.benchmark} vs {card_b.benchmark})"
         )
-    oa, ob = _outcomes(judgments_a), _outcomes(judgments_b)
-    oa[STRICT] = dict(strict_outcomes(records_a, judgments_a))
-    ob[STRICT] = dict(strict_outcomes(records_b, judgments_b))
-    order = [STRICT] + [d for d in oa if d != STRICT] + [d for d in ob if d not in oa]
+    oa, ob = turn_outcomes(records_a, judgments_a), turn_outcomes(records_b, judgments_b)
+    order = list(oa) + [d for d in ob if d not in oa]
     absorbed_a, absorbed_b = _absorbed(judgments_a), _absorbed(judgments_b)
     return Comparison(
         benchmark=card_a.benchmark,

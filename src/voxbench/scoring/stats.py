@@ -19,7 +19,16 @@ def wilson_interval(passed: int, n: int, *, z: float = Z95) -> tuple[float, floa
     small numbers of turns a benchmark has."""
     if n <= 0:
         return None
-    rate = passed / n
+    return wilson_interval_of_rate(passed / n, n, z=z)
+
+
+def wilson_interval_of_rate(rate: float, n: float, *, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson interval of ``rate`` observed over an *effective* sample size ``n``.
+
+    ``n`` may be fractional: a pass rate over correlated outcomes (the same turns run K
+    times) is worth fewer independent trials than it has cells (see ``scoring.repeats``)."""
+    if n <= 0:
+        return None
     spread = z * z / n
     centre = (rate + spread / 2) / (1 + spread)
     half = z / (1 + spread) * math.sqrt(rate * (1 - rate) / n + spread / (4 * n))
