@@ -24,6 +24,7 @@ from httpx_sse import EventSource, ServerSentEvent, SSEError
 from voxbench.core.errors import ErrorCategory, ProviderError
 from voxbench.core.events import TargetError
 from voxbench.core.secrets import redact_text
+from voxbench.providers.ratelimit import Pacer, bucket_name, current_pacer, normalise_origin
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -97,7 +98,11 @@ def make_http_client(
     our fakes must not be captured by a corporate proxy). ``max_connections`` sizes the
     keep-alive pool for callers that keep that many requests in flight.
     """
-    options: dict[str, Any] = {"timeout": _timeout(timeout), "headers": headers}
+    options: dict[str, Any] = {
+        "timeout": _timeout(timeout),
+        "headers": headers,
+        "event_hooks": _blocking_pacing_hooks() if sync else _async_pacing_hooks(),
+    }
     if max_connections is not None:
         # Keep every connection a caller runs in parallel alive (httpx keeps only 20).
         options["limits"] = httpx.Limits(
@@ -112,6 +117,49 @@ def make_http_client(
         # Loading the CA bundle costs ~50 ms of CPU: once per process, not once per client.
         options["verify"] = _default_ssl_context()
     return httpx.Client(**options) if sync else httpx.AsyncClient(**options)
+
+
+def _paced_bucket(url: httpx.URL, headers: httpx.Headers) -> tuple[Pacer, str] | None:
+    """The installed pacer and this request's bucket, when its endpoint is rate limited."""
+    pacer = current_pacer()
+    if pacer is None:
+        return None
+    origin = normalise_origin(url)
+    if pacer.limit_for(origin) is None:
+        return None
+    return pacer, bucket_name(origin, headers)
+
+
+def _async_pacing_hooks() -> dict[str, list[Any]]:
+    """Wait for the pacer before each request; tell it each 429's Retry-After."""
+
+    async def before(request: httpx.Request) -> None:
+        paced = _paced_bucket(request.url, request.headers)
+        if paced is not None:
+            await paced[0].wait_async(paced[1])
+
+    async def after(response: httpx.Response) -> None:
+        _report_retry_after(response)
+
+    return {"request": [before], "response": [after]}
+
+
+def _blocking_pacing_hooks() -> dict[str, list[Any]]:
+    def before(request: httpx.Request) -> None:
+        paced = _paced_bucket(request.url, request.headers)
+        if paced is not None:
+            paced[0].wait_blocking(paced[1])
+
+    return {"request": [before], "response": [_report_retry_after]}
+
+
+def _report_retry_after(response: httpx.Response) -> None:
+    if response.status_code != 429:
+        return
+    paced = _paced_bucket(response.request.url, response.request.headers)
+    seconds = retry_after_from_headers(response.headers)
+    if paced is not None and seconds:
+        paced[0].retry_after(paced[1], seconds)
 
 
 @functools.cache

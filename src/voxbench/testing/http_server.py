@@ -15,7 +15,9 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -192,6 +194,33 @@ class HTTPServer(abc.ABC):
         finally:
             await self.stop()
 
+    @contextlib.contextmanager
+    def in_thread(self) -> Iterator[HTTPServer]:
+        """Serve from a thread of its own, with its own event loop, until the block ends.
+
+        For callers that block (a Ray driver waiting on its workers, a CLI run in the test's
+        thread), and so the server's timing is not the client loop's: arrivals are stamped
+        when they arrive, not when a busy client loop lets the server read them."""
+        loop = asyncio.new_event_loop()
+        started = threading.Event()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(self.start())
+            started.set()
+            loop.run_forever()
+
+        thread = threading.Thread(target=serve, name=f"fake-{type(self).__name__}", daemon=True)
+        thread.start()
+        started.wait(10)
+        try:
+            yield self
+        finally:
+            asyncio.run_coroutine_threadsafe(self.stop(), loop).result(10)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(10)
+            loop.close()
+
     @abc.abstractmethod
     async def handle(self, request: Request, responder: Responder) -> None:
         """Answer one request."""
@@ -310,6 +339,8 @@ class ScriptedServer(HTTPServer):
         self.api_key = api_key
         """When set, requests must carry it (else 401), as the real API checks keys."""
         self.requests: list[Request] = []
+        self.arrivals: list[float] = []
+        """``time.monotonic()`` of each API request, in order (rate-limit checks read it)."""
 
     @property
     def url(self) -> str:
@@ -319,8 +350,18 @@ class ScriptedServer(HTTPServer):
     def begin(self, request: Request) -> tuple[int, list[Fault]]:
         """Count an API request; returns its number and the faults that hit it."""
         self.requests.append(request)
+        self.arrivals.append(time.monotonic())
         number = len(self.requests)
         return number, self.faults.for_request(number)
+
+    def busiest_window(self, seconds: float = 1.0) -> int:
+        """The most API requests received within any ``seconds``-long window."""
+        times, most, first = sorted(self.arrivals), 0, 0
+        for last, t in enumerate(times):
+            while t - times[first] >= seconds:
+                first += 1
+            most = max(most, last - first + 1)
+        return most
 
     @abc.abstractmethod
     def error_body(self, status: int, message: str) -> dict[str, Any]:
