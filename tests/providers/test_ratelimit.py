@@ -18,7 +18,6 @@ from voxbench.providers.ratelimit import (
 from voxbench.testing.openai_http import FakeOpenAIServer
 from voxbench.testing.scripts import ListScript, Reply
 
-
 _CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
 
