@@ -24,6 +24,7 @@ ROOMS = (
     "evaluation",
     "fullduplex",
     "tasks",
+    "scale",
     "testing",
     "cli",
 )

@@ -24,6 +24,7 @@ from voxbench.cli.gates import (
     parse_fail_under,
     refuse_incomplete,
 )
+from voxbench.cli.repeats import run_repeats
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
 from voxbench.core.rundir import RunDirectory
@@ -34,6 +35,7 @@ from voxbench.runner.config import RunConfig, build_config, check_turns_exist
 from voxbench.runner.conversation import ProgressCallback
 from voxbench.runner.credentials import check_credentials
 from voxbench.runner.launch import new_run_path, resume_run, run_conversation
+from voxbench.scale.repeats import is_repeat_group
 
 console = make_console()
 
@@ -178,11 +180,37 @@ def run_command(
     ),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
     fail_under: list[str] = typer.Option(None, "--fail-under", help=FAIL_UNDER_HELP),
+    repeats: int = typer.Option(
+        None,
+        "--repeats",
+        min=1,
+        help="Run K independent times (fresh sessions, seeds seed..seed+K-1) and summarise "
+        "them: mean pass rates with intervals, pass@K, pass^K, turns that flip.",
+    ),
+    executor: str = typer.Option(
+        "local", "--executor", help="With --repeats: local (default) or ray."
+    ),
+    ray_address: str = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: auto, ray://HOST:PORT, or none for a local Ray started now.",
+    ),
 ) -> None:
     """Run a benchmark against a target and print its scorecard."""
     gates = parse_fail_under(fail_under)
     if judge:  # the judge's key is checked before the first turn, not after the whole run
         check_credentials(None, judge=judge)
+    grouped = repeats is not None or (resume is not None and is_repeat_group(resume))
+    if not grouped and (executor != "local" or ray_address):
+        raise ConfigError(
+            "--executor and --ray-address apply to repeated runs",
+            field="--executor",
+            expected="--repeats K (or voxbench matrix)",
+        )
+    if grouped and resume is not None:
+        run_repeats(None, None, executor=executor, ray_address=ray_address, resume=resume,
+                    judge=judge, judge_base_url=judge_base_url, gates=gates)  # fmt: skip
+        return
     if resume is not None:
         path = execute(None, resume=resume)
     else:
@@ -211,6 +239,10 @@ def run_command(
                 )
             config = build_config({k: v for k, v in flags.items() if v is not None})
         check_before_run(config, from_file=config_file)
+        if repeats is not None:
+            run_repeats(config, repeats, executor=executor, ray_address=ray_address,
+                        judge=judge, judge_base_url=judge_base_url, gates=gates)  # fmt: skip
+            return
         path = execute(config)
     evaluation = evaluate_run(path, EvaluationOptions(judge=judge, judge_base_url=judge_base_url))
     card = evaluation.card

@@ -8,9 +8,11 @@ import typer
 from rich.markup import escape
 
 from voxbench.cli.console import make_console
+from voxbench.cli.repeats import show_group
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import load_or_evaluate
 from voxbench.report.terminal import scorecards_table, turns_table
+from voxbench.scale.repeats import is_repeat_group
 
 console = make_console()
 
@@ -20,7 +22,11 @@ def show_command(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show full texts."),
     failures: bool = typer.Option(False, "--failures", help="Only turns that failed a check."),
 ) -> None:
-    """Show each turn of a run: user, agent, tool calls and verdicts."""
+    """Show each turn of a run: user, agent, tool calls and verdicts (or a repeat group's
+    summary)."""
+    if is_repeat_group(run_dir):
+        show_group(run_dir)
+        return
     run = RunDirectory.open_existing(run_dir)
     info = run.info()
     evaluation = load_or_evaluate(run_dir)

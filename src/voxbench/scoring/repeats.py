@@ -8,7 +8,8 @@ Over K runs:
   outcomes of one turn are correlated (the same question), and the outcomes of one run are
   too (the same session, the same day of the provider). The variance of the pooled rate is
   estimated with two-way cluster-robust sums (Cameron, Gelbach & Miller: runs and turns are
-  the clusters, their intersection — single cells — is subtracted once), and
+  the clusters, their intersection — single cells — is subtracted once; never below either
+  one-way estimate, nor below independent cells), and
   ``n_eff = p(1 - p) / variance``. When every cell agrees (0% or 100%) there is no variance
   to estimate and ``n_eff`` is the number of distinct turns: repeating a turn that always
   passes says nothing more about turns not in the benchmark;
@@ -140,10 +141,11 @@ def clustered_variance(cells: Sequence[tuple[int, str, bool]]) -> float:
     v_run = component(list(by_run.values()), len(by_run))
     v_turn = component(list(by_turn.values()), len(by_turn))
     v_cell = n / (n - 1) * single / (n * n)
-    variance = v_run + v_turn - v_cell
-    # The two-way sum can come out negative in small samples; fall back to the largest
-    # one-way estimate, which is never smaller than the truth by construction.
-    return variance if variance > 0 else max(v_run, v_turn, v_cell)
+    # The two-way sum undershoots when one way has no variance of its own (a deterministic
+    # agent: every run has the same rate, so the run sums are 0 and subtracting the cell
+    # term takes away variance that is really there). Never report less than either one-way
+    # estimate, nor less than independent cells would have.
+    return max(v_run + v_turn - v_cell, v_run, v_turn, v_cell)
 
 
 def summarise_dimension(dimension: str, runs: Sequence[dict[str, bool | None]]) -> DimensionRepeats:

@@ -1,0 +1,153 @@
+"""``voxbench run … --repeats K``, and repeat groups in ``show`` and ``compare``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.markup import escape
+
+from voxbench.cli.console import make_console
+from voxbench.cli.gates import GATE_FAILED_EXIT, PassRateGate
+from voxbench.core.errors import ConfigError, RunIncompleteError
+from voxbench.evaluation import EvaluationOptions, evaluate_run
+from voxbench.report.repeats import (
+    repeat_comparison_table,
+    repeat_summary_table,
+    unstable_turns_table,
+)
+from voxbench.runner.config import RunConfig
+from voxbench.scale.cells import Cell, CellResult
+from voxbench.scale.executors import Limits, make_executor
+from voxbench.scale.repeats import (
+    RepeatGroup,
+    group_outcomes,
+    new_group_path,
+    plan_group,
+    read_group,
+    run_group,
+    summarise_group,
+    write_group,
+)
+from voxbench.scoring.repeats import (
+    RepeatComparison,
+    RepeatSummary,
+    compare_repeats,
+    summarise_repeats,
+)
+
+console = make_console()
+
+
+def _progress(cell: Cell, result: CellResult) -> None:
+    mark = "" if result.status == "success" else f" — {result.error or result.status}"
+    console.print(
+        f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
+        highlight=False,
+    )
+
+
+def run_repeats(
+    config: RunConfig | None,
+    repeats: int | None,
+    *,
+    executor: str,
+    ray_address: str | None,
+    resume: Path | None = None,
+    judge: str | None = None,
+    judge_base_url: str | None = None,
+    gates: list[PassRateGate] | None = None,
+) -> Path:
+    """Run (or finish, with ``resume``) a repeat group, judge it, print its summary."""
+    chosen = make_executor(executor, ray_address=ray_address)
+    if resume is not None:
+        path, group = resume, read_group(resume)
+    else:
+        assert config is not None and repeats is not None
+        path = new_group_path(config, repeats)
+        group = plan_group(config, repeats, path, chosen.name)
+    console.print(
+        f"{len(group.runs)} runs of {escape(group.target)} on {escape(group.benchmark)} "
+        f"({chosen.name} executor) → {escape(str(path))}",
+        highlight=False,
+    )
+    group = run_group(path, group, chosen, Limits(), _progress)
+    if group.status != "success":
+        failed = ", ".join(f"{k}: {v}" for k, v in group.errors.items())
+        raise RunIncompleteError(
+            f"{path}: {len(group.errors)} of {len(group.runs)} runs did not finish ({failed}); "
+            f"continue with voxbench run --resume {path}"
+        )
+    if judge:
+        options = EvaluationOptions(judge=judge, judge_base_url=judge_base_url)
+        for name in group.runs:
+            evaluate_run(path / name, options)
+        group = group.model_copy(update={"summary": summarise_group(path, group)})
+        write_group(path, group)
+    assert group.summary is not None
+    print_group(path, group, group.summary)
+    enforce_mean_gates(group.summary, gates or [])
+    return path
+
+
+def print_group(path: Path, group: RepeatGroup, summary: RepeatSummary) -> None:
+    """The summary table, the unstable turns, and where the runs are."""
+    title = f"{group.benchmark} · {group.target} · {group.mode} · seeds {group.seeds}"
+    console.print(repeat_summary_table(summary, title))
+    if summary.unstable:
+        console.print(unstable_turns_table(summary))
+    else:
+        console.print("no turn changed outcome between runs")
+    where = escape(str(path))
+    console.print(f"repeat group: [b]{where}[/b]  (one run: voxbench show {where}/seed-N)")
+
+
+def show_group(path: Path) -> None:
+    """``voxbench show GROUP``: the summary of the group as its runs are judged now."""
+    group = read_group(path)
+    print_group(path, group, summarise_group(path, group))
+
+
+def compare_groups(path_a: Path, path_b: Path) -> RepeatComparison:
+    """``voxbench compare GROUP_A GROUP_B``: runs as the unit, paired by turn."""
+    group_a, group_b = read_group(path_a), read_group(path_b)
+    if group_a.benchmark != group_b.benchmark:
+        raise ConfigError(
+            f"cannot compare groups of different benchmarks ({group_a.benchmark} vs "
+            f"{group_b.benchmark})",
+            file=path_b,
+        )
+    outcomes_a, outcomes_b = group_outcomes(path_a, group_a), group_outcomes(path_b, group_b)
+    comparison = compare_repeats(
+        summarise_repeats(group_a.runs, outcomes_a),
+        outcomes_a,
+        summarise_repeats(group_b.runs, outcomes_b),
+        outcomes_b,
+    )
+    title = f"{group_a.benchmark}: {group_a.target} (A) vs {group_b.target} (B)"
+    console.print(repeat_comparison_table(comparison, title))
+    if group_a.benchmark_hash != group_b.benchmark_hash:
+        console.print("[yellow]note:[/yellow] the groups ran different versions of the benchmark")
+    return comparison
+
+
+def enforce_mean_gates(summary: RepeatSummary, gates: list[PassRateGate]) -> None:
+    """``--fail-under`` on a repeat group: each dimension's mean pass rate over the runs."""
+    failures = []
+    for gate in gates:
+        dim = summary.dimension(gate.dimension)
+        if dim is None:
+            known = ", ".join(d.dimension for d in summary.dimensions)
+            raise ConfigError(
+                f"the runs have no dimension {gate.dimension!r}",
+                field="--fail-under",
+                expected=f"one of {known}",
+            )
+        if dim.mean_rate is None or dim.mean_rate < gate.minimum:
+            rate = "nothing scored" if dim.mean_rate is None else f"mean {dim.mean_rate:.1%}"
+            failures.append(f"{gate.dimension}: {rate} is below {gate.minimum:.1%}")
+    for line in failures:
+        console.print(f"[red]below --fail-under[/red] {escape(line)}")
+    if failures:
+        raise SystemExit(GATE_FAILED_EXIT)
+    if gates:
+        console.print("gates passed: " + ", ".join(escape(str(g)) for g in gates))

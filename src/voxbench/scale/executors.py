@@ -1,0 +1,133 @@
+"""Executors: who runs a list of cells, and how many at once.
+
+The executor decides only *where* a cell runs; what a cell writes is the cell's business
+(``scale.cells``), so the same cells give the same artifacts whichever executor runs them.
+
+- ``LocalExecutor`` (default): asyncio in this process for cells that mostly wait on a
+  provider, plus a process pool for CPU-bound cells (local speech, in-process agents in
+  audio mode), so they use the machine's cores instead of taking turns on one.
+- ``RayExecutor`` (``scale.ray_executor``): each cell is a Ray task with its CPU need
+  declared, retried from its last checkpoint when its worker dies.
+
+Both honour the same ``Limits``: at most ``max_concurrency`` cells in flight, at most
+``per_provider[p]`` cells of provider ``p``, and request pacing per endpoint and key
+(``providers.ratelimit``): in process with ``LocalPacer``, cluster-wide through one actor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from voxbench.core.errors import ConfigError
+from voxbench.providers.ratelimit import LocalPacer, RateLimit, install_pacer
+from voxbench.scale.cells import Cell, CellResult, run_cell, run_cell_async
+
+EXECUTORS = ("local", "ray")
+
+CellCallback = Callable[[Cell, CellResult], None]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much runs at once."""
+
+    max_concurrency: int = 4
+    per_provider: Mapping[str, int] = field(default_factory=dict)
+    """Provider (``openai``, ``local``…) → cells of that provider in flight at most."""
+    rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)
+    """Endpoint origin → requests per second and burst, per key."""
+
+    def slots(self, provider: str) -> int:
+        """Cells of ``provider`` allowed in flight."""
+        return min(self.max_concurrency, self.per_provider.get(provider, self.max_concurrency))
+
+
+class Executor(Protocol):
+    """Runs cells; returns their results in the cells' order."""
+
+    name: str
+
+    def run(
+        self, cells: Sequence[Cell], limits: Limits, on_done: CellCallback | None = None
+    ) -> list[CellResult]:
+        """Run every cell (each runs, resumes or is reused; see ``scale.cells``)."""
+
+
+def _install_local_pacer(rate_limits: Mapping[str, RateLimit]) -> None:
+    """Process-pool initializer: the worker paces its own requests (see LocalExecutor)."""
+    install_pacer(LocalPacer(rate_limits) if rate_limits else None)
+
+
+class LocalExecutor:
+    """Cells as coroutines of one event loop, CPU-bound cells in a process pool."""
+
+    name = "local"
+
+    def __init__(self, processes: int | None = None) -> None:
+        self.processes = processes or os.cpu_count() or 1
+
+    def run(
+        self, cells: Sequence[Cell], limits: Limits, on_done: CellCallback | None = None
+    ) -> list[CellResult]:
+        previous = install_pacer(LocalPacer(limits.rate_limits) if limits.rate_limits else None)
+        try:
+            return asyncio.run(self._run_all(cells, limits, on_done))
+        finally:
+            install_pacer(previous)
+
+    async def _run_all(
+        self, cells: Sequence[Cell], limits: Limits, on_done: CellCallback | None
+    ) -> list[CellResult]:
+        total = asyncio.Semaphore(limits.max_concurrency)
+        providers = {c.provider: asyncio.Semaphore(limits.slots(c.provider)) for c in cells}
+        pool: ProcessPoolExecutor | None = None
+        if any(c.cpu_bound for c in cells):
+            # Each pool process paces its own requests: a CPU-bound cell that also calls a
+            # rate-limited provider (a cascade with a remote LLM) shares the limit only with
+            # the cells of its own process. On Ray one actor holds every bucket.
+            pool = ProcessPoolExecutor(
+                max_workers=min(self.processes, limits.max_concurrency),
+                initializer=_install_local_pacer,
+                initargs=(dict(limits.rate_limits),),
+            )
+        loop = asyncio.get_running_loop()
+
+        async def one(cell: Cell) -> CellResult:
+            async with providers[cell.provider], total:
+                if cell.cpu_bound and pool is not None:
+                    result = await loop.run_in_executor(pool, run_cell, cell)
+                else:
+                    result = await run_cell_async(cell)
+            if on_done is not None:
+                on_done(cell, result)
+            return result
+
+        try:
+            return list(await asyncio.gather(*(one(c) for c in cells)))
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+def make_executor(name: str, *, ray_address: str | None = None) -> Executor:
+    """The executor called ``name`` (``local`` or ``ray``)."""
+    if name == "local":
+        if ray_address:
+            raise ConfigError(
+                "--ray-address needs the Ray executor",
+                field="--ray-address",
+                expected="--executor ray, or no --ray-address",
+            )
+        return LocalExecutor()
+    if name == "ray":
+        from voxbench.scale.ray_executor import RayExecutor
+
+        return RayExecutor(address=ray_address)
+    raise ConfigError(
+        f"unknown executor {name!r}", field="--executor", expected=" or ".join(EXECUTORS)
+    )

@@ -1,0 +1,228 @@
+"""The Ray executor: each cell a Ray task; one actor paces requests for the whole cluster.
+
+``address``: ``auto`` joins the cluster this machine belongs to (``ray start --head``),
+``ray://host:10001`` a remote cluster through Ray Client; none starts a local Ray on demand
+(and stops it after the cells are done).
+
+Artifacts: with ``artifacts="shared"`` (default) workers write the run directories straight
+into the runs directory, which must then be the same path on every node (a cluster
+filesystem); a worker killed mid-cell is retried by Ray and the retry resumes the run from its
+last checkpoint. With ``artifacts="return"`` a worker runs the cell in a scratch directory of
+its own node and returns the files, which the driver writes into the runs directory; a
+retried cell then starts again from the beginning, and only a finished cell's files are
+written, so nothing is duplicated either way.
+
+Request pacing: ``PacerActor`` holds the same ``LocalPacer`` the local executor uses; a
+worker installs ``RayPacer``, which asks the actor for a reservation before each request and
+tells it each 429's Retry-After, so every worker on every node shares one limit per endpoint
+and key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from voxbench.core.errors import ConfigError
+from voxbench.providers.ratelimit import LocalPacer, RateLimit, install_pacer, normalise_origin
+from voxbench.scale.cells import Cell, CellResult, finished, run_cell
+from voxbench.scale.executors import CellCallback, Limits
+
+RAY_HINT = "pip install 'voxbench[ray]'"
+CELL_RETRIES = 3
+"""A cell whose worker dies is retried this many times (each retry resumes the run)."""
+CPU_BOUND_CPUS = 1.0
+WAITING_CPUS = 0.25
+"""A cell that mostly waits on a remote provider needs a quarter of a CPU."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a user error saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "the Ray executor needs Ray, which is not installed",
+            field="--executor ray",
+            expected=RAY_HINT,
+        ) from None
+    return ray
+
+
+class PacerActor:
+    """The cluster's request buckets (wrapped by ``ray.remote`` when a run starts)."""
+
+    def __init__(self, limits: Mapping[str, tuple[float, int]]) -> None:
+        self._pacer = LocalPacer({k: RateLimit(rps, burst) for k, (rps, burst) in limits.items()})
+
+    def reserve(self, bucket: str) -> float:
+        return self._pacer.reserve(bucket)
+
+    def retry_after(self, bucket: str, seconds: float) -> None:
+        self._pacer.retry_after(bucket, seconds)
+
+
+class RayPacer:
+    """A worker's pacer: reservations come from the ``PacerActor``."""
+
+    def __init__(self, actor: Any, limits: Mapping[str, tuple[float, int]]) -> None:
+        self.actor = actor
+        self.limits = {
+            normalise_origin(k): RateLimit(rps, burst) for k, (rps, burst) in limits.items()
+        }
+
+    def limit_for(self, origin: str) -> RateLimit | None:
+        return self.limits.get(origin)
+
+    async def wait_async(self, bucket: str) -> None:
+        delay = await self.actor.reserve.remote(bucket)
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def wait_blocking(self, bucket: str) -> None:
+        import ray
+
+        delay = ray.get(self.actor.reserve.remote(bucket))
+        if delay > 0:
+            time.sleep(delay)
+
+    def retry_after(self, bucket: str, seconds: float) -> None:
+        self.actor.retry_after.remote(bucket, seconds)
+
+
+def ray_cell(
+    cell: Cell, pacer: Any, limits: Mapping[str, tuple[float, int]], returned: bool
+) -> tuple[CellResult, dict[str, bytes] | None]:
+    """The body of a cell's Ray task."""
+    install_pacer(RayPacer(pacer, limits) if pacer is not None else None)
+    if not returned:
+        return run_cell(cell), None
+    scratch = Path(tempfile.mkdtemp(prefix="voxbench-cell-"))
+    try:
+        local = cell.model_copy(update={"path": scratch / cell.path.name})
+        result = run_cell(local)
+        files = {
+            str(p.relative_to(local.path)): p.read_bytes()
+            for p in sorted(local.path.rglob("*"))
+            if p.is_file() and p.name != ".writer.lock"
+        }
+        return result.model_copy(update={"path": cell.path}), files
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class RayExecutor:
+    """Cells as Ray tasks (see the module's docstring)."""
+
+    name = "ray"
+
+    def __init__(
+        self, address: str | None = None, *, artifacts: str = "shared", num_cpus: int | None = None
+    ) -> None:
+        if artifacts not in ("shared", "return"):
+            raise ConfigError(
+                f"unknown artifacts mode {artifacts!r}",
+                field="artifacts",
+                expected="shared or return",
+            )
+        self.address = address
+        self.artifacts = artifacts
+        self.num_cpus = num_cpus
+
+    def run(
+        self, cells: Sequence[Cell], limits: Limits, on_done: CellCallback | None = None
+    ) -> list[CellResult]:
+        ray = import_ray()
+        started_here = not ray.is_initialized()
+        if started_here:
+            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+            if self.address:
+                options["address"] = self.address
+            elif self.num_cpus is not None:
+                options["num_cpus"] = self.num_cpus
+            ray.init(**options)
+        plain = {k: (v.requests_per_second, v.burst) for k, v in limits.rate_limits.items()}
+        actor = None
+        try:
+            if plain:
+                actor = (
+                    ray.remote(num_cpus=0)(PacerActor)
+                    .options(name=f"voxbench-pacer-{secrets.token_hex(4)}")
+                    .remote(plain)
+                )
+            return self._drive(ray, cells, limits, actor, plain, on_done)
+        finally:
+            if actor is not None:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+            if started_here:
+                ray.shutdown()
+
+    def _drive(
+        self,
+        ray: Any,
+        cells: Sequence[Cell],
+        limits: Limits,
+        actor: Any,
+        plain: Mapping[str, tuple[float, int]],
+        on_done: CellCallback | None,
+    ) -> list[CellResult]:
+        task = ray.remote(ray_cell)
+        returned = self.artifacts == "return"
+        waiting = list(range(len(cells)))
+        in_flight: dict[Any, int] = {}
+        busy: Counter[str] = Counter()
+        results: dict[int, CellResult] = {}
+        for i in list(waiting):  # finished cells are not sent anywhere
+            reused = finished(cells[i])
+            if reused is not None:
+                results[i] = reused
+                waiting.remove(i)
+                if on_done is not None:
+                    on_done(cells[i], reused)
+        while waiting or in_flight:
+            # Submit what the limits allow, in the cells' order (per provider).
+            for i in list(waiting):
+                cell = cells[i]
+                if len(in_flight) >= limits.max_concurrency:
+                    break
+                if busy[cell.provider] >= limits.slots(cell.provider):
+                    continue
+                ref = task.options(
+                    num_cpus=CPU_BOUND_CPUS if cell.cpu_bound else WAITING_CPUS,
+                    max_retries=CELL_RETRIES,
+                    retry_exceptions=False,
+                ).remote(cell, actor, plain, returned)
+                in_flight[ref] = i
+                busy[cell.provider] += 1
+                waiting.remove(i)
+            if not in_flight:
+                break
+            done, _ = ray.wait(list(in_flight), num_returns=1)
+            for ref in done:
+                i = in_flight.pop(ref)
+                cell = cells[i]
+                busy[cell.provider] -= 1
+                result, files = ray.get(ref)
+                if files is not None:
+                    _write_returned(cell.path, files)
+                results[i] = result
+                if on_done is not None:
+                    on_done(cell, result)
+        return [results[i] for i in range(len(cells))]
+
+
+def _write_returned(path: Path, files: Mapping[str, bytes]) -> None:
+    """Write a returned cell's files (a reused cell returns none and keeps its own)."""
+    for name, data in files.items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
