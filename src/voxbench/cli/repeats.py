@@ -17,7 +17,8 @@ from voxbench.report.repeats import (
 )
 from voxbench.runner.config import RunConfig
 from voxbench.scale.cells import Cell, CellResult
-from voxbench.scale.executors import Limits, make_executor
+from voxbench.scale.executors import make_executor
+from voxbench.scale.limits import Limits
 from voxbench.scale.repeats import (
     RepeatGroup,
     group_outcomes,

@@ -18,33 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from voxbench.core.errors import ConfigError
 from voxbench.providers.ratelimit import LocalPacer, RateLimit, install_pacer
 from voxbench.scale.cells import Cell, CellResult, run_cell, run_cell_async
+from voxbench.scale.limits import CellCallback, Limits
 
 EXECUTORS = ("local", "ray")
-
-CellCallback = Callable[[Cell, CellResult], None]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How much runs at once."""
-
-    max_concurrency: int = 4
-    per_provider: Mapping[str, int] = field(default_factory=dict)
-    """Provider (``openai``, ``local``…) → cells of that provider in flight at most."""
-    rate_limits: Mapping[str, RateLimit] = field(default_factory=dict)
-    """Endpoint origin → requests per second and burst, per key."""
-
-    def slots(self, provider: str) -> int:
-        """Cells of ``provider`` allowed in flight."""
-        return min(self.max_concurrency, self.per_provider.get(provider, self.max_concurrency))
 
 
 class Executor(Protocol):

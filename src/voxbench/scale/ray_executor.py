@@ -34,7 +34,7 @@ from typing import Any
 from voxbench.core.errors import ConfigError
 from voxbench.providers.ratelimit import LocalPacer, RateLimit, install_pacer, normalise_origin
 from voxbench.scale.cells import Cell, CellResult, finished, run_cell
-from voxbench.scale.executors import CellCallback, Limits
+from voxbench.scale.limits import CellCallback, Limits
 
 RAY_HINT = "pip install 'voxbench[ray]'"
 CELL_RETRIES = 3

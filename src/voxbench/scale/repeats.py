@@ -26,7 +26,8 @@ from voxbench.evaluation import load_or_evaluate
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import new_run_path
 from voxbench.scale.cells import Cell, CellResult
-from voxbench.scale.executors import CellCallback, Executor, Limits
+from voxbench.scale.executors import Executor
+from voxbench.scale.limits import CellCallback, Limits
 from voxbench.scoring.compare import TurnOutcomes, turn_outcomes
 from voxbench.scoring.repeats import RepeatSummary, summarise_repeats
 
