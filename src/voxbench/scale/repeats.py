@@ -88,6 +88,8 @@ def plan_group(config: RunConfig, repeats: int, path: Path, executor: str) -> Re
     if repeats < 1:
         raise ConfigError(f"{repeats} repeats", field="--repeats", expected="1 or more")
     benchmark = load_benchmark(config.benchmark)
+    if Path(config.benchmark).is_dir():  # a package directory: the same for every worker
+        config = config.model_copy(update={"benchmark": str(Path(config.benchmark).resolve())})
     seeds = [config.seed + i for i in range(repeats)]
     return RepeatGroup(
         benchmark=benchmark.id,
@@ -110,11 +112,13 @@ def new_group_path(config: RunConfig, repeats: int) -> Path:
 
 
 def group_cells(path: Path, group: RepeatGroup) -> list[Cell]:
-    """One cell per seed: a fresh session each (a run of its own, in its own directory)."""
+    """One cell per seed: a fresh session each (a run of its own, in its own directory).
+
+    Paths are absolute: a worker (a pool process, a Ray task) need not share our cwd."""
     return [
         Cell(
             config=group.config.model_copy(update={"seed": seed}),
-            path=path / name,
+            path=path.resolve() / name,
             label=f"{group.target} · {group.benchmark} · {group.mode} · seed {seed}",
         )
         for seed, name in zip(group.seeds, group.runs, strict=True)

@@ -1,0 +1,124 @@
+"""The Ray executor on a local Ray (2 CPUs): the local executor's artifacts, a killed
+worker's cell resumed without a turn recorded twice, one request limit for every worker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from voxbench.core.rundir import RunDirectory
+from voxbench.providers.ratelimit import RateLimit
+from voxbench.runner.config import build_config
+from voxbench.scale.cells import Cell
+from voxbench.scale.executors import LocalExecutor
+from voxbench.scale.limits import Limits
+from voxbench.scale.repeats import plan_group, run_group
+
+ray = pytest.importorskip("ray")
+
+pytestmark = pytest.mark.slow
+
+FAKE_KEY = "sk-fake-ray-test-key"
+
+
+@pytest.fixture(scope="module")
+def local_ray(tmp_path_factory: pytest.TempPathFactory):
+    """One local Ray for the module; workers inherit the fake key and a private cache."""
+    import os
+
+    saved = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "VOXBENCH_CACHE_DIR")}
+    os.environ["OPENAI_API_KEY"] = FAKE_KEY
+    os.environ["VOXBENCH_CACHE_DIR"] = str(tmp_path_factory.mktemp("ray-cache"))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    from voxbench.scale.ray_executor import RayExecutor
+
+    yield RayExecutor()
+    ray.shutdown()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def _group(tmp_path: Path, name: str, repeats: int, **config: object):
+    cfg = build_config({"benchmark": "smoke", "runs_dir": tmp_path, **config})
+    path = tmp_path / name
+    return path, plan_group(cfg, repeats, path, "test")
+
+
+def _artifacts(run: Path) -> dict[str, object]:
+    """What a run directory says, without its times and ids."""
+    rd = RunDirectory(run)
+    return {
+        "files": sorted(p.name for p in run.iterdir() if p.name != RunDirectory.LOCK),
+        "turns": [(r.turn, r.status, r.assistant_text, len(r.tool_calls)) for r in rd.turns()],
+        "judged": sorted((j.turn, j.dimension, j.passed) for j in rd.judgments() or []),
+        "status": rd.info().status,
+        "seed": rd.info().seed,
+    }
+
+
+def test_ray_gives_the_local_executors_artifacts(local_ray, tmp_path):
+    path_l, group_l = _group(tmp_path, "local", 2, target="local/baseline")
+    path_r, group_r = _group(tmp_path, "ray", 2, target="local/baseline")
+    done_l = run_group(path_l, group_l, LocalExecutor(), Limits())
+    done_r = run_group(path_r, group_r, local_ray, Limits())
+    assert done_l.status == done_r.status == "success"
+    for name in group_l.runs:
+        assert _artifacts(path_l / name) == _artifacts(path_r / name)
+    assert done_l.summary is not None and done_r.summary is not None
+    assert done_l.summary.model_dump(exclude={"runs"}) == done_r.summary.model_dump(
+        exclude={"runs"}
+    )
+    saved = json.loads((path_r / "repeats.json").read_text())
+    assert saved["executor"] == "ray" and saved["status"] == "success"
+
+
+def test_killed_worker_cell_resumes_without_duplicated_turns(local_ray, tmp_path):
+    marker = tmp_path / "crashed-once"
+    run = tmp_path / "crashing-run"
+    config = build_config(
+        {
+            "benchmark": "smoke",
+            "target": "voxbench.testing.crashing:CrashOnceOracle",
+            "target_options": {"crash_at": 4, "marker": str(marker)},
+        }
+    )
+    [result] = local_ray.run([Cell(config=config, path=run)], Limits())
+    assert marker.exists(), "the worker never crashed: the test proves nothing"
+    assert result.status == "success" and result.action == "resumed"
+    rd = RunDirectory(run)
+    turns = [r.turn for r in rd.turns()]
+    assert len(turns) == len(set(turns)) == 10
+    assert rd.info().resumed == 1
+    card = rd.scorecard()
+    assert card is not None and card.strict_pass.rate == 1.0
+
+
+def test_shared_limiter_holds_the_fake_endpoints_limit(local_ray, tmp_path):
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.testing.openai_http import FakeOpenAIServer
+    from voxbench.testing.scripts import GoldenScript
+
+    server = FakeOpenAIServer(GoldenScript(load_benchmark("smoke")), api_key=FAKE_KEY)
+    limit = RateLimit(requests_per_second=8, burst=1)
+    with server.in_thread():
+        # The first request loads the SDK models the wire check uses: out of the measurement.
+        httpx.post(
+            f"{server.url}/chat/completions",
+            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+            headers={"Authorization": f"Bearer {FAKE_KEY}"},
+        )
+        server.arrivals.clear()
+        path, group = _group(tmp_path, "paced", 4, target="openai/gpt-4o-mini", base_url=server.url)
+        limits = Limits(max_concurrency=4, rate_limits={server.origin: limit})
+        done = run_group(path, group, local_ray, limits)
+    assert done.status == "success", done.errors
+    assert len(server.arrivals) >= 40  # 4 runs × 10 turns, tool calls add more
+    # The fake counts requests per second: 4 workers together stay within 8/s (+ burst 1).
+    arrivals = [round(t - server.arrivals[0], 3) for t in server.arrivals]
+    assert server.busiest_window(1.0) <= 8 + 1, arrivals
