@@ -12,6 +12,7 @@ from voxbench.cli import analyze, bench, fake_server, importing, judge, listing,
 from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.fdb import app as fdb_app
+from voxbench.cli.matrix import matrix_command
 from voxbench.cli.synth import synth_command
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
@@ -31,6 +32,7 @@ app.command("compare")(compare_command)
 app.command("analyze")(analyze.analyze_command)
 app.command("fake-server")(fake_server.fake_server_command)
 app.command("synth")(synth_command)
+app.command("matrix")(matrix_command)
 app.add_typer(listing.app, name="list")
 app.add_typer(bench.app, name="bench")
 app.add_typer(fdb_app, name="fdb")

@@ -1,0 +1,87 @@
+"""``voxbench matrix plan.yaml``: targets × benchmarks × modes × repeats, then one leaderboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from voxbench.cli.console import make_console
+from voxbench.core.errors import RunIncompleteError
+from voxbench.scale.cells import Cell, CellResult
+from voxbench.scale.executors import make_executor
+from voxbench.scale.matrix import LEADERBOARD_MD, Leaderboard, load_plan, run_matrix
+
+console = make_console()
+
+
+def _progress(cell: Cell, result: CellResult) -> None:
+    mark = "" if result.status == "success" else f" — {result.error or result.status}"
+    console.print(
+        f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
+        highlight=False,
+    )
+
+
+def leaderboard_table(board: Leaderboard) -> Table:
+    """The leaderboard for the terminal (best strict pass first within each benchmark/mode)."""
+    k = board.repeats
+    dims = list(dict.fromkeys(d for r in board.rows for d in r.dimensions))
+    table = Table(
+        title=f"leaderboard ({k} run{'s' if k > 1 else ''} per cell, {board.executor} executor)",
+        title_justify="left",
+        caption=(
+            "strict pass: mean over runs and turns with a 95% interval (runs and turns as "
+            f"clusters); pass^{k}: turns passed in every run; "
+            + ", ".join(f"{v} {n}" for n, v in board.cells.items())
+        ),
+    )
+    for col in ("benchmark", "mode", "target", "strict pass", f"pass^{k}", *dims, "flips", "runs"):
+        table.add_column(col, justify="left" if col in ("benchmark", "mode", "target") else "right")
+    for r in board.rows:
+        strict = "—" if r.strict_mean is None else f"{r.strict_mean:.1%}"
+        if r.strict_ci95 is not None:
+            strict += f" [{r.strict_ci95[0]:.0%}–{r.strict_ci95[1]:.0%}]"
+        pct = lambda v: "—" if v is None else f"{v:.0%}"  # noqa: E731
+        table.add_row(
+            escape(r.benchmark),
+            r.mode,
+            escape(r.target),
+            strict,
+            pct(r.strict_pass_hat),
+            *(pct(r.dimensions.get(d)) for d in dims),
+            str(r.unstable_turns),
+            f"{r.finished}/{r.runs}"
+            if r.finished == r.runs
+            else f"[red]{r.finished}/{r.runs}[/red]",
+        )
+    return table
+
+
+def matrix_command(
+    plan_file: Path = typer.Argument(..., help="plan.yaml: targets, benchmarks, modes, repeats."),
+    executor: str = typer.Option(None, "--executor", help="local (default) or ray."),
+    ray_address: str = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: auto, ray://HOST:PORT, or none for a local Ray started now.",
+    ),
+) -> None:
+    """Run an evaluation matrix; finished runs are reused, interrupted ones resumed."""
+    plan = load_plan(plan_file)
+    chosen = make_executor(executor or "local", ray_address=ray_address)
+    console.print(
+        f"matrix {escape(str(plan_file))} → {escape(str(plan.runs_dir))}", highlight=False
+    )
+    board = run_matrix(plan, chosen, source=plan_file, on_done=_progress)
+    console.print(leaderboard_table(board))
+    console.print(f"leaderboard: {escape(str(plan.runs_dir / LEADERBOARD_MD))}", highlight=False)
+    failed = [r for r in board.rows if r.finished < r.runs]
+    if failed:
+        raise RunIncompleteError(
+            f"{sum(r.runs - r.finished for r in failed)} runs did not finish; run the same "
+            "plan again to resume them: "
+            + "; ".join(f"{r.group}: {', '.join(r.errors.values())}" for r in failed)
+        )

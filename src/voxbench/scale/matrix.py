@@ -1,0 +1,351 @@
+"""Evaluation matrices: targets × benchmarks × modes × repeats, resumable by content.
+
+``plan.yaml`` (every key is checked; an unknown one is an error naming the file and the key's
+path)::
+
+    targets:
+      - local/oracle                                  # a name, or:
+      - {name: gpt, target: openai/gpt-4o-mini, options: {temperature: 0.7}}
+    benchmarks: [smoke, {benchmark: conference, only_turns: "0-19"}]
+    modes: [text]                                     # text and/or audio
+    repeats: 3                                        # seeds seed..seed+K-1
+    seed: 0
+    runs_dir: runs/matrix
+    max_concurrency: 4                                # cells in flight
+    providers: {openai: {max_concurrency: 2}}         # per target provider
+    rate_limits:                                      # per endpoint, for each key
+      - {endpoint: https://api.openai.com, requests_per_second: 5, burst: 2}
+    run: {turn_timeout: 60}                           # any run-config key, for every cell
+
+Each (target, benchmark, mode) is a repeat group at a path derived from its content — the
+benchmark's content hash and the whole run config except the seed — so running the plan again
+reuses every run that finished (same benchmark hash, target config and seed), resumes those
+that were interrupted, and runs only what is missing; a changed benchmark or target option
+is a new group. The matrix ends with one leaderboard (``leaderboard.json`` and
+``leaderboard.md`` in ``runs_dir``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.rundir import write_json_atomic, write_text_atomic
+from voxbench.core.yamlfile import read_yaml
+from voxbench.providers.ratelimit import RateLimit, normalise_origin
+from voxbench.runner.config import RunConfig, build_config
+from voxbench.scale.cells import Cell, CellResult
+from voxbench.scale.executors import Executor
+from voxbench.scale.limits import CellCallback, Limits
+from voxbench.scale.repeats import (
+    REPEATS_FILE,
+    RepeatGroup,
+    finish_group,
+    group_cells,
+    plan_group,
+    read_group,
+    write_group,
+)
+from voxbench.tasks.yamlio import substitute_env, validate
+
+LEADERBOARD_JSON = "leaderboard.json"
+LEADERBOARD_MD = "leaderboard.md"
+_PER_CELL_KEYS = frozenset(
+    {"benchmark", "target", "base_url", "target_options", "mode", "seed", "runs_dir"}
+)
+"""Run-config keys the plan sets per cell (not allowed under ``run:``)."""
+
+
+class TargetEntry(BaseModel):
+    """A system under test of the matrix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str
+    name: str | None = None
+    """What the leaderboard calls it (default: the target)."""
+    base_url: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.target
+
+
+class BenchmarkEntry(BaseModel):
+    """A conversation benchmark of the matrix (a built-in name or a package directory)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str
+    only_turns: str | None = None
+
+
+class ProviderLimits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_concurrency: int = Field(ge=1)
+
+
+class EndpointLimit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str
+    requests_per_second: float = Field(gt=0)
+    burst: int = Field(default=1, ge=1)
+
+
+class MatrixPlan(BaseModel):
+    """``plan.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    targets: list[TargetEntry | str] = Field(min_length=1)
+    benchmarks: list[BenchmarkEntry | str] = Field(min_length=1)
+    modes: list[Literal["text", "audio"]] = Field(default_factory=lambda: ["text"], min_length=1)
+    repeats: int = Field(default=1, ge=1)
+    seed: int = 0
+    runs_dir: Path = Path("runs/matrix")
+    max_concurrency: int = Field(default=4, ge=1)
+    providers: dict[str, ProviderLimits] = Field(default_factory=dict)
+    rate_limits: list[EndpointLimit] = Field(default_factory=list)
+    run: dict[str, Any] = Field(default_factory=dict)
+    """Run-config keys applied to every cell (``turn_timeout``, ``stt``, ``tts``…)."""
+
+    @field_validator("run")
+    @classmethod
+    def _run_keys(cls, v: dict[str, Any]) -> dict[str, Any]:
+        clash = sorted(set(v) & _PER_CELL_KEYS)
+        if clash:
+            raise ValueError(
+                f"{', '.join(clash)} is set by the matrix itself (targets, benchmarks, modes, "
+                "seed), not under run"
+            )
+        unknown = sorted(set(v) - set(RunConfig.model_fields))
+        if unknown:
+            raise ValueError(
+                f"unknown run-config key {', '.join(unknown)}; allowed: "
+                + ", ".join(sorted(set(RunConfig.model_fields) - _PER_CELL_KEYS))
+            )
+        return v
+
+    def target_entries(self) -> list[TargetEntry]:
+        return [TargetEntry(target=t) if isinstance(t, str) else t for t in self.targets]
+
+    def benchmark_entries(self) -> list[BenchmarkEntry]:
+        return [BenchmarkEntry(benchmark=b) if isinstance(b, str) else b for b in self.benchmarks]
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_concurrency=self.max_concurrency,
+            per_provider={k: v.max_concurrency for k, v in self.providers.items()},
+            rate_limits={
+                normalise_origin(r.endpoint): RateLimit(r.requests_per_second, r.burst)
+                for r in self.rate_limits
+            },
+        )
+
+
+def load_plan(path: Path) -> MatrixPlan:
+    """Read and check ``plan.yaml``; relative paths in it are relative to the file."""
+    data = substitute_env(read_yaml(path, what="matrix plan YAML"), file=path)
+    plan = validate(MatrixPlan, data, file=path, what="matrix plan")
+    base = path.parent
+    runs_dir = plan.runs_dir if plan.runs_dir.is_absolute() else base / plan.runs_dir
+    benchmarks: list[BenchmarkEntry | str] = []
+    for entry in plan.benchmark_entries():
+        local = base / entry.benchmark
+        if not Path(entry.benchmark).is_absolute() and local.is_dir():
+            entry = entry.model_copy(update={"benchmark": str(local.resolve())})
+        benchmarks.append(entry)
+    return plan.model_copy(update={"runs_dir": runs_dir, "benchmarks": benchmarks})
+
+
+class MatrixGroup(BaseModel):
+    """One (target, benchmark, mode) of the plan: a repeat group."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str
+    benchmark: str
+    mode: str
+    path: Path
+    group: RepeatGroup
+
+
+def content_key(config: RunConfig, benchmark_hash: str) -> str:
+    """What makes two runs the same run, but for their seed: 12 hex digits."""
+    described = config.model_dump(mode="json", exclude={"seed", "runs_dir"})
+    text = json.dumps({"benchmark": benchmark_hash, "config": described}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text).strip("-")[:48]
+
+
+def plan_groups(plan: MatrixPlan, *, source: Path | None = None) -> list[MatrixGroup]:
+    """Every group of the plan, each at its content-derived path (existing ones reused)."""
+    out = []
+    for target in plan.target_entries():
+        for entry in plan.benchmark_entries():
+            benchmark = load_benchmark(entry.benchmark)
+            for mode in plan.modes:
+                data: dict[str, Any] = {
+                    **plan.run,
+                    "benchmark": entry.benchmark,
+                    "target": target.target,
+                    "target_options": target.options,
+                    "mode": mode,
+                    "seed": plan.seed,
+                    "runs_dir": plan.runs_dir,
+                }
+                if target.base_url:
+                    data["base_url"] = target.base_url
+                if entry.only_turns:
+                    data["only_turns"] = entry.only_turns
+                config = build_config(data, source=source)
+                key = content_key(config, benchmark.content_hash)
+                path = plan.runs_dir / benchmark.id / f"{_slug(target.label)}_{mode}_{key}"
+                group = plan_group(config, plan.repeats, path, "matrix")
+                if (path / REPEATS_FILE).is_file():
+                    group = group.model_copy(update={"started_at": read_group(path).started_at})
+                out.append(
+                    MatrixGroup(
+                        target=target.label,
+                        benchmark=benchmark.id,
+                        mode=mode,
+                        path=path,
+                        group=group,
+                    )
+                )
+    return out
+
+
+class LeaderboardRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    target: str
+    benchmark: str
+    mode: str
+    runs: int
+    finished: int
+    strict_mean: float | None = None
+    strict_ci95: tuple[float, float] | None = None
+    strict_pass_hat: float | None = None
+    """pass^K of the strict per-turn pass: turns passed in every run."""
+    dimensions: dict[str, float | None] = Field(default_factory=dict)
+    unstable_turns: int = 0
+    group: str
+    errors: dict[str, str] = Field(default_factory=dict)
+
+
+class Leaderboard(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    repeats: int
+    executor: str
+    finished_at: str
+    cells: dict[str, int]
+    """How the cells went: ran, resumed, reused, error."""
+    rows: list[LeaderboardRow]
+
+
+def run_matrix(
+    plan: MatrixPlan,
+    executor: Executor,
+    *,
+    source: Path | None = None,
+    on_done: CellCallback | None = None,
+) -> Leaderboard:
+    """Run every cell of the plan that is not done yet, then rank the groups."""
+    groups = plan_groups(plan, source=source)
+    cells: list[Cell] = []
+    owners: list[int] = []
+    for i, g in enumerate(groups):
+        g.path.mkdir(parents=True, exist_ok=True)
+        write_group(g.path, g.group.model_copy(update={"executor": executor.name}))
+        for cell in group_cells(g.path, g.group):
+            cells.append(
+                cell.model_copy(update={"label": f"{g.target} · {cell.label.split(' · ', 1)[1]}"})
+            )
+            owners.append(i)
+    results = executor.run(cells, plan.limits(), on_done)
+    tally: dict[str, int] = {"ran": 0, "resumed": 0, "reused": 0, "error": 0}
+    per_group: list[list[CellResult]] = [[] for _ in groups]
+    for owner, result in zip(owners, results, strict=True):
+        per_group[owner].append(result)
+        tally["error" if result.status != "success" else result.action] += 1
+    rows = []
+    for g, group_results in zip(groups, per_group, strict=True):
+        done = finish_group(
+            g.path, g.group.model_copy(update={"executor": executor.name}), group_results
+        )
+        rows.append(_row(g, done, group_results))
+    rows.sort(
+        key=lambda r: (r.benchmark, r.mode, -(r.strict_mean if r.strict_mean is not None else -1))
+    )
+    board = Leaderboard(
+        repeats=plan.repeats,
+        executor=executor.name,
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        cells=tally,
+        rows=rows,
+    )
+    write_json_atomic(plan.runs_dir / LEADERBOARD_JSON, board.model_dump(mode="json"))
+    write_text_atomic(plan.runs_dir / LEADERBOARD_MD, leaderboard_markdown(board))
+    return board
+
+
+def _row(g: MatrixGroup, done: RepeatGroup, results: list[CellResult]) -> LeaderboardRow:
+    row = LeaderboardRow(
+        target=g.target,
+        benchmark=g.benchmark,
+        mode=g.mode,
+        runs=len(results),
+        finished=sum(r.status == "success" for r in results),
+        group=str(g.path),
+        errors=done.errors,
+    )
+    summary = done.summary
+    if summary is None:
+        return row
+    strict = summary.dimension("strict_pass")
+    k = len(summary.runs)
+    return row.model_copy(
+        update={
+            "strict_mean": strict.mean_rate if strict else None,
+            "strict_ci95": strict.ci95 if strict else None,
+            "strict_pass_hat": strict.pass_hat.get(k) if strict else None,
+            "dimensions": {
+                d.dimension: d.mean_rate for d in summary.dimensions if d.dimension != "strict_pass"
+            },
+            "unstable_turns": len(summary.unstable),
+        }
+    )
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
+def leaderboard_markdown(board: Leaderboard) -> str:
+    """The leaderboard as a markdown table (``leaderboard.md``)."""
+    dims = list(dict.fromkeys(d for r in board.rows for d in r.dimensions))
+    k = board.repeats
+    head = ["benchmark", "mode", "target", "strict pass (mean)", "95% CI", f"pass^{k}", *dims,
+            "unstable turns", "runs"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in board.rows:
+        ci = "—" if r.strict_ci95 is None else f"{r.strict_ci95[0]:.0%}–{r.strict_ci95[1]:.0%}"
+        cells = [r.benchmark, r.mode, r.target, _pct(r.strict_mean), ci, _pct(r.strict_pass_hat),
+                 *(_pct(r.dimensions.get(d)) for d in dims), str(r.unstable_turns),
+                 f"{r.finished}/{r.runs}"]  # fmt: skip
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"

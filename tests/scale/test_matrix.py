@@ -1,0 +1,123 @@
+"""``voxbench matrix``: the plan's schema, resume by content, limits, the leaderboard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_invoke import invoke
+from tests.scale.counting_agent import CountingAgent
+from voxbench.core.errors import ConfigError
+from voxbench.core.rundir import RunDirectory
+from voxbench.runner.launch import run_conversation
+from voxbench.scale.executors import LocalExecutor
+from voxbench.scale.matrix import load_plan, plan_groups, run_matrix
+
+
+def _plan(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "plan.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+PLAN = """\
+targets:
+  - local/oracle
+  - {name: baseline, target: local/baseline}
+benchmarks: [smoke]
+repeats: 2
+runs_dir: out
+"""
+
+
+def test_unknown_keys_are_errors_naming_file_and_key_path(tmp_path):
+    bad = _plan(tmp_path, "targets: [{target: local/oracle, optoins: {}}]\nbenchmarks: [smoke]\n")
+    with pytest.raises(ConfigError) as err:
+        load_plan(bad)
+    assert "plan.yaml" in str(err.value) and "targets[0].optoins: unknown key" in str(err.value)
+    assert "options" in str(err.value)  # the keys allowed there
+    bad = _plan(tmp_path, "targets: [oracle]\nbenchmarks: [smoke]\nrepeat: 3\n")
+    with pytest.raises(ConfigError, match="repeat: unknown key"):
+        load_plan(bad)
+    bad = _plan(tmp_path, "targets: [oracle]\nbenchmarks: [smoke]\nrun: {seed: 4}\n")
+    with pytest.raises(ConfigError, match="set by the matrix itself"):
+        load_plan(bad)
+
+
+def test_matrix_resumes_by_content(tmp_path):
+    plan = load_plan(_plan(tmp_path, PLAN))
+    first = run_matrix(plan, LocalExecutor())
+    assert first.cells == {"ran": 4, "resumed": 0, "reused": 0, "error": 0}
+    assert [(r.target, r.strict_mean) for r in first.rows] == [
+        ("local/oracle", 1.0),
+        ("baseline", 0.5),
+    ]
+    # The same plan again: every run is found by content and reused.
+    again = run_matrix(load_plan(_plan(tmp_path, PLAN)), LocalExecutor())
+    assert again.cells == {"ran": 0, "resumed": 0, "reused": 4, "error": 0}
+    # One more repeat: only the new seed runs.
+    more = run_matrix(
+        load_plan(_plan(tmp_path, PLAN.replace("repeats: 2", "repeats: 3"))), LocalExecutor()
+    )
+    assert more.cells == {"ran": 2, "resumed": 0, "reused": 4, "error": 0}
+    # A changed target option is another run: a new group, nothing reused.
+    changed = PLAN.replace("target: local/baseline}", "target: local/baseline, base_url: x}")
+    groups = plan_groups(load_plan(_plan(tmp_path, changed)))
+    assert groups[1].path != plan_groups(plan)[1].path
+    assert groups[0].path == plan_groups(plan)[0].path
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["rows"][0]["target"] == "local/oracle"
+    assert (
+        "| smoke | text | local/oracle | 100.0% |"
+        in (tmp_path / "out" / "leaderboard.md").read_text()
+    )
+
+
+async def _interrupted(config, path: Path, after: int) -> None:
+    def stop(done, total, record):
+        if done == after:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        await run_conversation(config, run_path=path, progress=stop)
+
+
+def test_interrupted_cell_is_resumed_not_rerun(tmp_path):
+    import asyncio
+
+    plan = load_plan(_plan(tmp_path, PLAN.replace("repeats: 2", "repeats: 1")))
+    group = plan_groups(plan)[0]
+    run = group.path / group.group.runs[0]
+    asyncio.run(_interrupted(group.group.config, run, after=4))
+    assert RunDirectory(run).info().status == "cancelled"
+    board = run_matrix(plan, LocalExecutor())
+    assert board.cells == {"ran": 1, "resumed": 1, "reused": 0, "error": 0}
+    turns = [r.turn for r in RunDirectory(run).turns()]
+    assert len(turns) == len(set(turns)) == 10
+    assert board.rows[0].strict_mean == 1.0
+
+
+def test_per_provider_concurrency_is_held(tmp_path):
+    CountingAgent.most = 0
+    plan = load_plan(
+        _plan(
+            tmp_path,
+            "targets: [tests.scale.counting_agent:CountingAgent]\nbenchmarks: [smoke]\n"
+            "repeats: 6\nmax_concurrency: 6\nproviders: {tests.scale.counting_agent:CountingAgent: "
+            "{max_concurrency: 2}}\nruns_dir: out\n",
+        )
+    )
+    board = run_matrix(plan, LocalExecutor())
+    assert board.cells["ran"] == 6
+    assert CountingAgent.most == 2
+
+
+def test_matrix_command_prints_the_leaderboard(tmp_path, monkeypatch, capsys):
+    plan = _plan(tmp_path, PLAN.replace("repeats: 2", "repeats: 1"))
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 0, err
+    assert "leaderboard" in out and "local/oracle" in out and "baseline" in out
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan), "--executor", "slurm")
+    assert code == 2 and "unknown executor 'slurm'" in err
