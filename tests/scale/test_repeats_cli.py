@@ -1,0 +1,94 @@
+"""``voxbench run --repeats``, and repeat groups in ``show``, ``compare`` and ``run --resume``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli_invoke import invoke
+from voxbench.scale.repeats import read_group
+
+
+def _group(tmp_path: Path, target: str) -> Path:
+    [path] = [p for p in (tmp_path / "runs" / "smoke").iterdir() if target in p.name]
+    return path
+
+
+def test_run_repeats_writes_a_group_and_prints_one_summary(tmp_path, monkeypatch, capsys):
+    code, out, err = invoke(
+        monkeypatch, capsys, "run", "smoke", "-t", "local/baseline", "--repeats", "3",
+        "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert code == 0, err
+    group = _group(tmp_path, "local-baseline_x3")
+    saved = read_group(group)
+    assert saved.seeds == [0, 1, 2] and saved.runs == ["seed-0", "seed-1", "seed-2"]
+    assert saved.status == "success" and saved.summary is not None
+    for name, seed in zip(saved.runs, saved.seeds, strict=True):
+        info = json.loads((group / name / "run.json").read_text())
+        assert info["seed"] == seed and info["status"] == "success"
+    assert "pass@3" in out and "pass^3" in out and "strict per-turn pass" in out
+    assert "no turn changed outcome between runs" in out
+    # show reads the group and prints the same summary.
+    code, shown, err = invoke(monkeypatch, capsys, "show", str(group))
+    assert code == 0, err
+    assert "pass^3" in shown and "50.0%" in shown
+
+
+def test_compare_two_groups_uses_runs_as_the_unit(tmp_path, monkeypatch, capsys):
+    for target in ("local/baseline", "local/oracle"):
+        code, _, err = invoke(
+            monkeypatch, capsys, "run", "smoke", "-t", target, "--repeats", "2",
+            "--runs-dir", str(tmp_path / "runs"),
+        )  # fmt: skip
+        assert code == 0, err
+    a, b = _group(tmp_path, "baseline"), _group(tmp_path, "oracle")
+    out_json = tmp_path / "cmp.json"
+    code, out, err = invoke(monkeypatch, capsys, "compare", str(a), str(b), "--json", str(out_json))
+    assert code == 0, err
+    assert "permutation of run labels" in out
+    data = json.loads(out_json.read_text())
+    strict = data["dimensions"][0]
+    assert strict["dimension"] == "strict_pass"
+    assert strict["difference"] == 0.5 and strict["permutations"] == 6
+    assert strict["p_value"] == round(2 / 6, 6)
+    # A group and a single run are not comparable.
+    code, _, err = invoke(monkeypatch, capsys, "compare", str(a), str(b / "seed-0"))
+    assert code == 2 and "repeat group" in err
+
+
+def test_resume_a_group_finishes_only_what_is_missing(tmp_path, monkeypatch, capsys):
+    code, _, err = invoke(
+        monkeypatch, capsys, "run", "smoke", "-t", "local/oracle", "--repeats", "2",
+        "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert code == 0, err
+    group = _group(tmp_path, "oracle")
+    import shutil
+
+    shutil.rmtree(group / "seed-1")
+    code, out, err = invoke(monkeypatch, capsys, "run", "--resume", str(group))
+    assert code == 0, err
+    assert "seed 0: reused" in out and "seed 1: ran" in out
+    assert read_group(group).status == "success"
+
+
+def test_fail_under_gates_the_mean_and_executor_needs_repeats(tmp_path, monkeypatch, capsys):
+    code, out, _ = invoke(
+        monkeypatch, capsys, "run", "smoke", "-t", "local/baseline", "--repeats", "2",
+        "--runs-dir", str(tmp_path / "runs"), "--fail-under", "strict_pass=0.9",
+    )  # fmt: skip
+    assert code == 1 and "below --fail-under" in out and "mean 50.0%" in out
+    code, _, err = invoke(monkeypatch, capsys, "run", "smoke", "-t", "oracle", "--executor", "ray")
+    assert code == 2 and "--repeats" in err
+
+
+def test_ray_executor_without_ray_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    code, _, err = invoke(
+        monkeypatch, capsys, "run", "smoke", "-t", "local/oracle", "--repeats", "2",
+        "--executor", "ray", "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert code == 2 and "pip install 'voxbench[ray]'" in err
