@@ -133,6 +133,7 @@ class RayExecutor:
                 field="artifacts",
                 expected="shared or return",
             )
+        import_ray()  # a missing extra is said before anything is planned or written
         self.address = address
         self.artifacts = artifacts
         self.num_cpus = num_cpus
