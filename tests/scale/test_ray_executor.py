@@ -122,3 +122,34 @@ def test_shared_limiter_holds_the_fake_endpoints_limit(local_ray, tmp_path):
     # The fake counts requests per second: 4 workers together stay within 8/s (+ burst 1).
     arrivals = [round(t - server.arrivals[0], 3) for t in server.arrivals]
     assert server.busiest_window(1.0) <= 8 + 1, arrivals
+
+
+def test_returned_artifacts_are_written_by_the_driver(local_ray, tmp_path):
+    from voxbench.scale.ray_executor import RayExecutor
+
+    path_l, group_l = _group(tmp_path, "local", 1, target="local/oracle")
+    path_r, group_r = _group(tmp_path, "returned", 1, target="local/oracle")
+    run_group(path_l, group_l, LocalExecutor(), Limits())
+    done = run_group(path_r, group_r, RayExecutor(artifacts="return"), Limits())
+    assert done.status == "success"
+    assert _artifacts(path_l / "seed-0") == _artifacts(path_r / "seed-0")
+
+
+def test_matrix_command_on_ray(local_ray, tmp_path, monkeypatch, capsys):
+    from tests.cli_invoke import invoke
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "targets: [local/oracle, local/baseline]\nbenchmarks: [smoke]\nrepeats: 2\nruns_dir: out\n",
+        encoding="utf-8",
+    )
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan), "--executor", "ray")
+    assert code == 0, err
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["executor"] == "ray" and board["cells"]["ran"] == 4
+    assert [r["strict_mean"] for r in board["rows"]] == [1.0, 0.5]
+    # Again on the local executor: the Ray runs are reused as they are.
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 0, err
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["cells"]["reused"] == 4

@@ -68,10 +68,18 @@ def matrix_command(
         "--ray-address",
         help="With --executor ray: auto, ray://HOST:PORT, or none for a local Ray started now.",
     ),
+    ray_artifacts: str = typer.Option(
+        None,
+        "--ray-artifacts",
+        help="With --executor ray: shared (workers write to runs_dir on a cluster filesystem, "
+        "the default) or return (workers send the files back; the driver writes them).",
+    ),
 ) -> None:
     """Run an evaluation matrix; finished runs are reused, interrupted ones resumed."""
     plan = load_plan(plan_file)
-    chosen = make_executor(executor or "local", ray_address=ray_address)
+    chosen = make_executor(
+        executor or "local", ray_address=ray_address, ray_artifacts=ray_artifacts
+    )
     console.print(
         f"matrix {escape(str(plan_file))} → {escape(str(plan.runs_dir))}", highlight=False
     )

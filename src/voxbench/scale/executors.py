@@ -97,20 +97,23 @@ class LocalExecutor:
                 pool.shutdown(wait=True, cancel_futures=True)
 
 
-def make_executor(name: str, *, ray_address: str | None = None) -> Executor:
+def make_executor(
+    name: str, *, ray_address: str | None = None, ray_artifacts: str | None = None
+) -> Executor:
     """The executor called ``name`` (``local`` or ``ray``)."""
     if name == "local":
-        if ray_address:
-            raise ConfigError(
-                "--ray-address needs the Ray executor",
-                field="--ray-address",
-                expected="--executor ray, or no --ray-address",
-            )
+        for flag, value in (("--ray-address", ray_address), ("--ray-artifacts", ray_artifacts)):
+            if value:
+                raise ConfigError(
+                    f"{flag} needs the Ray executor",
+                    field=flag,
+                    expected=f"--executor ray, or no {flag}",
+                )
         return LocalExecutor()
     if name == "ray":
         from voxbench.scale.ray_executor import RayExecutor
 
-        return RayExecutor(address=ray_address)
+        return RayExecutor(address=ray_address, artifacts=ray_artifacts or "shared")
     raise ConfigError(
         f"unknown executor {name!r}", field="--executor", expected=" or ".join(EXECUTORS)
     )
