@@ -5,7 +5,9 @@ so its CPU is not the runners') answers every request after L ms. K repeats of `
 the target ``openai/gpt-4o-mini`` run with C cells in flight, once with the local executor
 and once with Ray (a local Ray on this machine's cores). A run is a chain of R requests
 (one per turn, plus one per tool-call round), so the ideal is C / (R × L) runs per second.
-It prints runs/s and the ratio to the ideal for each executor, then Ray's overhead per task:
+It prints runs/s and the ratio to the ideal for each executor; then CPU-bound cells (audio
+runs with local speech) with the local executor's process pool and with Ray, where Ray can
+only win once the cluster has more cores than this machine; then Ray's overhead per task:
 the same finished cell through a Ray task (scheduling, argument and result transfer) against
 calling it in process.
 
@@ -72,6 +74,25 @@ def _measure(executor, repeats: int, concurrency: int, base_url: str, root: Path
     return elapsed, _requests_per_run(path / done.runs[0])
 
 
+def _measure_cpu_bound(executor, repeats: int, root: Path, heard_asr: str) -> float:
+    """Wall seconds for ``repeats`` audio runs of the oracle (local speech on this CPU)."""
+    from voxbench.runner.config import build_config
+    from voxbench.scale.limits import Limits
+    from voxbench.scale.repeats import plan_group, run_group
+
+    config = build_config(
+        {"benchmark": "smoke", "target": "local/oracle", "mode": "audio", "heard_asr": heard_asr,
+         "runs_dir": root}
+    )  # fmt: skip
+    path = Path(tempfile.mkdtemp(dir=root))
+    group = plan_group(config, repeats, path, executor.name)
+    start = time.perf_counter()
+    done = run_group(path, group, executor, Limits(max_concurrency=os.cpu_count() or 2))
+    if done.status != "success":
+        raise SystemExit(f"runs failed: {done.errors}")
+    return time.perf_counter() - start
+
+
 def _ray_overhead(tries: int, root: Path) -> tuple[float, float]:
     """Seconds per call of one finished cell: in process, and through a Ray task."""
     import ray
@@ -102,6 +123,13 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,4,8")
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--overhead-tries", type=int, default=20)
+    parser.add_argument(
+        "--cpu-bound",
+        default="1,2,4",
+        help="Audio runs (local eSpeak + Whisper) per point for the CPU-bound comparison; "
+        "empty to skip",
+    )
+    parser.add_argument("--heard-asr", default="local/whisper-tiny.en")
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-fake")
     import ray
@@ -126,6 +154,14 @@ def main() -> None:
                     rate = args.repeats / elapsed
                     print(f"{c:>3} {executor.name:>8} {elapsed:>7.2f} {rate:>7.3f} "
                           f"{ideal:>7.3f} {rate / ideal:>6.2f}")  # fmt: skip
+            if args.cpu_bound:
+                print("CPU-bound cells: audio runs of the oracle on smoke (eSpeak NG user, "
+                      f"{args.heard_asr} on the agent channel), wall s")  # fmt: skip
+                print(f"{'runs':>4} {'local':>7} {'ray':>7} {'ray/local':>9}")
+                for k in (int(x) for x in args.cpu_bound.split(",")):
+                    t_local = _measure_cpu_bound(executors[0], k, root, args.heard_asr)
+                    t_ray = _measure_cpu_bound(executors[1], k, root, args.heard_asr)
+                    print(f"{k:>4} {t_local:>7.2f} {t_ray:>7.2f} {t_ray / t_local:>9.2f}")
             local, remote = _ray_overhead(args.overhead_tries, root)
             print(f"one finished cell in process: {local * 1000:.1f} ms; as a Ray task: "
                   f"{remote * 1000:.1f} ms; overhead per task: {(remote - local) * 1000:.1f} ms")  # fmt: skip
