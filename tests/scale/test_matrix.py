@@ -121,3 +121,23 @@ def test_matrix_command_prints_the_leaderboard(tmp_path, monkeypatch, capsys):
     assert "leaderboard" in out and "local/oracle" in out and "baseline" in out
     code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan), "--executor", "slurm")
     assert code == 2 and "unknown executor 'slurm'" in err
+
+
+def test_a_failing_cell_does_not_stop_the_others(tmp_path, monkeypatch, capsys):
+    plan = _plan(
+        tmp_path,
+        "targets: [local/oracle, {target: openai/gpt-4o-mini, base_url: 'http://127.0.0.1:9/v1'}]"
+        "\nbenchmarks: [smoke]\nruns_dir: out\nrun: {max_retries: 0}\n",
+    )
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 3 and "OPENAI_API_KEY" in err  # keys are checked before any run
+    assert not (tmp_path / "out" / "leaderboard.json").exists()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-unreachable")
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 4
+    assert "every turn failed" in err and "run the same plan again" in err
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["cells"] == {"ran": 1, "resumed": 0, "reused": 0, "error": 1}
+    oracle, broken = board["rows"]
+    assert oracle["strict_mean"] == 1.0 and oracle["finished"] == 1
+    assert broken["finished"] == 0 and broken["strict_mean"] is None

@@ -92,3 +92,12 @@ def test_ray_executor_without_ray_says_how_to_install_it(tmp_path, monkeypatch, 
         "--executor", "ray", "--runs-dir", str(tmp_path / "runs"),
     )  # fmt: skip
     assert code == 2 and "pip install 'voxbench[ray]'" in err
+
+
+def test_missing_key_is_said_before_any_run(tmp_path, monkeypatch, capsys):
+    code, _, err = invoke(
+        monkeypatch, capsys, "run", "smoke", "-t", "openai/gpt-4o-mini", "--repeats", "2",
+        "--runs-dir", str(tmp_path / "runs"),
+    )  # fmt: skip
+    assert code == 3 and "OPENAI_API_KEY" in err
+    assert not list((tmp_path / "runs").rglob("run.json"))

@@ -108,6 +108,17 @@ def run_cell(cell: Cell) -> CellResult:
     return asyncio.run(run_cell_async(cell))
 
 
+def failed_cell(cell: Cell, exc: BaseException) -> CellResult:
+    """The result of a cell whose worker failed outside the run (a lost worker, a bug)."""
+    return CellResult(
+        path=cell.path,
+        status="error",
+        action="ran",
+        error=f"{type(exc).__name__}: {exc}".splitlines()[0],
+        turns=_turns(cell.path),
+    )
+
+
 def _turns(path: Path) -> int:
     try:
         return len(RunDirectory(path).turns())

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from voxbench.core.errors import ConfigError
 from voxbench.providers.ratelimit import LocalPacer, RateLimit, install_pacer
-from voxbench.scale.cells import Cell, CellResult, run_cell, run_cell_async
+from voxbench.scale.cells import Cell, CellResult, failed_cell, run_cell, run_cell_async
 from voxbench.scale.limits import CellCallback, Limits
 
 EXECUTORS = ("local", "ray")
@@ -82,10 +82,13 @@ class LocalExecutor:
 
         async def one(cell: Cell) -> CellResult:
             async with providers[cell.provider], total:
-                if cell.cpu_bound and pool is not None:
-                    result = await loop.run_in_executor(pool, run_cell, cell)
-                else:
-                    result = await run_cell_async(cell)
+                try:
+                    if cell.cpu_bound and pool is not None:
+                        result = await loop.run_in_executor(pool, run_cell, cell)
+                    else:
+                        result = await run_cell_async(cell)
+                except Exception as exc:  # one broken cell must not stop the others
+                    result = failed_cell(cell, exc)
             if on_done is not None:
                 on_done(cell, result)
             return result

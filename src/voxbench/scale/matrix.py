@@ -40,6 +40,7 @@ from voxbench.core.rundir import write_json_atomic, write_text_atomic
 from voxbench.core.yamlfile import read_yaml
 from voxbench.providers.ratelimit import RateLimit, normalise_origin
 from voxbench.runner.config import RunConfig, build_config
+from voxbench.runner.launch import check_run_credentials
 from voxbench.scale.cells import Cell, CellResult
 from voxbench.scale.executors import Executor
 from voxbench.scale.limits import CellCallback, Limits
@@ -266,6 +267,8 @@ def run_matrix(
 ) -> Leaderboard:
     """Run every cell of the plan that is not done yet, then rank the groups."""
     groups = plan_groups(plan, source=source)
+    for g in groups:  # every key the matrix needs, before its first run
+        check_run_credentials(g.group.config)
     cells: list[Cell] = []
     owners: list[int] = []
     for i, g in enumerate(groups):

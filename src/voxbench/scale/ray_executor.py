@@ -33,7 +33,7 @@ from typing import Any
 
 from voxbench.core.errors import ConfigError
 from voxbench.providers.ratelimit import LocalPacer, RateLimit, install_pacer, normalise_origin
-from voxbench.scale.cells import Cell, CellResult, finished, run_cell
+from voxbench.scale.cells import Cell, CellResult, failed_cell, finished, run_cell
 from voxbench.scale.limits import CellCallback, Limits
 
 RAY_HINT = "pip install 'voxbench[ray]'"
@@ -212,7 +212,10 @@ class RayExecutor:
                 i = in_flight.pop(ref)
                 cell = cells[i]
                 busy[cell.provider] -= 1
-                result, files = ray.get(ref)
+                try:
+                    result, files = ray.get(ref)
+                except Exception as exc:  # a worker lost past its retries, a bug in a cell
+                    result, files = failed_cell(cell, exc), None
                 if files is not None:
                     _write_returned(cell.path, files)
                 results[i] = result

@@ -24,7 +24,7 @@ from voxbench.core.errors import ConfigError, RunError
 from voxbench.core.rundir import write_json_atomic
 from voxbench.evaluation import load_or_evaluate
 from voxbench.runner.config import RunConfig
-from voxbench.runner.launch import new_run_path
+from voxbench.runner.launch import check_run_credentials, new_run_path
 from voxbench.scale.cells import Cell, CellResult
 from voxbench.scale.executors import Executor
 from voxbench.scale.limits import CellCallback, Limits
@@ -153,6 +153,7 @@ def run_group(
     on_done: CellCallback | None = None,
 ) -> RepeatGroup:
     """Run (or finish) every run of the group, then summarise it."""
+    check_run_credentials(group.config)  # before the first run, not once per failed run
     path.mkdir(parents=True, exist_ok=True)
     write_group(path, group.model_copy(update={"status": "started", "executor": executor.name}))
     results = executor.run(group_cells(path, group), limits, on_done)
