@@ -23,7 +23,7 @@ from voxbench.fullduplex.corpus import DERIVED_DIR
 from voxbench.fullduplex.driver import drive_corpus
 from voxbench.fullduplex.gating import compare
 from voxbench.fullduplex.judge import ChatJudge
-from voxbench.fullduplex.report import REPORT_FILE, STAGE_HEADER, stage_rows
+from voxbench.fullduplex.report import REPORT_FILE, STAGE_HEADER, metric_cell, stage_rows
 from voxbench.fullduplex.sample_context import MODES
 from voxbench.fullduplex.scoring import score_directory
 from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT, StreamOptions
@@ -184,15 +184,6 @@ def run_command(
         )
 
 
-def _cell(stats: dict[str, Any] | None, timing: bool) -> str:
-    if not stats or not stats.get("n"):
-        return "—"
-    text = f"{stats['mean']:.3f} ± {stats['std']:.3f}"
-    if timing:
-        text += f"\np50 {stats['p50']:.2f} p90 {stats['p90']:.2f} p99 {stats['p99']:.2f}"
-    return text
-
-
 def _print_stage_timings(summary: dict[str, Any], out: Console = console) -> None:
     rows = stage_rows(summary)
     if not rows:
@@ -214,7 +205,10 @@ def _print_summary(summary: dict[str, Any], out: Console = console) -> None:
         for col in ("target", "subset", "samples", "errors", *metrics):
             table.add_column(col)
         for r in rows:
-            cells = [_cell(r["metrics"].get(m), m in TIMING_METRICS) for m in metrics]
+            cells = [
+                metric_cell(r["metrics"].get(m), m in TIMING_METRICS, multiline=True)
+                for m in metrics
+            ]
             table.add_row(
                 escape(r["target"]),
                 escape(r["subset"]),
@@ -356,9 +350,7 @@ def _say_transcribed(report: Any, store: TranscriptStore, out: Console) -> None:
             f"→ {escape(str(where))}"
         )
     if reused > 0:
-        out.print(
-            f"reused {reused} transcript(s) made earlier by {escape(report.summary['asr'])}"
-        )
+        out.print(f"reused {reused} transcript(s) made earlier by {escape(report.summary['asr'])}")
     if not store.engines:
         out.print("no ASR ran: every word came from the outputs' own ASR files")
 

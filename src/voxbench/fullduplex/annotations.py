@@ -198,7 +198,9 @@ def load_asr(path: Path) -> AsrTranscript:
     return load_json_file(path, _ASR, expected)
 
 
-def save_asr(path: Path, transcript: AsrTranscript, provenance: dict[str, Any] | None = None) -> None:
+def save_asr(
+    path: Path, transcript: AsrTranscript, provenance: dict[str, Any] | None = None
+) -> None:
     """Write an ASR file in the corpus format (atomically: a killed write leaves no half file).
 
     ``provenance`` (which engine made it, from which audio) goes under an extra key that

@@ -17,12 +17,15 @@ from voxbench.fullduplex.timings import STAGES, RunTotals
 REPORT_FILE = "fdb_report.md"
 
 
-def _cell(stats: dict[str, Any] | None, timing: bool) -> str:
+def metric_cell(stats: dict[str, Any] | None, timing: bool, *, multiline: bool = False) -> str:
+    """A metric as ``mean ± std``, timings with their p50/p90/p99 (on a second line, or in
+    parentheses); ``—`` when it has no value."""
     if not stats or not stats.get("n"):
         return "—"
     text = f"{stats['mean']:.3f} ± {stats['std']:.3f}"
     if timing:
-        text += f" (p50 {stats['p50']:.2f}, p90 {stats['p90']:.2f}, p99 {stats['p99']:.2f})"
+        pcts = f"p50 {stats['p50']:.2f}, p90 {stats['p90']:.2f}, p99 {stats['p99']:.2f}"
+        text += f"\n{pcts}" if multiline else f" ({pcts})"
     return text
 
 
@@ -81,7 +84,7 @@ def _section(summary: dict[str, Any]) -> list[str]:
         out += [f"### {category}", ""]
         body = [
             [r["target"], r["subset"], str(r["samples"]), str(r["errors"])]
-            + [_cell(r["metrics"].get(m), m in TIMING_METRICS) for m in metrics]
+            + [metric_cell(r["metrics"].get(m), m in TIMING_METRICS) for m in metrics]
             for r in rows
         ]
         out += _table(["target", "subset", "samples", "errors", *metrics], body) + [""]
