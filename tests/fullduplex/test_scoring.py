@@ -151,8 +151,11 @@ def test_mini_corpus_produces_every_metric(mini_outputs: Path, mode: str, tmp_pa
         bc_row = next(r for r in report.summary["rows"] if r["category"] == "backchannel")
         assert bc_row["metrics"]["tor"]["mean"] == 0.0
         assert bc_row["metrics"]["no_backchannel"]["mean"] == 0.0
+        # The judge's answer is kept under fdb_derived/, never in the sample folder.
+        sample = "v1_0/synthetic_user_interruption/1"
+        assert not (mini_outputs / sample / "judge_relevance.json").exists()
         relevance = json.loads(
-            (mini_outputs / "v1_0/synthetic_user_interruption/1/judge_relevance.json").read_text()
+            (mini_outputs / "fdb_derived" / sample / "judge_relevance.json").read_text()
         )
         assert relevance["rating"] == 5 and relevance["judge"] == "openai-compatible/judge-model"
     else:
