@@ -282,3 +282,24 @@ def test_metadata_mode_reproduces_the_public_examples(
     assert rows["user_interruption"]["metrics"]["latency"]["mean"] == pytest.approx(4.08, abs=0.01)
     assert summary["asr"] is None
     assert (fdb_examples / "fdb_report.md").is_file()
+
+
+def test_derived_files_inside_the_scored_directory_are_not_samples(tmp_path: Path) -> None:
+    from tests.fullduplex.minicorpus import Track
+
+    folder = tmp_path / "candor_turn_taking" / "1"
+    folder.mkdir(parents=True)
+    (folder / "turn_taking.json").write_text(
+        json.dumps([{"text": "[TURN-TAKING]", "timestamp": [2.0, 2.4]}])
+    )
+    track = Track(6.0)
+    track.say("an answer", 3.0)
+    write_wav(folder / "output.wav", track.audio())
+    asr = _Recorder()
+    first = score_directory(tmp_path, transcripts=TranscriptStore(asr))
+    assert first.transcribed == [
+        tmp_path / "fdb_derived" / "candor_turn_taking" / "1" / "output.json"
+    ]
+    second = score_directory(tmp_path, transcripts=TranscriptStore(asr))
+    assert [s.sample for s in second.scores] == ["candor_turn_taking/1"]
+    assert second.transcribed == [] and asr.calls == 1
