@@ -159,6 +159,11 @@ def test_english_wer_uses_whispers_normaliser(reference, hypothesis, wer):
         ("I can't", "I cannot"),
         ("okay", "OK"),
         ("50 %", "fifty percent"),
+        # round brackets hold spoken words in an agent's text (Whisper's drops them)
+        (
+            "Student ticket: $45 (ID checked at the door).",
+            "student ticket $45 ID checked at the door",
+        ),
     ],
 )
 def test_voxbench_adds_what_whispers_normaliser_lacks(written, said):
@@ -168,6 +173,11 @@ def test_voxbench_adds_what_whispers_normaliser_lacks(written, said):
     assert whisper(written) != whisper(said)  # Whisper's normaliser alone leaves an error
     assert normalize_english(written) == normalize_english(said)
     assert word_error_rate(written, said) == 0.0
+
+
+def test_square_bracketed_tags_are_not_words():
+    # Transcription conventions for non-speech, dropped as Whisper's normaliser does.
+    assert word_error_rate("[laughter] hello there", "hello there") == 0.0
 
 
 def test_english_normaliser_is_named_for_outputs():

@@ -233,10 +233,15 @@ def _whisper_english() -> Callable[[str], str]:
 
 def normalize_english(text: str) -> str:
     """English text as the field compares it for WER: Whisper's English normaliser (contractions
-    expanded, "ninety dollars" → "$90", British → American spelling, fillers out), after
-    voxbench says times the way they are spoken, which Whisper's leaves half-done ("8:30 a.m."
-    → "8 30 a m" but "eight thirty am" → "830 am"; "five o'clock" → "50 clock")."""
+    expanded, "ninety dollars" → "$90", British → American spelling, fillers and
+    ``[tags]`` out), after voxbench says times the way they are spoken, which Whisper's leaves
+    half-done ("8:30 a.m." → "8 30 a m" but "eight thirty am" → "830 am"; "five o'clock" →
+    "50 clock"), and keeps words in round brackets, which Whisper's drops."""
     t = _times_said(text)
+    # Whisper's drops text in round brackets as a non-speech note ("(laughs)"); an agent's
+    # "(student ID checked at the door)" is spoken by its TTS. Square-bracketed tags
+    # ("[laughter]") are still dropped.
+    t = re.sub(r"[()]", " ", t)
     t = re.sub(r"\bcannot\b", "can not", t)  # Whisper expands "can't" to "can not"
     t = re.sub(r"\bokay\b", "ok", t)
     t = re.sub(r"(?<=\d)\s+%", "%", t)  # "50 %" and "fifty percent" → "50%"
