@@ -176,7 +176,7 @@ def test_csv_dash_writes_only_csv_to_stdout(monkeypatch, capsys, mini_outputs: P
     assert [(r["mode"], r["category"]) for r in rows] == [("fdb-v1", "smooth_turn_taking")]
     assert float(rows[0]["tor_mean"]) == 1.0
     # Progress, the table and the closing line went to stderr.
-    assert "score (fdb-v1)" in err and "samples ok: 1" in err
+    assert "score (fdb-v1)" in err and "samples ok: 1" in err and "smooth_turn_taking" in err
 
     code, out, err = invoke(monkeypatch, capsys, "fdb", "score", str(turn), "--csv", "-", "--json")
     assert code == 2 and "both write to stdout" in err

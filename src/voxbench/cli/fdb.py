@@ -307,20 +307,20 @@ def score_command(
         write_csv(summary, Path(csv_file))
     if json_out:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
-    elif not to_stdout:
-        _print_summary(summary, out)
+    else:
+        _print_summary(summary, out)  # on stderr when stdout carries the CSV
     _say_transcribed(report, store, messages)
     if report.results_dir is not None:
         messages.print(f"report: {escape(str(report.results_dir / REPORT_FILE))}")
     if baseline is not None:
-        results_ = compare(
+        gates = compare(
             summary,
             read_summary(baseline),
             tolerance=tolerance,
             latency_tolerance=latency_tolerance,
         )
-        regressions = [r for r in results_ if r.regressed]
-        for r in results_:
+        regressions = [r for r in gates if r.regressed]
+        for r in gates:
             mark = "[red]REGRESSED[/red]" if r.regressed else "[green]ok[/green]"
             out.print(
                 f"{mark} {r.category}/{r.subset} {r.metric}: {r.baseline:.3f} → {r.current:.3f} "
