@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 
 _ONES = [
     "zero",
@@ -231,6 +231,7 @@ def _whisper_english() -> Callable[[str], str]:
     return EnglishTextNormalizer()
 
 
+@lru_cache(maxsize=8192)  # a reference is normalised for every model and metric that uses it
 def normalize_english(text: str) -> str:
     """English text as the field compares it for WER: Whisper's English normaliser (contractions
     expanded, "ninety dollars" → "$90", British → American spelling, fillers and
