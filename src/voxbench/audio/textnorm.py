@@ -231,7 +231,7 @@ def _whisper_english() -> Callable[[str], str]:
     return EnglishTextNormalizer()
 
 
-@lru_cache(maxsize=8192)  # a reference is normalised for every model and metric that uses it
+@lru_cache(maxsize=1024)  # WER and CER of one record normalise the same two texts
 def normalize_english(text: str) -> str:
     """English text as the field compares it for WER: Whisper's English normaliser (contractions
     expanded, "ninety dollars" → "$90", British → American spelling, fillers and
