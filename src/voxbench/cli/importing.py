@@ -38,6 +38,11 @@ _PROMPT = typer.Option(
     "({knowledge_base} marks where the knowledge base goes).",
 )
 _FORCE = typer.Option(False, "--force", help="Replace a benchmark already at --out.")
+_COMMIT = typer.Option(
+    None,
+    "--upstream-commit",
+    help="The upstream commit SHA of an exported tree (required when SRC has no .git).",
+)
 
 
 def _date(value: str | None) -> date | None:
@@ -63,6 +68,10 @@ def _report(result: ImportedBenchmark) -> None:
         f"{result.canned_results} canned results, {audio}, date {result.current_date}"
         + (f", upstream commit {result.upstream_commit[:12]}" if result.upstream_commit else "")
     )
+    if result.harness:
+        console.print(
+            f"harness: {escape(result.harness)} (a run can use voxbench's own with -o harness=voxbench)"
+        )
     for note in result.notes:
         console.print(f"[yellow]note[/yellow]: {escape(note)}")
     console.print(f"check it with: voxbench bench check {escape(str(result.out_dir))}")
@@ -81,6 +90,7 @@ def conversation_bench(
     audio_dir: Path = _AUDIO,
     system_prompt: Path = _PROMPT,
     force: bool = _FORCE,
+    upstream_commit: str = _COMMIT,
 ) -> None:
     """Import ConversationBench's 75-turn benchmark."""
     result = import_conversation_bench(
@@ -91,6 +101,7 @@ def conversation_bench(
         audio_dir=audio_dir,
         system_prompt_file=system_prompt,
         force=force,
+        upstream_commit=upstream_commit,
     )
     _report(result)
 
@@ -99,15 +110,27 @@ def conversation_bench(
 def aiewf(
     src_dir: Path = typer.Argument(..., help="An aiewf-eval checkout."),
     variant: str = typer.Option(
-        DEFAULT_VARIANT, "--variant", help="Which benchmarks/<variant>/ (knowledge base + prompt)."
+        DEFAULT_VARIANT,
+        "--variant",
+        help="Which benchmarks/<variant>/ (knowledge base + prompt); the default is the one "
+        "upstream's published leaderboard uses.",
     ),
     out: Path = _OUT,
     current_date: str = _DATE,
     audio_dir: Path = _AUDIO,
     system_prompt: Path = _PROMPT,
     force: bool = _FORCE,
+    upstream_commit: str = _COMMIT,
 ) -> None:
     """Import AIEWF's 30-turn benchmark in one of its knowledge-base variants."""
+    console.print(
+        f"variant: [b]{escape(variant)}[/b]"
+        + (
+            " (default: the variant of upstream's published leaderboard)"
+            if variant == DEFAULT_VARIANT
+            else ""
+        )
+    )
     result = import_aiewf(
         src_dir,
         out or Path("imported") / variant,
@@ -116,5 +139,6 @@ def aiewf(
         audio_dir=audio_dir,
         system_prompt_file=system_prompt,
         force=force,
+        upstream_commit=upstream_commit,
     )
     _report(result)
