@@ -155,6 +155,14 @@ class BackendSpec(_Spec):
     harness: HarnessOptions = Field(default_factory=HarnessOptions)
 
 
+def choose_harness(
+    declared: HarnessOptions, which: str = "benchmark", overrides: dict[str, Any] | None = None
+) -> HarnessOptions:
+    """The harness a run uses: the benchmark's own (or voxbench's), with single options set."""
+    base = declared if which == "benchmark" else HarnessOptions()
+    return HarnessOptions.model_validate({**base.model_dump(), **(overrides or {})})
+
+
 def _ok(**fields: Any) -> dict[str, Any]:
     return {"status": "success", **fields}
 
@@ -539,5 +547,6 @@ __all__ = [
     "HarnessOptions",
     "ToolBackend",
     "ToolBinding",
+    "choose_harness",
     "state_matches",
 ]
