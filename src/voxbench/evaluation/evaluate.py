@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from voxbench.analysis import load_or_analyse
 from voxbench.benchmarks.loader import load_run_benchmark
+from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError, RunLockedError
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
@@ -31,6 +32,7 @@ from voxbench.judging.run import judge_run
 from voxbench.report.markdown import render_report
 from voxbench.runner.config import parse_turn_selection
 from voxbench.scoring.compat import COMPAT_NAMES, conversation_bench_summary
+from voxbench.scoring.compat_files import conversation_bench_files
 from voxbench.scoring.scorecard import DEFAULT_UNDECIDED_LIMIT, build_scorecard
 
 if TYPE_CHECKING:
@@ -249,6 +251,7 @@ async def evaluate_run_async(
             run_dir.write_scorecard(card)
             if summary is not None and options.compat is not None:
                 run_dir.write_json(run_dir.compat_file(options.compat), summary)
+                _write_upstream_files(run_dir, benchmark, merged, summary, analysis)
             report = render_report(card, merged.records, merged.judgments, summary)
             run_dir.write_text(run_dir.report_file, report)
     return Evaluation(
@@ -258,6 +261,22 @@ async def evaluate_run_async(
         compat=summary,
         analysis=analysis,
     )
+
+
+def _write_upstream_files(
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    merged: _Merged,
+    summary: dict[str, Any],
+    analysis: RunAnalysis | None,
+) -> None:
+    """ConversationBench's own file names and layout, so its scripts read this run."""
+    rows, upstream_summary, markdown = conversation_bench_files(
+        benchmark, merged.records, merged.judgments, summary, analysis
+    )
+    run_dir.write_jsonl(run_dir.path / RunDirectory.CB_JUDGED, rows)
+    run_dir.write_json(run_dir.path / RunDirectory.CB_SUMMARY, upstream_summary)
+    run_dir.write_text(run_dir.path / RunDirectory.CB_ANALYSIS, markdown)
 
 
 def evaluate_run(
