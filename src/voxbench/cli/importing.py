@@ -45,7 +45,7 @@ _COMMIT = typer.Option(
 )
 
 
-def _date(value: str | None) -> date | None:
+def parse_date(value: str | None) -> date | None:
     if value is None:
         return None
     try:
@@ -56,7 +56,7 @@ def _date(value: str | None) -> date | None:
         ) from exc
 
 
-def _report(result: ImportedBenchmark) -> None:
+def print_import(result: ImportedBenchmark) -> None:
     audio = (
         f"{result.audio_files} audio files ({result.audio_seconds:.1f} s)"
         if result.audio_files
@@ -97,13 +97,13 @@ def conversation_bench(
         src_dir,
         out or Path("imported") / name,
         name=name,
-        current_date=_date(current_date),
+        current_date=parse_date(current_date),
         audio_dir=audio_dir,
         system_prompt_file=system_prompt,
         force=force,
         upstream_commit=upstream_commit,
     )
-    _report(result)
+    print_import(result)
 
 
 @app.command("aiewf")
@@ -135,10 +135,10 @@ def aiewf(
         src_dir,
         out or Path("imported") / variant,
         variant=variant,
-        current_date=_date(current_date),
+        current_date=parse_date(current_date),
         audio_dir=audio_dir,
         system_prompt_file=system_prompt,
         force=force,
         upstream_commit=upstream_commit,
     )
-    _report(result)
+    print_import(result)
