@@ -101,6 +101,7 @@ def test_audio_only_dataset_takes_the_sources_from_a_checkout(tmp_path, monkeypa
     with serving_in_background(server):
         monkeypatch.setenv("HF_ENDPOINT", server.url)
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
         base = ("download", "conversation-bench", "--cache", str(tmp_path / "c"))
         code, _, stderr = invoke(monkeypatch, capsys, *base, "--out", str(tmp_path / "x"))
         assert code == 2 and "--source" in stderr
