@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from tests.runner.scripted import ScriptedSession
 from voxbench.benchmarks.backend import UPSTREAM_NUDGE_TEXT
@@ -12,6 +13,7 @@ from voxbench.core.errors import ConfigError
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.timeline import HarnessNudgeSent
 from voxbench.evaluation.evaluate import evaluate_run_async
+from voxbench.report.terminal import turns_table
 from voxbench.runner.config import RunConfig, build_config, split_harness_options
 from voxbench.runner.launch import run_conversation
 
@@ -61,6 +63,11 @@ async def test_nudge_follows_a_reply_that_lacks_its_required_call(tmp_path: Path
     evaluation = await evaluate_run_async(run.path, write=False)
     tool_use = {j.turn: j.passed for j in evaluation.judgments if j.dimension == "tool_use"}
     assert tool_use["1"] is False
+    console = Console(record=True, width=240)
+    console.print(turns_table(run.turns(), evaluation.judgments))
+    shown = " ".join(console.export_text().split())
+    assert "after the harness nudge 'Please go ahead.'" in shown
+    assert "register_for_session (after the nudge, not scored)" in shown
 
 
 async def test_no_nudge_in_voxbench_harness_or_when_the_call_was_made(tmp_path: Path) -> None:
