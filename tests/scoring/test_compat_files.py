@@ -24,7 +24,7 @@ SCORES = {
 
 def upstream_printout(summary: dict) -> list[str]:
     """What upstream's ``judge`` command prints from ``claude_summary.json`` (its reads)."""
-    passes = summary.get("passes", {})
+    passes = summary.get("passes", summary.get("claude_passes", {}))
     total = summary.get("turns_scored", 0)
     lines = [
         f"Tool use: {passes.get('tool_use_correct', 0)}/{total}",
@@ -55,6 +55,7 @@ async def test_compat_run_writes_upstreams_files(tmp_path: Path) -> None:
 
     summary = json.loads((run / RunDirectory.CB_SUMMARY).read_text())
     assert summary["passes"] == evaluation.compat["passes"]  # counted once, by the compat rules
+    assert summary["claude_passes"] == summary["passes"]  # the older scripts' name
     assert summary["turns_scored"] == len(records) == 10
     assert summary["category_totals"] == evaluation.compat["category_totals"]
     assert {"judge_version", "judge_model", "judged_at", "turn_taking_failures"} <= set(summary)

@@ -115,6 +115,8 @@ def summary_file(
         "model_name": summary["model_name"],
         "judge_name": "claude",
         "passes": dict(summary["passes"]),
+        # Audio Arena's older scripts read the counts under this name.
+        "claude_passes": dict(summary["passes"]),
         "turns_scored": summary["turns_scored"],
         "category_totals": dict(summary["category_totals"]),
         "judge_version": ", ".join(summary.get("judge_versions") or []),
