@@ -317,7 +317,7 @@ def test_cli_imports_both_and_the_result_validates(
     said = " ".join(result.output.split())
     assert "variant: aiwf_medium_context (default: the variant of upstream's published" in said
     assert f"upstream commit {AIEWF_SHA[:12]}" in said
-    assert "harness: aiewf (duplicate_calls=skip, canned_results=success, nudge=True)" in said
+    assert "harness: aiewf (duplicate_calls=skip, canned_results=success, nudge=True," in said
     # The default destination is ./imported/<variant> (tests run in tmp_path).
     assert runner.invoke(app, ["bench", "validate", "imported/aiwf_medium_context"]).exit_code == 0
     bench = load_benchmark(Path("imported/aiwf_medium_context"))

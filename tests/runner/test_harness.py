@@ -38,6 +38,16 @@ class HesitantAgent(ScriptedSession):
             await super().respond(user_text)
 
 
+class Listener(ScriptedSession):
+    """A scripted agent that answers the harness's nudge with a plain "ok"."""
+
+    async def respond(self, user_text: str) -> None:
+        if user_text == UPSTREAM_NUDGE_TEXT:
+            await self.say("ok")
+        else:
+            await super().respond(user_text)
+
+
 async def _run(tmp_path: Path, agent: ScriptedSession, **kw) -> RunDirectory:
     config = RunConfig(benchmark="smoke", target="local/oracle", runs_dir=tmp_path / "runs", **kw)
     return RunDirectory.open_existing(await run_conversation(config, session_factory=lambda: agent))
@@ -111,3 +121,24 @@ def test_run_options_pick_the_harness() -> None:
         build_config({"benchmark": "smoke", "harness_options": {"nudges": True}})
     with pytest.raises(ConfigError, match="harness_options.duplicate_calls"):
         build_config({"benchmark": "smoke", "harness_options": {"duplicate_calls": "drop"}})
+
+
+async def test_aiewf_rule_decides_whether_the_call_was_made(tmp_path: Path) -> None:
+    # "vegetarian meal" for the golden "vegetarian": the benchmark's normalized matcher says
+    # the call is missing; AIEWF's harness rule (containment) says it was made.
+    async def loose(s: ScriptedSession, _: str) -> None:
+        args = {"name": "Priya Raman", "dietary_preference": "vegetarian meal"}
+        await s.call_tool("submit_dietary_request", args)
+        await s.say("noted")
+
+    by_benchmark = await _run(
+        tmp_path / "a", Listener({5: loose}), only_turns="5", harness_options={"nudge": True}
+    )
+    assert by_benchmark.turns()[0].nudge is not None
+    by_aiewf = await _run(
+        tmp_path / "b",
+        Listener({5: loose}),
+        only_turns="5",
+        harness_options={"nudge": True, "nudge_match": "aiewf"},
+    )
+    assert by_aiewf.turns()[0].nudge is None

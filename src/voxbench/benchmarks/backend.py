@@ -139,6 +139,9 @@ class HarnessOptions(_Spec):
     follow-up (AIEWF). The follow-up exchange is recorded apart from the turn and never
     scored, as upstream leaves its recovery turns out of the judgment."""
     nudge_text: str = UPSTREAM_NUDGE_TEXT
+    nudge_match: Literal["benchmark", "aiewf"] = "benchmark"
+    """How a made call is compared with a required one to decide the nudge: the benchmark's
+    own argument matchers, or AIEWF's harness rule (``upstream_matching``)."""
 
 
 class BackendSpec(_Spec):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from voxbench.benchmarks.backend import BackendSpec, ToolBackend, choose_harness
+from voxbench.benchmarks.upstream_matching import aiewf_args_match
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.clock import Clock, VirtualClock
 from voxbench.core.errors import AuthenticationError, ErrorCategory, ProviderError, RunError
@@ -489,6 +490,14 @@ class ConversationRun:
         if not self.harness.nudge or self.speech is not None:
             return []
         made = [c for c in state.record_calls if not c.is_duplicate and c.parse_error is None]
+        if self.harness.nudge_match == "aiewf":
+            return [
+                want.name
+                for want in turn.expect.required_calls
+                if not any(
+                    c.name == want.name and aiewf_args_match(want.args, c.arguments) for c in made
+                )
+            ]
         return [
             want.name
             for want in turn.expect.required_calls

@@ -25,10 +25,12 @@ HARNESS = {
     "duplicate_calls": "skip",
     "canned_results": "success",
     "nudge": True,
+    "nudge_match": "aiewf",
 }
 """Its text pipeline: a repeated call in a turn gets ``duplicate_skipped``, every call gets
 ``{"status": "success"}`` (its ``function_call_response`` values are not used), and a reply
-missing the required call gets one "Please go ahead." follow-up, which is not scored."""
+missing the required call (by its own loose argument rule) gets one "Please go ahead."
+follow-up, which is not scored."""
 SHARED = "_shared"
 KB_FILE = Path("data") / "knowledge_base.txt"
 
