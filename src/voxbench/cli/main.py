@@ -11,6 +11,7 @@ from voxbench import __version__
 from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show, tasks
 from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
+from voxbench.cli.download import download_command
 from voxbench.cli.fdb import app as fdb_app
 from voxbench.cli.synth import synth_command
 from voxbench.core.errors import VoxbenchError
@@ -31,6 +32,7 @@ app.command("compare")(compare_command)
 app.command("analyze")(analyze.analyze_command)
 app.command("fake-server")(fake_server.fake_server_command)
 app.command("synth")(synth_command)
+app.command("download")(download_command)
 app.add_typer(listing.app, name="list")
 app.add_typer(bench.app, name="bench")
 app.add_typer(fdb_app, name="fdb")

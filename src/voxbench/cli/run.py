@@ -30,7 +30,12 @@ from voxbench.core.rundir import RunDirectory
 from voxbench.core.yamlfile import parse_yaml
 from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
-from voxbench.runner.config import RunConfig, build_config, check_turns_exist
+from voxbench.runner.config import (
+    RunConfig,
+    build_config,
+    check_turns_exist,
+    split_harness_options,
+)
 from voxbench.runner.conversation import ProgressCallback
 from voxbench.runner.credentials import check_credentials
 from voxbench.runner.launch import new_run_path, resume_run, run_conversation
@@ -161,7 +166,9 @@ def run_command(
         None,
         "--option",
         "-o",
-        help="Target option KEY=VALUE, repeatable (e.g. turn_detection=server_vad, voice=alloy).",
+        help="Target option KEY=VALUE, repeatable (e.g. turn_detection=server_vad, voice=alloy); "
+        "harness=voxbench drops an imported benchmark's upstream harness, harness.KEY=VALUE sets "
+        "one harness option (nudge, duplicate_calls, canned_results).",
     ),
     tags: str = typer.Option(
         None,
@@ -200,8 +207,10 @@ def run_command(
             "user_tts": user_tts,
             "clock": clock,
             "tags": tags,
-            "target_options": _parse_options(option) if option else None,
         }
+        options = _parse_options(option) if option else {}
+        flags.update(split_harness_options(options))  # -o harness=…, -o harness.KEY=…
+        flags["target_options"] = options or None
         if config_file is not None:
             config = RunConfig.from_file(config_file, **flags)
         else:

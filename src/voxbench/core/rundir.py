@@ -242,6 +242,11 @@ class RunDirectory:
     REPORT = "report.md"
     REPORT_HTML = "report.html"
     LOCK = ".writer.lock"
+    CB_SUMMARY = "claude_summary.json"
+    CB_JUDGED = "claude_judged.jsonl"
+    CB_ANALYSIS = "claude_analysis.md"
+    """ConversationBench's own run-file names (``--compat conversation-bench`` writes them
+    too, in its layout, so upstream's scripts read voxbench runs)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -481,6 +486,11 @@ class RunDirectory:
         if not isinstance(data, dict):
             raise RunError(f"{path}: expected a JSON object")
         return data
+
+    def write_jsonl(self, path: Path, rows: list[dict[str, Any]]) -> Path:
+        """Replace a JSONL file of this run (secrets redacted)."""
+        write_jsonl_atomic(path, rows)
+        return path
 
     def write_json(self, path: Path, data: Any) -> Path:
         """Replace a JSON file of this run (secrets redacted)."""
