@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from voxbench.benchmarks.upstream_matching import aiewf_args_match, text_matches
+from voxbench.benchmarks.upstream_matching import aiewf_args_match
+from voxbench.core.matching import upstream_text_matches as text_matches
 
 GOLDEN = {"name": "Jennifer Smith", "suggestion_text": "A session about open telemetry tracing."}
 

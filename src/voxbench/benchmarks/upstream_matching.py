@@ -17,72 +17,14 @@ arguments match the golden ones loosely:
 
 from __future__ import annotations
 
-import re
-from difflib import SequenceMatcher
 from typing import Any
 
-STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "of",
-        "with",
-        "about",
-        "is",
-        "are",
-        "was",
-        "were",
-        "my",
-        "your",
-        "our",
-    ]
-)
-_SPELLINGS = (
-    ("opentelemetry", "open telemetry"),
-    ("can't", "cannot"),
-    ("cant", "cannot"),
-    ("can not", "cannot"),
-    ("unable to", "cannot"),
-)
-SIMILARITY = 0.82
-
-
-def _normalise(text: str) -> str:
-    out = (text or "").lower().strip()
-    for old, new in _SPELLINGS:
-        out = out.replace(old, new)
-    out = re.sub(r"[^a-z0-9\s]", "", out)
-    return re.sub(r"\s+", " ", out)
+from voxbench.core.matching import upstream_text_matches
 
 
 def _is_identifier(key: str | None) -> bool:
     name = (key or "").strip().lower()
     return name in {"id", "session_id", "tool_call_id", "conversation_id"} or name.endswith("_id")
-
-
-def text_matches(expected: str, actual: str) -> bool:
-    """AIEWF's loose comparison of a free-text argument with its golden value."""
-    want, got = _normalise(expected), _normalise(actual)
-    if want == got or (want and got and (want in got or got in want)):
-        return True
-    want_words = {w for w in want.split() if w not in STOP_WORDS}
-    got_words = {w for w in got.split() if w not in STOP_WORDS}
-    if want_words and got_words:
-        shared = len(want_words & got_words)
-        covered = shared / len(want_words)
-        covering = shared / len(got_words)
-        jaccard = shared / len(want_words | got_words)
-        if covered >= 0.8 or (jaccard >= 0.6 and covered >= 0.7):
-            return True
-        if covered >= 0.6 and covering >= 0.6:
-            return True
-    return SequenceMatcher(None, want, got).ratio() >= SIMILARITY
 
 
 def aiewf_args_match(expected: Any, actual: Any, key: str | None = None) -> bool:
@@ -102,8 +44,8 @@ def aiewf_args_match(expected: Any, actual: Any, key: str | None = None) -> bool
             return False
         if _is_identifier(key):
             return expected.strip() == actual.strip()
-        return text_matches(expected, actual)
+        return upstream_text_matches(expected, actual)
     return bool(expected == actual)
 
 
-__all__ = ["aiewf_args_match", "text_matches"]
+__all__ = ["aiewf_args_match"]
