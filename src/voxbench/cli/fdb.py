@@ -20,6 +20,7 @@ from voxbench.core.session import Session
 from voxbench.fullduplex.annotations import load_gt_distribution
 from voxbench.fullduplex.driver import drive_corpus
 from voxbench.fullduplex.gating import compare
+from voxbench.fullduplex.html import write_fdb_html
 from voxbench.fullduplex.judge import ChatJudge
 from voxbench.fullduplex.sample_context import MODES
 from voxbench.fullduplex.scoring import score_directory
@@ -224,6 +225,12 @@ def score_command(
         help="Another Silero VAD ONNX file for fdb-v1 mode (default: silero-vad 6.0's, shipped"
         " with faster-whisper); its SHA-256 is recorded in the summary.",
     ),
+    html: bool = typer.Option(
+        False, "--html", help="Also write fdb_report_<mode>.html: every sample with players."
+    ),
+    embed_audio: bool = typer.Option(
+        False, "--embed-audio", help="With --html: put the audio into the page."
+    ),
 ) -> None:
     """Score outputs; writes fdb_scores_<mode>.jsonl and fdb_summary_<mode>.json there."""
     if mode not in MODES:
@@ -256,6 +263,9 @@ def score_command(
     summary = report.summary
     if csv_file is not None:
         write_csv(summary, csv_file)
+    if html:
+        page = write_fdb_html(out_dir, mode=mode, embed_audio=embed_audio)
+        make_console(stderr=json_out).print(f"report: {escape(str(page))}", soft_wrap=True)
     if json_out:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:

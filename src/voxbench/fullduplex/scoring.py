@@ -109,6 +109,16 @@ def find_scorable(
     return samples, skipped, notes
 
 
+def scores_file(root: Path, mode: str) -> Path:
+    """Where a scoring pass writes its per-sample scores."""
+    return root / f"fdb_scores_{mode}.jsonl"
+
+
+def summary_file(root: Path, mode: str) -> Path:
+    """Where a scoring pass writes its summary."""
+    return root / f"fdb_summary_{mode}.json"
+
+
 def score_directory(
     out_dir: str | Path,
     *,
@@ -151,8 +161,8 @@ def score_directory(
     summary["notes"] = notes + summary["notes"]
     if write:
         lines = "".join(json.dumps(s.to_json(), ensure_ascii=False) + "\n" for s in scores)
-        (root / f"fdb_scores_{mode}.jsonl").write_text(lines, encoding="utf-8")
-        write_json(summary, root / f"fdb_summary_{mode}.json")
+        scores_file(root, mode).write_text(lines, encoding="utf-8")
+        write_json(summary, summary_file(root, mode))
     return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
 
 

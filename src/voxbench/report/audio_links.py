@@ -1,0 +1,76 @@
+"""How a report's audio players reach their audio: a relative link, a viewer's URL, or the
+audio itself embedded as a ``data:`` URI (a mailed report then plays with nothing beside it).
+
+A time range becomes a media fragment (``conversation.wav#t=12.3,15.8``) on a link, which
+Chromium honours: the player starts at the first time and pauses at the second. Embedded, the
+range is cut out of the file and kept as a mono 16 kHz WAV, so a long run stays mailable.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import soundfile as sf
+from markupsafe import Markup, escape
+
+from voxbench.audio.wav import Audio, read_wav
+
+EMBED_RATE = 16_000
+"""Sample rate of embedded clips: speech stays clear at a third of a 48 kHz file's size."""
+
+
+@dataclass
+class AudioLinks:
+    """Where the players of one report get their audio.
+
+    ``base_dir``: the folder the HTML file is written to (links are relative to it);
+    ``embed``: put the audio itself into the page; ``url_for``: a web viewer's own URL for a
+    file (wins over ``base_dir``)."""
+
+    base_dir: Path | None = None
+    embed: bool = False
+    url_for: Callable[[Path], str] | None = None
+    _decoded: dict[Path, Audio] = field(default_factory=dict, repr=False)
+
+    def src(
+        self, file: Path, start: float | None = None, end: float | None = None
+    ) -> Markup | None:
+        """The ``src`` of a player for ``file`` (between ``start`` and ``end`` seconds), or
+        None when the file is not there to play."""
+        if not file.is_file():
+            return None
+        if self.embed:
+            return Markup(self._data_uri(file, start, end))
+        if self.url_for is not None:
+            url = self.url_for(file)
+        else:
+            base = self.base_dir if self.base_dir is not None else file.parent
+            url = quote(Path(os.path.relpath(file.resolve(), base.resolve())).as_posix())
+        return Markup(escape(url + _fragment(start, end)))
+
+    def _audio(self, file: Path) -> Audio:
+        if file not in self._decoded:
+            self._decoded[file] = read_wav(file)
+        return self._decoded[file]
+
+    def _data_uri(self, file: Path, start: float | None, end: float | None) -> str:
+        audio = self._audio(file)
+        if start is not None or end is not None:
+            audio = audio.slice(start or 0.0, end)
+        clip = audio.mono().resampled(EMBED_RATE) if audio.frames else audio.mono()
+        buffer = io.BytesIO()
+        sf.write(buffer, clip.samples, clip.sample_rate, subtype="PCM_16", format="WAV")
+        return "data:audio/wav;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _fragment(start: float | None, end: float | None) -> str:
+    if start is None and end is None:
+        return ""
+    a = f"{max(start or 0.0, 0.0):.2f}"
+    return f"#t={a},{end:.2f}" if end is not None else f"#t={a}"
