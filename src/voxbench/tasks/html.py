@@ -76,7 +76,10 @@ def render_tasks_html(
     for row in latest_rows(run.rows()).values():
         groups.setdefault((row["task"], row["model"]), []).append(row)
     worst_records = []
-    for (task, model), rows in groups.items():
+    rank = {name: i for i, name in enumerate(models)}
+    for (task, model), rows in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], rank.get(kv[0][1], len(rank)))
+    ):
         ranked = sorted(
             (r for r in rows if badness(r) > 0), key=lambda r: (-badness(r), str(r["id"]))
         )
