@@ -101,7 +101,7 @@ async def test_embedded_audio_plays_each_turn_on_its_own(audio_run: Path) -> Non
     assert len(players) == 8 and not external_links(page)
     for player in players:
         src = player.attrs["src"]
-        assert src.startswith("data:audio/wav;base64,")
+        assert src.startswith("data:audio/flac;base64,")
         clip, rate = sf.read(io.BytesIO(base64.b64decode(src.split(",", 1)[1])))
         assert rate == 16_000 and clip.ndim == 1 and 0.3 < len(clip) / rate < 30
 
