@@ -40,6 +40,10 @@ def test_fdb_page_has_each_category_and_sample_with_players(
     row = next(s for s in samples if s.attrs["data-sample"] == first["sample"])
     assert f"{first['metrics']['tor']:.3f}" in row.text or str(first["metrics"]["tor"]) in row.text
     assert not external_links(page)
+    page_file.unlink()
+    code, out, err = invoke(monkeypatch, capsys, "report", str(root), "--html")
+    assert code == 0, out + err
+    assert page_file.is_file() and "FDB fdb-v1" in out
 
 
 def test_fdb_page_without_a_scoring_is_a_clear_error(tmp_path: Path) -> None:

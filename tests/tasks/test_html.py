@@ -59,6 +59,10 @@ def test_worst_records_come_first_with_players(
     code, out, err = invoke(monkeypatch, capsys, "tasks", "show", str(run), "--html")
     assert code == 0, err
     assert (run / "report.html").is_file()
+    (run / "report.html").unlink()
+    code, out, err = invoke(monkeypatch, capsys, "report", str(run))  # the same page
+    assert code == 0, err
+    assert (run / "report.html").is_file() and "report.html" in out
 
 
 def test_badness_ranks_errors_then_empty_then_wrong() -> None:
