@@ -27,6 +27,7 @@ from voxbench.report.markdown import checks_lines
 from voxbench.report.page import render_page
 from voxbench.report.svg import TimelineTurn, distribution_svg, rate_bar_svg, timeline_svg
 from voxbench.scoring.compare import compare_runs
+from voxbench.scoring.scorecard import strict_outcomes
 
 PLAYER_PAD = 0.15
 """Seconds of recording kept before and after a turn's part in its player."""
@@ -165,14 +166,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _verdict(record: TurnRecord, judgments: list[Judgment], judged: bool) -> str:
-    if not judged:
-        return "unjudged"
-    if record.status != "ok" or any(j.passed is False for j in judgments):
-        return "fail"
-    if any(j.judge_failed for j in judgments):
-        return "undecided"
-    return "pass"
+_VERDICTS = {True: "pass", False: "fail", None: "undecided"}
 
 
 def _span(a: float | None, b: float | None, data: RunReportData) -> tuple[float, float] | None:
@@ -199,6 +193,10 @@ def turn_views(data: RunReportData, links: AudioLinks) -> list[TurnView]:
     by_turn: dict[str, list[Judgment]] = {}
     for j in data.judgments:
         by_turn.setdefault(j.turn, []).append(j)
+    # A turn's verdict is its strict per-turn outcome, as the scorecard counts it.
+    # Turns without any judgment (a run judged with --only-turns) stay unjudged.
+    judged = [r for r in data.records if r.turn in by_turn]
+    strict = strict_outcomes(judged, data.judgments) if data.card is not None else {}
     views = []
     for record in data.records:
         m = data.analysis.turn(record.turn) if data.analysis is not None else None
@@ -225,7 +223,7 @@ def turn_views(data: RunReportData, links: AudioLinks) -> list[TurnView]:
             record=record,
             judgments=judgments,
             measures=m,
-            verdict=_verdict(record, judgments, data.card is not None),
+            verdict=_VERDICTS[strict[record.turn]] if record.turn in strict else "unjudged",
             user_span=user,
             agent_span=agent if agent_spoke else None,
         )
