@@ -14,6 +14,7 @@ import soundfile as sf
 
 from tests.cli_invoke import invoke
 from tests.report.html_checks import external_links, parse, player_files
+from tests.report.runs import judged_run
 from voxbench.core.rundir import RunDirectory, read_jsonl, write_jsonl_atomic
 from voxbench.evaluation.evaluate import evaluate_run_async
 from voxbench.report.html import render_compare_html, render_run_html, write_run_html
@@ -22,21 +23,9 @@ from voxbench.runner.launch import run_conversation
 from voxbench.scoring.compare import compare_runs
 
 
-async def _run(tmp_path: Path, target: str, mode: str = "text", **kw) -> Path:
-    if mode == "audio":
-        kw.setdefault("heard_asr", "none")
-        kw.setdefault("inter_turn_gap", 0.3)
-    config = RunConfig(
-        benchmark="smoke", target=target, mode=mode, runs_dir=tmp_path / "runs", **kw
-    )
-    path = await run_conversation(config)
-    await evaluate_run_async(path)
-    return path
-
-
 @pytest.fixture
 async def audio_run(tmp_path: Path) -> Path:
-    return await _run(tmp_path, "local/oracle", mode="audio", only_turns="0-3", tags="track")
+    return await judged_run(tmp_path, "local/oracle", mode="audio", only_turns="0-3", tags="track")
 
 
 def _rates(page) -> dict[str, str]:
@@ -108,7 +97,7 @@ async def test_embedded_audio_plays_each_turn_on_its_own(audio_run: Path) -> Non
 
 @pytest.mark.secrets_on_purpose
 async def test_user_text_is_escaped_and_secrets_redacted(tmp_path: Path) -> None:
-    path = await _run(tmp_path, "local/oracle", only_turns="0-2")
+    path = await judged_run(tmp_path, "local/oracle", only_turns="0-2")
     rows = read_jsonl(path / "transcript.jsonl")
     rows[1]["assistant_text"] = "<script>alert(1)</script> my key sk-abcdefghijklmnopqrstuvwx"
     rows[1]["tool_calls"] = [
@@ -144,8 +133,8 @@ async def test_an_unjudged_run_shows_its_turns_without_verdicts(tmp_path: Path) 
 
 
 async def test_compare_page_pairs_turns_and_shows_the_paired_test(tmp_path: Path) -> None:
-    a = await _run(tmp_path, "local/oracle")
-    b = await _run(tmp_path, "local/baseline")
+    a = await judged_run(tmp_path, "local/oracle")
+    b = await judged_run(tmp_path, "local/baseline")
     text = render_compare_html(a, b, out_dir=tmp_path)
     page = parse(text)
     ra, rb = RunDirectory(a), RunDirectory(b)
@@ -170,8 +159,8 @@ async def test_compare_page_pairs_turns_and_shows_the_paired_test(tmp_path: Path
 def test_cli_writes_report_html_and_compare_html(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    a = asyncio.run(_run(tmp_path, "local/oracle", only_turns="0-3"))
-    b = asyncio.run(_run(tmp_path, "local/baseline", only_turns="0-3"))
+    a = asyncio.run(judged_run(tmp_path, "local/oracle", only_turns="0-3"))
+    b = asyncio.run(judged_run(tmp_path, "local/baseline", only_turns="0-3"))
     code, out, err = invoke(monkeypatch, capsys, "report", str(a), "--html")
     assert code == 0, err
     assert (a / "report.html").is_file() and "report.html" in out

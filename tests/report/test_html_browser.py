@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.test_html import _run
+from tests.report.runs import judged_run
 from voxbench.report.html import render_run_html, write_run_html
 
 CHROMIUM_ENV = "VOXBENCH_CHROMIUM"
@@ -53,7 +53,7 @@ def _chromium() -> str:
 def test_report_plays_each_turn_offline_in_chromium(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     executable = _chromium()
-    run = asyncio.run(_run(tmp_path, "local/oracle", mode="audio", only_turns="0-1"))
+    run = asyncio.run(judged_run(tmp_path, "local/oracle", mode="audio", only_turns="0-1"))
     linked = write_run_html(run)
     embedded = tmp_path / "mailed" / "report.html"  # alone in a folder: nothing beside it
     embedded.parent.mkdir()
