@@ -180,7 +180,7 @@ def timeline_svg(
     each turn links to its drilldown (``#turn-<id>``)."""
     if px_per_second is None:
         # Short runs get room to read each turn; long ones stay a scrollable strip.
-        px_per_second = max(4.0, min(40.0, TIMELINE_WIDTH / max(duration, 1.0)))
+        px_per_second = max(4.0, min(16.0, TIMELINE_WIDTH / max(duration, 1.0)))
     left, lane_h = 56, 18
     user_y, agent_y, issue_y = 30, 54, 90
     height = 112
