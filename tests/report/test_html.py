@@ -13,14 +13,16 @@ import pytest
 import soundfile as sf
 
 from tests.cli_invoke import invoke
+from tests.judging.scripted import JudgeScript, scripted_run
 from tests.report.html_checks import external_links, parse, player_files
 from tests.report.runs import judged_run
 from voxbench.core.rundir import RunDirectory, read_jsonl, write_jsonl_atomic
-from voxbench.evaluation.evaluate import evaluate_run_async
+from voxbench.evaluation.evaluate import EvaluationOptions, evaluate_run_async
 from voxbench.report.html import render_compare_html, render_run_html, write_run_html
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 from voxbench.scoring.compare import compare_runs
+from voxbench.testing import FakeOpenAIServer
 
 
 @pytest.fixture
@@ -174,3 +176,21 @@ def test_cli_writes_report_html_and_compare_html(
     assert len(page.find("tr", class_="cmp-turn")) == 4 and not external_links(page)
     code, out, err = invoke(monkeypatch, capsys, "report", str(tmp_path / "nowhere"), "--html")
     assert code == 2 and "not a run directory" in err
+
+
+async def test_llm_judge_explanations_are_on_the_turn(tmp_path: Path) -> None:
+    _, _, path = await scripted_run(tmp_path)
+    script = JudgeScript(verdicts={"1": {"instruction_following": (False, "ignored_instruction")}})
+    server = FakeOpenAIServer(script)
+    await server.start()
+    try:
+        options = EvaluationOptions(judge="openai-compatible:m", judge_base_url=server.url)
+        await evaluate_run_async(path, options)
+    finally:
+        await server.stop()
+    page = parse(render_run_html(path))
+    turn = next(t for t in page.find("details", class_="turn") if t.attrs["data-turn"] == "1")
+    assert turn.attrs["data-verdict"] == "fail"
+    assert "graded instruction_following of turn 1" in turn.text
+    assert "cause: ignored_instruction" in turn.text and "[openai-compatible/m" in turn.text
+    assert "LLM judge: 10 turns asked" in " ".join(p.text for p in page.find("p"))
