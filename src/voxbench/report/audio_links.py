@@ -37,7 +37,22 @@ class AudioLinks:
 
     base_dir: Path | None = None
     embed: bool = False
-    url_for: Callable[[Path], str] | None = None
+    url_for: Callable[[Path], str | None] | None = None
+
+    @classmethod
+    def served(cls, prefixes: dict[Path, str]) -> AudioLinks:
+        """Links for a web viewer that serves each folder of ``prefixes`` under its URL prefix
+        (``{run_a: "/run/A/", run_b: "/run/B/"}``); a file outside them gets no player."""
+        roots = [(folder.resolve(), prefix) for folder, prefix in prefixes.items()]
+
+        def url_for(file: Path) -> str | None:
+            resolved = file.resolve()
+            for folder, prefix in roots:
+                if resolved.is_relative_to(folder):
+                    return prefix + quote(resolved.relative_to(folder).as_posix())
+            return None
+
+        return cls(url_for=url_for)
 
     def src(
         self, file: Path, start: float | None = None, end: float | None = None
@@ -50,6 +65,8 @@ class AudioLinks:
             return Markup(self._data_uri(file, start, end))
         if self.url_for is not None:
             url = self.url_for(file)
+            if url is None:
+                return None
         else:
             base = self.base_dir if self.base_dir is not None else file.parent
             url = quote(Path(os.path.relpath(file.resolve(), base.resolve())).as_posix())

@@ -412,7 +412,8 @@ def render_compare_html(
     (exact McNemar), latency distributions overlaid, and every turn of both with players.
 
     Links are relative to ``out_dir`` (where the page is written; default the working
-    directory). ``judged`` gives each run's scorecard and judgments (else the saved ones)."""
+    directory); a web viewer passes ``links=AudioLinks.served({a: "/run/A/", b: "/run/B/"})``.
+    ``judged`` gives each run's scorecard and judgments (else the saved ones)."""
     links = links or AudioLinks(base_dir=out_dir or Path.cwd(), embed=embed_audio)
     sides = []
     for i, path in enumerate((a, b)):
