@@ -45,7 +45,8 @@ def judge_command(
     compat: str = typer.Option(
         None,
         "--compat",
-        help="Also write a summary with another benchmark's counting rules: conversation-bench.",
+        help="Judge by a public benchmark's rules and write its summary: conversation-bench, "
+        "aiewf. Needs --judge (refused without one: the numbers would not be comparable).",
     ),
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Ask the LLM judge again even for turns judged before."
@@ -79,7 +80,7 @@ def judge_command(
         totals = result.compat["category_totals"]
         n = result.compat["turns_scored"]
         console.print(
-            "conversation-bench compat: "
+            f"{result.compat['compat']} compat: "
             + ", ".join(
                 f"{dim} {value}/{totals.get(dim, n)}"
                 for dim, value in passes.items()

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from voxbench.analysis import load_or_analyse
+from voxbench.benchmarks.compat import load_compat_profile
 from voxbench.benchmarks.loader import load_run_benchmark
+from voxbench.core.benchmark import CompatProfile, ScoringRules
 from voxbench.core.errors import ConfigError, RunLockedError
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
@@ -30,7 +32,7 @@ from voxbench.judging.base import JudgeOptions
 from voxbench.judging.run import judge_run
 from voxbench.report.markdown import render_report
 from voxbench.runner.config import parse_turn_selection
-from voxbench.scoring.compat import COMPAT_NAMES, conversation_bench_summary
+from voxbench.scoring.compat import compat_summary, missing_llm_dimensions
 from voxbench.scoring.scorecard import DEFAULT_UNDECIDED_LIMIT, build_scorecard
 
 if TYPE_CHECKING:
@@ -51,7 +53,8 @@ class EvaluationOptions:
     skip_turn_taking: bool = False
     deterministic_only: bool = False
     compat: str | None = None
-    """Also write a summary with another benchmark's counting rules (``COMPAT_NAMES``)."""
+    """Judge by a public benchmark's rules and write its summary
+    (``benchmarks.compat.compat_names``); needs an LLM judge."""
     use_cache: bool = True
     cache_dir: Path | None = None
     concurrency: int | None = None
@@ -61,8 +64,15 @@ class EvaluationOptions:
     """Above this share of undecided turns the evaluation reports ``too_many_undecided``
     (None: never)."""
 
-    def judge_options(self) -> JudgeOptions:
-        """The options of the judging stage."""
+    @property
+    def llm_judge_asked(self) -> bool:
+        """An LLM judge will run (a model or a client is given, code-only was not asked)."""
+        return (self.judge is not None or self.judge_client is not None) and (
+            not self.deterministic_only
+        )
+
+    def judge_options(self, scoring: ScoringRules | None = None) -> JudgeOptions:
+        """The options of the judging stage (``scoring``: a compat profile's rules)."""
         turns = (
             parse_turn_selection(self.only_turns)
             if isinstance(self.only_turns, str)
@@ -78,7 +88,30 @@ class EvaluationOptions:
             cache_dir=self.cache_dir,
             concurrency=self.concurrency,
             client=self.judge_client,
+            scoring=scoring,
         )
+
+
+def compat_profile(options: EvaluationOptions) -> CompatProfile | None:
+    """The compat profile ``options`` ask for; refused (exit code 2) without an LLM judge.
+
+    Without one, instruction following and grounding are not judged, and on a benchmark with
+    no fact or state checks the numbers would measure tool use alone while sitting inside the
+    published range: no summary is better than a misleading one."""
+    if options.compat is None:
+        return None
+    profile = load_compat_profile(options.compat)
+    if not options.llm_judge_asked:
+        raise ConfigError(
+            f"a {profile.title}-compatible summary needs an LLM judge: its pass counts "
+            f"{' and '.join(profile.llm_dimensions)}, which only a model judges; without one "
+            "the numbers would measure tool use alone and are not comparable with published "
+            "ones",
+            field="--compat",
+            expected="--judge PROVIDER:MODEL (without --deterministic-only), or leave out "
+            "--compat for voxbench's own scorecard",
+        )
+    return profile
 
 
 @dataclass
@@ -192,12 +225,7 @@ async def evaluate_run_async(
     With ``write=False`` nothing is written and no lock is taken: a run still being
     recorded (or judged) elsewhere can be looked at."""
     options = options or EvaluationOptions()
-    if options.compat is not None and options.compat not in COMPAT_NAMES:
-        raise ConfigError(
-            f"unknown compatibility summary {options.compat!r}",
-            field="--compat",
-            expected=", ".join(COMPAT_NAMES),
-        )
+    profile = compat_profile(options)
     limit = options.max_undecided_share
     if limit is not None and not 0 <= limit <= 1:
         raise ConfigError(
@@ -205,7 +233,7 @@ async def evaluate_run_async(
             field="max_undecided_share",
             expected="a number from 0 to 1 (0.2: more than 20% of turns undecided is too many)",
         )
-    judge_options = options.judge_options()
+    judge_options = options.judge_options(profile.scoring if profile is not None else None)
     run_dir = RunDirectory.open_existing(path)
     # Checked before the lock is taken or anything is measured: a wrong selection changes
     # nothing.
@@ -240,15 +268,26 @@ async def evaluate_run_async(
             latency=analysis.latency if analysis is not None else None,
             judges=merged.judges,
             undecided_limit=limit,
+            rule_table=benchmark,
+            scoring_rules=_rules_name(profile, benchmark.scoring),
         )
         summary = None
-        if options.compat is not None:
-            summary = conversation_bench_summary(benchmark, card, merged.records, merged.judgments)
+        if profile is not None:
+            missing = missing_llm_dimensions(profile, merged.judgments)
+            if missing:  # the benchmark's rule table never asks the judge for them
+                raise ConfigError(
+                    f"no judgment of {', '.join(missing)} on this run: a "
+                    f"{profile.title}-compatible summary cannot be counted",
+                    field="--compat",
+                    expected="a benchmark whose rule table scores "
+                    + ", ".join(profile.llm_dimensions),
+                )
+            summary = compat_summary(profile, benchmark, card, merged.records, merged.judgments)
         if write:
             run_dir.write_judgments(merged.judgments)
             run_dir.write_scorecard(card)
-            if summary is not None and options.compat is not None:
-                run_dir.write_json(run_dir.compat_file(options.compat), summary)
+            if summary is not None and profile is not None:
+                run_dir.write_json(run_dir.compat_file(profile.name), summary)
             report = render_report(card, merged.records, merged.judgments, summary)
             run_dir.write_text(run_dir.report_file, report)
     return Evaluation(
@@ -258,6 +297,13 @@ async def evaluate_run_async(
         compat=summary,
         analysis=analysis,
     )
+
+
+def _rules_name(profile: CompatProfile | None, own: ScoringRules) -> str:
+    """What the scorecard says the run was judged by."""
+    if profile is not None:
+        return profile.name
+    return "voxbench" if own == ScoringRules() else "benchmark"
 
 
 def evaluate_run(
