@@ -120,6 +120,10 @@ async def test_user_text_is_escaped_and_secrets_redacted(tmp_path: Path) -> None
     # A text run has no players and no timeline, and says so.
     assert not page.find("audio") and not page.find("svg", class_="timeline")
     assert "Text run: no audio was recorded." in text
+    # What was judged, and by what, as the scorecard says.
+    judged = [li.text for li in page.find("li") if li.text.startswith(("Judged", "Not judged"))]
+    assert judged[0] == "Judged by code: tool_use, facts, state"
+    assert judged[-1].startswith("Not judged (no LLM judge given): instruction_following")
 
 
 async def test_an_unjudged_run_shows_its_turns_without_verdicts(tmp_path: Path) -> None:
