@@ -154,6 +154,8 @@ async def test_compare_page_pairs_turns_and_shows_the_paired_test(tmp_path: Path
     for d in expected.dimensions:
         assert f"{d.p_value:.4g}" in text
     assert "exact McNemar" in text and "A: local/oracle" in text and "B: local/baseline" in text
+    if expected.strict_note_a:  # judged by code only: the strict pass is not comparable
+        assert f"A's strict per-turn pass: {expected.strict_note_a}." in text
     assert any(r.attrs["data-differs"] == "yes" for r in rows)  # the baseline fails some turns
     plots = page.find("svg", class_="plot")
     assert plots and all(
