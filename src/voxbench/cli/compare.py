@@ -9,7 +9,9 @@ import typer
 from rich.markup import escape
 
 from voxbench.cli.console import make_console
+from voxbench.core.rundir import write_text_atomic
 from voxbench.evaluation import load_or_evaluate
+from voxbench.report.html import render_compare_html
 from voxbench.report.terminal import comparison_table
 from voxbench.scoring.compare import compare_runs
 
@@ -21,6 +23,15 @@ def compare_command(
     run_b: Path = typer.Argument(..., help="The run to compare with it (B)."),
     json_out: Path = typer.Option(
         None, "--json", help="Also write the comparison as JSON to this file."
+    ),
+    html_out: Path = typer.Option(
+        None,
+        "--html",
+        help="Also write the comparison as one self-contained HTML page to this file "
+        "(side-by-side turns with players, deltas, latency distributions).",
+    ),
+    embed_audio: bool = typer.Option(
+        False, "--embed-audio", help="With --html: put the audio into the page."
     ),
 ) -> None:
     """Per-dimension pass rates of B against A, paired by turn (exact McNemar test).
@@ -38,6 +49,16 @@ def compare_command(
             "[yellow]note:[/yellow] the runs were judged by different judges "
             f"({escape(', '.join(judges_a))} vs {escape(', '.join(judges_b))})"
         )
+    if html_out is not None:
+        page = render_compare_html(
+            run_a,
+            run_b,
+            embed_audio=embed_audio,
+            out_dir=html_out.parent,
+            judged=((a.card, a.judgments), (b.card, b.judgments)),
+        )
+        write_text_atomic(html_out, page)
+        console.print(f"compare page: {escape(str(html_out))}", soft_wrap=True)
     if json_out is not None:
         json_out.write_text(
             json.dumps(comparison.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"

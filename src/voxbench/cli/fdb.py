@@ -22,6 +22,7 @@ from voxbench.fullduplex.annotations import load_gt_distribution
 from voxbench.fullduplex.corpus import DERIVED_DIR
 from voxbench.fullduplex.driver import drive_corpus
 from voxbench.fullduplex.gating import compare
+from voxbench.fullduplex.html import write_fdb_html
 from voxbench.fullduplex.judge import ChatJudge
 from voxbench.fullduplex.report import REPORT_FILE, STAGE_HEADER, metric_cell, stage_rows
 from voxbench.fullduplex.sample_context import MODES
@@ -264,6 +265,12 @@ def score_command(
         help="Another Silero VAD ONNX file for fdb-v1 mode (default: silero-vad 6.0's, shipped"
         " with faster-whisper); its SHA-256 is recorded in the summary.",
     ),
+    html: bool = typer.Option(
+        False, "--html", help="Also write fdb_report_<mode>.html: every sample with players."
+    ),
+    embed_audio: bool = typer.Option(
+        False, "--embed-audio", help="With --html: put the audio into the page."
+    ),
 ) -> None:
     """Score outputs; writes fdb_scores_<mode>.jsonl, fdb_summary_<mode>.json, fdb_report.md."""
     if mode not in MODES:
@@ -305,6 +312,12 @@ def score_command(
         write_csv(summary, sys.stdout)
     elif csv_file is not None:
         write_csv(summary, Path(csv_file))
+    if html:
+        results = report.results_dir or Path(out_dir)
+        page = write_fdb_html(results, mode=mode, embed_audio=embed_audio, samples_dir=out_dir)
+        make_console(stderr=json_out or to_stdout).print(
+            f"report: {escape(str(page))}", soft_wrap=True
+        )
     if json_out:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:

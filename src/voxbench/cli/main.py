@@ -13,6 +13,7 @@ from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.download import download_command
 from voxbench.cli.fdb import app as fdb_app
+from voxbench.cli.report import report_command
 from voxbench.cli.synth import synth_command
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
@@ -29,6 +30,7 @@ app.command("demo")(run.demo_command)
 app.command("show")(show.show_command)
 app.command("judge")(judge.judge_command)
 app.command("compare")(compare_command)
+app.command("report")(report_command)
 app.command("analyze")(analyze.analyze_command)
 app.command("fake-server")(fake_server.fake_server_command)
 app.command("synth")(synth_command)

@@ -182,6 +182,12 @@ def show_command(
     ),
     task: str | None = typer.Option(None, "--task", help="Only this task."),
     model: str | None = typer.Option(None, "--model", help="Only this model."),
+    html: bool = typer.Option(
+        False, "--html", help="Also write report.html: the table and the worst records."
+    ),
+    embed_audio: bool = typer.Option(
+        False, "--embed-audio", help="With --html: put the clips into the page."
+    ),
 ) -> None:
     """Per-record table: audio, reference, prediction, scores (errors shown as errors)."""
     from voxbench.tasks.run import find_run
@@ -221,6 +227,11 @@ def show_command(
     console.print(table)
     if (found.path / "scores.json").is_file():
         _print_table(found.scores(), [m["name"] for m in info["models"]])
+    if html:
+        from voxbench.tasks.html import write_tasks_html
+
+        page = write_tasks_html(found.path, embed_audio=embed_audio)
+        console.print(f"report: {escape(str(page))}", soft_wrap=True)
 
 
 def _score_text(scores: dict[str, Any]) -> str:

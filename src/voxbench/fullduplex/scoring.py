@@ -117,6 +117,16 @@ def find_scorable(
     return samples, skipped, notes
 
 
+def scores_file(root: Path, mode: str) -> Path:
+    """Where a scoring pass writes its per-sample scores."""
+    return root / f"fdb_scores_{mode}.jsonl"
+
+
+def summary_file(root: Path, mode: str) -> Path:
+    """Where a scoring pass writes its summary."""
+    return root / f"fdb_summary_{mode}.json"
+
+
 def score_directory(
     out_dir: str | Path,
     *,
@@ -179,8 +189,8 @@ def score_directory(
         return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
     results.mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps(s.to_json(), ensure_ascii=False) + "\n" for s in scores)
-    (results / f"fdb_scores_{mode}.jsonl").write_text(lines, encoding="utf-8")
-    write_json(summary, results / f"fdb_summary_{mode}.json")
+    scores_file(results, mode).write_text(lines, encoding="utf-8")
+    write_json(summary, summary_file(results, mode))
     (results / REPORT_FILE).write_text(render_report(results), encoding="utf-8")
     return ScoreReport(mode, scores, summary, skipped, list(store.transcribed), results)
 

@@ -4,6 +4,7 @@
   models, tasks with their dataset fingerprints, versions, seed, status
 - ``records.jsonl``: one line per finished record, appended and flushed as it finishes
 - ``records.csv``, ``scores.json``, ``report.md``: derived at the end of ``run`` and ``--resume``
+- ``report.html``: written by ``voxbench tasks show RUN --html``
 - ``.lock``: the writer lock while a process writes
 """
 
@@ -33,6 +34,7 @@ RECORDS = "records.jsonl"
 RECORDS_CSV = "records.csv"
 SCORES = "scores.json"
 REPORT = "report.md"
+REPORT_HTML = "report.html"
 LOCK = ".lock"
 SCHEMA = "voxbench.tasks/1"
 CSV_COLUMNS = (
