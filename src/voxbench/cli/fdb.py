@@ -33,16 +33,18 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 console = make_console()
+progress_console = make_console(stderr=True)
+"""Progress bars go to stderr: stdout carries results alone."""
 
 
-def _progress(out: Console = console) -> Progress:
+def _progress() -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.fields[last]}"),
-        console=out,
+        console=progress_console,
     )
 
 
@@ -98,7 +100,9 @@ def run_command(
     out: Path = typer.Option(
         None, "--out", help="Mirror the corpus here (default: beside inputs)."
     ),
-    concurrency: int = typer.Option(1, "--concurrency", "-j", help="Samples streamed at once."),
+    concurrency: int = typer.Option(
+        1, "--concurrency", help="Samples streamed at once (-j is --judge everywhere)."
+    ),
     realtime: bool = typer.Option(
         None, "--realtime/--virtual", help="Clock (default: virtual for in-process targets)."
     ),
@@ -113,7 +117,10 @@ def run_command(
     barge_in: bool = typer.Option(True, "--barge-in/--no-barge-in", help="Client-side barge-in."),
     clean: bool = typer.Option(True, "--clean/--no-clean", help="v1.5: also run clean_input.wav."),
     benchmark: str = typer.Option(
-        None, "--benchmark", help="Knowledge base for local agents (local/baseline needs one)."
+        None,
+        "--benchmark",
+        "-b",
+        help="Knowledge base for local agents (local/baseline needs one).",
     ),
 ) -> None:
     """Stream every input.wav to a target and write time-aligned output.wav files."""
@@ -209,7 +216,7 @@ def score_command(
         0.1, "--latency-tolerance", help="Allowed latency increase (s)."
     ),
     judge: str = typer.Option(
-        None, "--judge", help="LLM judge, provider/model (OpenAI-compatible)."
+        None, "--judge", "-j", help="LLM judge, provider/model (OpenAI-compatible)."
     ),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Judge endpoint override."),
     judge_seed: int = typer.Option(0, "--judge-seed"),
@@ -217,7 +224,9 @@ def score_command(
     gt: Path = typer.Option(
         None, "--gt", help="icc_gt_distribution.json (default: found upwards)."
     ),
-    target: str = typer.Option(None, "--target", help="Target name when no run record says it."),
+    target: str = typer.Option(
+        None, "--target", "-t", help="Target name when no run record says it."
+    ),
     vad_model: Path = typer.Option(
         None,
         "--vad-model",
@@ -234,7 +243,7 @@ def score_command(
     chat_judge = ChatJudge(judge, base_url=judge_base_url, seed=judge_seed) if judge else None
     try:
         # With --json, stdout carries only the JSON document.
-        with _progress(make_console(stderr=True) if json_out else console) as progress:
+        with _progress() as progress:
             task = progress.add_task(f"score ({mode})", total=None, last="")
             report = score_directory(
                 out_dir, mode=mode, transcripts=TranscriptStore(asr), judge=chat_judge,  # type: ignore[arg-type]

@@ -7,15 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from voxbench.cli.console import make_console
 
 app = typer.Typer(
     help="Evaluate audio models on audio tasks (ASR, translation, spoken QA, ...).",
     no_args_is_help=True,
 )
-console = Console()
+console = make_console()
+progress_console = make_console(stderr=True)
+"""Progress bars go to stderr: stdout carries results alone."""
 
 
 @app.command("list")
@@ -148,7 +151,7 @@ class _Progress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[errors]} errors · {task.fields[rate]}/s"),
-            console=console,
+            console=progress_console,
             transient=True,
         )
         self.ids: dict[tuple[str, str], Any] = {}
