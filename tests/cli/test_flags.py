@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 
+from tests.cli_invoke import invoke
 from voxbench.cli.main import app
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -83,3 +85,32 @@ def test_the_readme_table_lists_every_short_flag() -> None:
     assert set(rows) == {f"`{short}`" for short in expected}
     for short, long in expected.items():
         assert f"`{long}`" in rows[f"`{short}`"], (short, long)
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["fdb", "run", ".", "-t", "oracle", "-j", "2"], "use --concurrency N"),
+        (["import", "aiewf", ".", "-o", "out"], "use --out DIR"),
+        (["compare", "a", "b", "--json", "cmp.json"], "--out FILE writes it to a file"),
+    ],
+)
+def test_a_retired_spelling_says_what_to_write_instead(monkeypatch, capsys, args, hint) -> None:
+    code, out, err = invoke(monkeypatch, capsys, *args)
+    assert code == 2 and hint in out + err
+
+
+def test_a_new_user_without_a_key_gets_one_line_and_no_progress_bar(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    for var in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    code, out, err = invoke(
+        monkeypatch, capsys, "run", "smoke", "-t", "google/gemini-2.5-flash",
+        "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    assert code == 3 and out == ""
+    assert err.strip().splitlines() == [
+        "error: missing API key for the target gemini/gemini-2.5-flash: set GEMINI_API_KEY "
+        "or GOOGLE_API_KEY (in the environment or .env)"
+    ]

@@ -39,7 +39,12 @@ from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import RunConfig, build_config, check_turns_exist
 from voxbench.runner.conversation import ProgressCallback
 from voxbench.runner.credentials import check_credentials
-from voxbench.runner.launch import new_run_path, resume_run, run_conversation
+from voxbench.runner.launch import (
+    check_run_credentials,
+    new_run_path,
+    resume_run,
+    run_conversation,
+)
 
 console = make_console()
 progress_console = make_console(stderr=True)
@@ -264,7 +269,8 @@ def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
 
     The target must be named (``-t`` or the config file): running the oracle by default
     would score a run nobody asked for. ``only_turns`` must name turns the benchmark has,
-    an audio run's turn wavs must be audio, and the runs directory must be writable."""
+    an audio run's turn wavs must be audio, the runs directory must be writable, and every
+    key the run needs must be set."""
     from voxbench.benchmarks.loader import load_benchmark, turn_audio_problems
 
     benchmark = load_benchmark(config.benchmark)
@@ -282,6 +288,7 @@ def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
         if problems:
             raise problems[0]
     check_writable_dir(config.runs_dir, field="runs_dir")
+    check_run_credentials(config)  # a missing key is one line, before any progress bar
 
 
 def check_writable_dir(path: Path, *, field: str) -> None:
