@@ -61,21 +61,32 @@ class _ThisRun(logging.Filter):
 
 _SINK_LEVELS: list[int] = []
 """The levels of the sinks attached now; the logger lets through the lowest of them."""
+_LEVEL_BEFORE = [logging.NOTSET]
+"""The logger's own level before the first sink came, restored when the last one goes."""
 
 
 @contextmanager
 def _attached(handler: logging.Handler, level: int) -> Iterator[logging.Logger]:
     logger = logging.getLogger(LOGGER)
     handler.setLevel(level)
+    if not _SINK_LEVELS:
+        _LEVEL_BEFORE[0] = logger.level
     _SINK_LEVELS.append(level)
-    logger.setLevel(min(_SINK_LEVELS))
+    _set_level(logger)
     logger.addHandler(handler)
     try:
         yield logger
     finally:
         logger.removeHandler(handler)
         _SINK_LEVELS.remove(level)
-        logger.setLevel(min(_SINK_LEVELS) if _SINK_LEVELS else logging.NOTSET)
+        _set_level(logger)
+
+
+def _set_level(logger: logging.Logger) -> None:
+    # Never less than the sinks ask for, nor less than the logger was set to before.
+    before = _LEVEL_BEFORE[0]
+    wanted = [*_SINK_LEVELS, before] if before != logging.NOTSET else _SINK_LEVELS
+    logger.setLevel(min(wanted) if wanted else logging.NOTSET)
 
 
 @contextmanager
