@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -99,9 +100,9 @@ def _min_widths(listing: Listing) -> list[int]:
     for column in listing.columns:
         texts = [column.title] + [cell_text(row.get(column.key)) for row in listing.rows]
         if column.name:
-            widths.append(max(len(t) for t in texts))
+            widths.append(max(cell_len(t) for t in texts))
         else:
-            widths.append(max(len(word) for t in texts for word in t.split() or [""]))
+            widths.append(max(cell_len(word) for t in texts for word in t.split() or [""]))
     return widths
 
 
@@ -112,7 +113,7 @@ def table_width(listing: Listing) -> int:
 
 def _natural_widths(listing: Listing) -> list[int]:
     return [
-        max(len(t) for t in [c.title] + [cell_text(row.get(c.key)) for row in listing.rows])
+        max(cell_len(t) for t in [c.title] + [cell_text(row.get(c.key)) for row in listing.rows])
         for c in listing.columns
     ]
 
@@ -147,10 +148,11 @@ def _line(console: Console, text: str) -> None:
 def _print_columns(listing: Listing, console: Console) -> None:
     cells = [[c.title for c in listing.columns]]
     cells += [[cell_text(row.get(c.key)) for c in listing.columns] for row in listing.rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(listing.columns))]
+    widths = [max(cell_len(r[i]) for r in cells) for i in range(len(listing.columns))]
     _line(console, listing.title)
     for r in cells:
-        _line(console, "  ".join(text.ljust(w) for text, w in zip(r, widths, strict=True)).rstrip())
+        padded = (text + " " * (w - cell_len(text)) for text, w in zip(r, widths, strict=True))
+        _line(console, "  ".join(padded).rstrip())
 
 
 def _print_blocks(listing: Listing, console: Console) -> None:
