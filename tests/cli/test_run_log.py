@@ -100,3 +100,29 @@ def test_tasks_run_keeps_its_progress_off_stdout(monkeypatch, capsys, tmp_path: 
     code, out, err = invoke(monkeypatch, capsys, "tasks", "run", "eval.yaml")
     assert code == 0, out + err
     assert "builtin_en_asr" in out and "errors ·" not in out and "/s" not in out
+
+
+async def test_a_retried_turn_is_logged_with_its_reason_and_no_key(
+    monkeypatch, tmp_path: Path
+) -> None:
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.runner.config import RunConfig
+    from voxbench.runner.launch import run_conversation
+    from voxbench.testing import FakeOpenAIServer, GoldenScript
+
+    key = "env-key-not-shaped-like-one-42"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setattr("voxbench.runner.conversation.BACKOFF_BASE", 0.0)
+    async with FakeOpenAIServer(
+        GoldenScript(load_benchmark("smoke")), faults=["server_error@1"]
+    ) as server:
+        url = server.url.replace("http://", "http://alice:hunter2-pass@")
+        path = await run_conversation(
+            RunConfig(benchmark="smoke", target="openai/gpt-4o-mini", base_url=url,
+                      runs_dir=tmp_path, only_turns="0")
+        )  # fmt: skip
+    log = (path / RunDirectory.LOG).read_text()
+    assert re.search(r"WARNING voxbench\.runner\.conversation: turn 0: attempt 1 failed \(.*\); "
+                     r"retry 1 of \d+ in 0\.0 s", log), log  # fmt: skip
+    assert "turn 0 (1/1) ok, 1 retries" in log
+    assert key not in log and "hunter2-pass" not in log
