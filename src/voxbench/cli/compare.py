@@ -21,9 +21,10 @@ console = make_console()
 def compare_command(
     run_a: Path = typer.Argument(..., help="The reference run directory (A)."),
     run_b: Path = typer.Argument(..., help="The run to compare with it (B)."),
-    json_out: Path = typer.Option(
-        None, "--json", help="Also write the comparison as JSON to this file."
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the comparison as JSON on stdout instead of the table."
     ),
+    out: Path = typer.Option(None, "--out", help="Also write the comparison as JSON to this file."),
     html_out: Path = typer.Option(
         None,
         "--html",
@@ -41,11 +42,16 @@ def compare_command(
     """
     a, b = load_or_evaluate(run_a), load_or_evaluate(run_b)
     comparison = compare_runs(a.card, a.records, a.judgments, b.card, b.records, b.judgments)
-    console.print(comparison_table(comparison))
+    document = json.dumps(comparison.model_dump(mode="json"), indent=2) + "\n"
+    if as_json:
+        print(document, end="")
+    else:
+        console.print(comparison_table(comparison))
     judges_a = sorted(set(a.card.judges))
     judges_b = sorted(set(b.card.judges))
     if judges_a != judges_b:
-        console.print(
+        # With --json, stdout carries only the JSON document.
+        make_console(stderr=as_json).print(
             "[yellow]note:[/yellow] the runs were judged by different judges "
             f"({escape(', '.join(judges_a))} vs {escape(', '.join(judges_b))})"
         )
@@ -58,8 +64,6 @@ def compare_command(
             judged=((a.card, a.judgments), (b.card, b.judgments)),
         )
         write_text_atomic(html_out, page)
-        console.print(f"compare page: {escape(str(html_out))}", soft_wrap=True)
-    if json_out is not None:
-        json_out.write_text(
-            json.dumps(comparison.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
-        )
+        make_console(stderr=as_json).print(f"compare page: {escape(str(html_out))}", soft_wrap=True)
+    if out is not None:
+        out.write_text(document, encoding="utf-8")

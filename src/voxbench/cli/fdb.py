@@ -105,7 +105,9 @@ def run_command(
     out: Path = typer.Option(
         None, "--out", help="Mirror the corpus here (default: beside inputs)."
     ),
-    concurrency: int = typer.Option(1, "--concurrency", "-j", help="Samples streamed at once."),
+    concurrency: int = typer.Option(
+        1, "--concurrency", help="Samples streamed at once (-j is --judge everywhere)."
+    ),
     realtime: bool = typer.Option(
         None, "--realtime/--virtual", help="Clock (default: virtual for in-process targets)."
     ),
@@ -120,7 +122,10 @@ def run_command(
     barge_in: bool = typer.Option(True, "--barge-in/--no-barge-in", help="Client-side barge-in."),
     clean: bool = typer.Option(True, "--clean/--no-clean", help="v1.5: also run clean_input.wav."),
     benchmark: str = typer.Option(
-        None, "--benchmark", help="Knowledge base for local agents (local/baseline needs one)."
+        None,
+        "--benchmark",
+        "-b",
+        help="Knowledge base for local agents (local/baseline needs one).",
     ),
     category: list[str] = typer.Option(
         [],
@@ -245,7 +250,7 @@ def score_command(
         0.1, "--latency-tolerance", help="Allowed latency increase (s)."
     ),
     judge: str = typer.Option(
-        None, "--judge", help="LLM judge, provider/model (OpenAI-compatible)."
+        None, "--judge", "-j", help="LLM judge, provider/model (OpenAI-compatible)."
     ),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Judge endpoint override."),
     judge_seed: int = typer.Option(0, "--judge-seed"),
@@ -258,7 +263,9 @@ def score_command(
     gt: Path = typer.Option(
         None, "--gt", help="icc_gt_distribution.json (default: found upwards)."
     ),
-    target: str = typer.Option(None, "--target", help="Target name when no run record says it."),
+    target: str = typer.Option(
+        None, "--target", "-t", help="Target name when no run record says it."
+    ),
     vad_model: Path = typer.Option(
         None,
         "--vad-model",

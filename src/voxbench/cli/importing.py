@@ -24,7 +24,7 @@ app = typer.Typer(
 )
 console = make_console()
 
-_OUT = typer.Option(None, "--out", "-o", help="Destination directory (default ./imported/<id>).")
+_OUT = typer.Option(None, "--out", help="Destination directory (default ./imported/<id>).")
 _DATE = typer.Option(
     None, "--current-date", help="Conversation date YYYY-MM-DD (default: the prompt's own date)."
 )

@@ -70,6 +70,30 @@ _CLICK_ERRORS: tuple[type[Exception], ...] = tuple(
 USAGE_EXIT = 2
 """Exit code of a user error: a bad command line, option, config or input file."""
 
+RETIRED_SPELLINGS: tuple[tuple[str, str, str], ...] = (
+    ("fdb run", "No such option: -j", "-j now means --judge only; use --concurrency N"),
+    ("import", "No such option: -o", "-o now means --option only; use --out DIR"),
+    (
+        "compare",
+        "unexpected extra argument",
+        "--json prints the comparison on stdout; --out FILE writes it to a file",
+    ),
+)
+"""(command, usage error, hint): spellings issue 12 retired so a short flag or ``--json``
+means one thing everywhere, and what to write instead."""
+
+
+def _with_hint(exc: Exception) -> Exception:
+    """Add the replacement of a retired spelling to the usage error it causes."""
+    ctx = getattr(exc, "ctx", None)
+    message = getattr(exc, "message", None)
+    if ctx is None or not isinstance(message, str):
+        return exc
+    for command, error, hint in RETIRED_SPELLINGS:
+        if f" {command}" in f" {ctx.command_path}" and error in message:
+            exc.message = f"{message} ({hint})"  # type: ignore[attr-defined]
+    return exc
+
 
 def _error(message: str) -> None:
     # soft_wrap: a long path stays on one line, whole, for the user to copy.
@@ -99,7 +123,7 @@ def main() -> None:
     except typer.Abort:
         sys.exit(1)
     except _CLICK_ERRORS as exc:
-        exc.show()  # type: ignore[attr-defined]
+        _with_hint(exc).show()  # type: ignore[attr-defined]
         sys.exit(getattr(exc, "exit_code", USAGE_EXIT))
     except UnicodeDecodeError as exc:
         # A reader that forgot to say which file: still a message, not a traceback.

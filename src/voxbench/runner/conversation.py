@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,8 @@ from voxbench.runner.config import RunConfig
 from voxbench.runner.credentials import provider_env
 from voxbench.runner.turn_state import TurnState
 from voxbench.targets.registry import canonical_name
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from voxbench.runner.speech import SpeechTurns  # loads the audio stack: audio runs only
@@ -392,6 +395,10 @@ class ConversationRun:
                     retries, retry.retry_after, base=BACKOFF_BASE, cap=BACKOFF_CAP
                 )
                 reconnected = reconnected or retry.reconnect
+                log.warning(
+                    "turn %s: attempt %d failed (%s); retry %d of %d in %.1f s",
+                    turn.id, retries, retry.reason, retries, self.config.max_retries, delay,
+                )  # fmt: skip
                 self.record(
                     turn.id,
                     TurnRetry(
