@@ -34,6 +34,7 @@ from voxbench.report.markdown import render_report
 from voxbench.runner.config import parse_turn_selection
 from voxbench.scoring.compat import compat_summary, missing_llm_dimensions
 from voxbench.scoring.scorecard import DEFAULT_UNDECIDED_LIMIT, build_scorecard
+from voxbench.store import index_finished_run
 
 if TYPE_CHECKING:
     from voxbench.providers.completion import TextCompletionClient
@@ -290,6 +291,8 @@ async def evaluate_run_async(
                 run_dir.write_json(run_dir.compat_file(profile.name), summary)
             report = render_report(card, merged.records, merged.judgments, summary)
             run_dir.write_text(run_dir.report_file, report)
+    if write:  # the judged run joins the results store (a failure there is only a warning)
+        index_finished_run(run_dir.path)
     return Evaluation(
         card=card,
         judgments=merged.judgments,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voxbench.core.artifact_names import fdb_summary_name
 from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.fullduplex import score_fdb_v1, score_voxbench
 from voxbench.fullduplex.corpus import (
@@ -28,6 +29,7 @@ from voxbench.fullduplex.judge import ChatJudge
 from voxbench.fullduplex.sample_context import MODES, Mode, SampleScore, ScoringContext
 from voxbench.fullduplex.summary import summarize, write_json
 from voxbench.fullduplex.transcripts import TranscriptStore
+from voxbench.store import index_finished_run
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +154,8 @@ def score_directory(
     if write:
         lines = "".join(json.dumps(s.to_json(), ensure_ascii=False) + "\n" for s in scores)
         (root / f"fdb_scores_{mode}.jsonl").write_text(lines, encoding="utf-8")
-        write_json(summary, root / f"fdb_summary_{mode}.json")
+        write_json(summary, root / fdb_summary_name(mode))
+        index_finished_run(root)
     return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
 
 
