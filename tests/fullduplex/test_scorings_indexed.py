@@ -1,0 +1,48 @@
+"""An FDB scoring joins the results store: a cell per category × target, one run per mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from voxbench.fullduplex.scoring import score_directory
+from voxbench.fullduplex.transcripts import TranscriptStore
+from voxbench.store import RunFilters, open_store
+
+
+def test_an_fdb_scoring_is_indexed_per_mode(tmp_path: Path) -> None:
+    out = tmp_path / "runs" / "fdb" / "outputs"
+    folder = out / "candor_turn_taking" / "1"
+    folder.mkdir(parents=True)
+    (folder / "turn_taking.json").write_text(
+        json.dumps([{"text": "[TURN-TAKING]", "timestamp": [2.0, 2.4]}])
+    )
+    chunks = [(2.6, 2.9), (2.9, 3.3)]
+    (folder / "output.json").write_text(
+        json.dumps(
+            {
+                "text": "",
+                "chunks": [{"text": f"w{i}", "timestamp": list(c)} for i, c in enumerate(chunks)],
+            }
+        )
+    )
+    no_asr = TranscriptStore("local/none-such", write=False)
+    summaries = {
+        mode: score_directory(out, mode=mode, transcripts=no_asr, target="acme/duplex").summary  # type: ignore[arg-type]
+        for mode in ("fdb-v1", "voxbench")
+    }
+    with open_store(None, tmp_path / "runs") as store:
+        rows = store.runs(RunFilters(kind="fdb"))
+        cells = store.leaderboard(RunFilters(mode="voxbench"))
+    assert sorted(r.mode or "" for r in rows) == ["fdb-v1", "voxbench"]
+    assert all(r.path == str(out.resolve()) for r in rows)
+    (cell,) = cells
+    assert (cell.benchmark, cell.target, cell.dimension) == (
+        "fdb/smooth_turn_taking",
+        "acme/duplex",
+        "tor",
+    )
+    (row,) = summaries["voxbench"]["rows"]
+    assert cell.value == row["metrics"]["tor"]["mean"] and cell.n == row["metrics"]["tor"]["n"]
+    latency = next(r for r in rows[0].results if r.dimension == "latency")
+    assert latency.unit == "s" and latency.higher_is_better is False
