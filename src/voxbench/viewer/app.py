@@ -206,15 +206,11 @@ def create_app(
             Mount("/static", StaticFiles(packages=[("voxbench.viewer", "static")]), name="static"),
         ],
         # A web page elsewhere cannot reach the viewer through a rebound DNS name.
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        middleware=[
+            Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
+            Middleware(_SecurityHeaders),
+        ],
     )
-
-    @app.middleware("http")
-    async def _headers(request: Request, call_next: Any) -> Response:
-        response = await call_next(request)
-        for key, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(key, value)
-        return response
 
     return app
 
@@ -227,6 +223,30 @@ def serve(root: str | Path, store: Store, *, port: int = 8765, host: str = LOOPB
     uvicorn.run(
         create_app(root, store, allowed_hosts=hosts), host=host, port=port, log_level="warning"
     )
+
+
+class _SecurityHeaders:
+    """ASGI middleware: every response carries ``SECURITY_HEADERS``."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                for key, value in SECURITY_HEADERS.items():
+                    if key.lower().encode() not in present:
+                        headers.append((key.lower().encode(), value.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 # -- helpers -------------------------------------------------------------------------------
