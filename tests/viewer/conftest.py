@@ -15,6 +15,8 @@ BASE_URL = "http://127.0.0.1:8765"
 @pytest.fixture
 def client(runs: Runs) -> Iterator[TestClient]:  # noqa: F811
     """The viewer over a fresh copy of the fixture runs, with its own SQLite store."""
-    with open_store(str(runs.root / "voxbench.db"), runs.root) as store:
-        with TestClient(create_app(runs.root, store), base_url=BASE_URL) as http:
-            yield http
+    with (
+        open_store(str(runs.root / "voxbench.db"), runs.root) as store,
+        TestClient(create_app(runs.root, store), base_url=BASE_URL) as http,
+    ):
+        yield http
