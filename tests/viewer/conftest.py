@@ -7,7 +7,7 @@ from starlette.testclient import TestClient
 
 from tests.store.fixture_runs import Runs, built_runs, runs  # noqa: F401
 from voxbench.store import open_store
-from voxbench.viewer import create_app
+from voxbench.viewer.app import create_app
 
 BASE_URL = "http://127.0.0.1:8765"
 

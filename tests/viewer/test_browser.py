@@ -20,7 +20,7 @@ import pytest
 
 from tests.store.fixture_runs import Runs
 from voxbench.store import open_store
-from voxbench.viewer import create_app
+from voxbench.viewer.app import create_app
 
 CHROMIUM_ENV = "VOXBENCH_CHROMIUM"
 CHROMIUM_FLAGS = [

@@ -13,8 +13,8 @@ from starlette.testclient import TestClient
 from tests.store.fixture_runs import Runs
 from voxbench.core.rundir import RunDirectory
 from voxbench.store import open_store
-from voxbench.viewer import create_app
-from voxbench.viewer.app import LOOPBACK
+from voxbench.viewer import LOOPBACK
+from voxbench.viewer.app import create_app
 
 from .conftest import BASE_URL
 

@@ -10,8 +10,7 @@ from voxbench.cli.console import escape, make_console
 from voxbench.cli.store import STORE_HELP
 from voxbench.core.errors import ConfigError
 from voxbench.store import open_store
-from voxbench.viewer import serve
-from voxbench.viewer.app import LOOPBACK
+from voxbench.viewer import LOOPBACK
 
 console = make_console()
 
@@ -33,6 +32,8 @@ def view_command(
         )
     if not 0 < port < 65536:
         raise ConfigError(f"{port} is not a port", field="--port", expected="1-65535")
+    from voxbench.viewer.app import serve  # the web stack loads only for this command
+
     with open_store(store, runs_dir) as db:
         if host != LOOPBACK:
             console.print(

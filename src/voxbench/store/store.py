@@ -72,9 +72,24 @@ class Store:
         """Index the run(s) in directory ``path``; a directory that cannot be read is
         reported in ``skipped`` and leaves the store as it was."""
         path = Path(path).resolve()
+        known = None if force else self._signatures_at(path)
+        return self._index(path, known)
+
+    def index_tree(self, root: str | Path, *, force: bool = False) -> IndexReport:
+        """Index every run directory under ``root`` (hidden directories are not searched;
+        nothing inside a run directory is taken for another run)."""
         report = IndexReport()
-        if not force and self._unchanged(path):
-            report.unchanged += [r for (r,) in self._ids_at(path)]
+        known = {} if force else self._all_signatures()
+        for path in find_run_dirs(Path(root)):
+            path = path.resolve()
+            report.merge(self._index(path, None if force else known.get(str(path), {})))
+        return report
+
+    def _index(self, path: Path, known: dict[str, str] | None) -> IndexReport:
+        """Index ``path`` unless ``known`` (run id → signature stored for it) is current."""
+        report = IndexReport()
+        if known and set(known.values()) == {signature_of(path)}:
+            report.unchanged += sorted(known)
             return report
         try:
             rows = read_runs(path)
@@ -87,20 +102,17 @@ class Store:
         report.indexed += [r.run_id for r in rows]
         return report
 
-    def index_tree(self, root: str | Path, *, force: bool = False) -> IndexReport:
-        """Index every run directory under ``root`` (hidden directories are not searched;
-        nothing inside a run directory is taken for another run)."""
-        report = IndexReport()
-        for path in find_run_dirs(Path(root)):
-            report.merge(self.index_run(path, force=force))
-        return report
+    def _signatures_at(self, path: Path) -> dict[str, str]:
+        """Run id → stored signature of the runs indexed from ``path``."""
+        rows = self.db.query("SELECT run_id, signature FROM runs WHERE path = ?", (str(path),))
+        return {run_id: sig for run_id, sig in rows}
 
-    def _ids_at(self, path: Path) -> list[tuple[str]]:
-        return self.db.query("SELECT run_id FROM runs WHERE path = ?", (str(path),))
-
-    def _unchanged(self, path: Path) -> bool:
-        stored = self.db.query("SELECT signature FROM runs WHERE path = ?", (str(path),))
-        return bool(stored) and {s for (s,) in stored} == {signature_of(path)}
+    def _all_signatures(self) -> dict[str, dict[str, str]]:
+        """Path → run id → stored signature, for every run (one query for a whole tree)."""
+        out: dict[str, dict[str, str]] = {}
+        for run_id, where, sig in self.db.query("SELECT run_id, path, signature FROM runs"):
+            out.setdefault(where, {})[run_id] = sig
+        return out
 
     def forget(self, run_id: str) -> None:
         """Remove one run from the store (its directory is untouched)."""
@@ -117,6 +129,33 @@ class Store:
         if filters.limit is not None:
             sql += f" LIMIT {int(filters.limit)}"
         return self._hydrate(self.db.query(sql, params))
+
+    def choices(self) -> dict[str, list[str]]:
+        """The benchmarks, targets, modes and judges the store holds (for filter menus)."""
+        return {
+            "benchmark": [
+                b
+                for (b,) in self.db.query(
+                    "SELECT DISTINCT benchmark FROM results ORDER BY benchmark"
+                )
+            ],
+            "target": [
+                t for (t,) in self.db.query("SELECT DISTINCT target FROM results ORDER BY target")
+            ],
+            "mode": [
+                m
+                for (m,) in self.db.query(
+                    "SELECT DISTINCT mode FROM runs WHERE mode IS NOT NULL ORDER BY mode"
+                )
+            ],
+            "judge": [
+                j for (j,) in self.db.query("SELECT DISTINCT judge FROM run_judges ORDER BY judge")
+            ],
+        }
+
+    def count(self) -> int:
+        """How many runs the store holds."""
+        return int(self.db.query("SELECT COUNT(*) FROM runs")[0][0])
 
     def get(self, run_id: str) -> RunRow | None:
         """One run by its id, or None."""

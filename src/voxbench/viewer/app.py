@@ -35,6 +35,7 @@ from voxbench.core.errors import ConfigError
 from voxbench.core.secrets import redact_text
 from voxbench.store import RunFilters, RunRow, Store
 from voxbench.store.readers import signature_of
+from voxbench.viewer import LOOPBACK
 from voxbench.viewer.pages import board, compare_page, run_page
 from voxbench.viewer.paths import OutsideServedDirectory, inside, resolve_inside
 
@@ -48,7 +49,6 @@ except ImportError:  # pragma: no cover - depends on which rooms are installed
 
 log = logging.getLogger(__name__)
 
-LOOPBACK = "127.0.0.1"
 REINDEX_EVERY_S = 3.0
 """A page that lists runs re-indexes the served directory at most this often."""
 TEXT_ARTIFACTS = frozenset({".json", ".jsonl", ".md", ".txt", ".csv", ".log", ".yaml", ".yml"})
@@ -112,19 +112,14 @@ class Viewer:
         )
         pick = "best" if q.get("pick") == "best" else "latest"
         rows = self.store.leaderboard(filters, pick=pick)
-        everything = self.store.runs()
-        choices = {
-            "benchmark": sorted({r.benchmark for r in self.store.leaderboard()}),
-            "mode": sorted({r.mode for r in everything if r.mode}),
-            "judge": sorted({j for r in everything for j in r.judges}),
-        }
+        choices = self.store.choices()
         return _page(
             "leaderboard.html",
             board=board(rows),
             filters=filters,
             pick=pick,
             choices=choices,
-            runs=len(everything),
+            runs=self.store.count(),
         )
 
     def runs(self, request: Request) -> Response:
