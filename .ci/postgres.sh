@@ -1,25 +1,22 @@
-# Sourced by .ci/run: a throwaway PostgreSQL from Debian's packages for the store tests.
+# Sourced by .ci/run: a throwaway PostgreSQL from Debian's packages (installed by .ci/run)
+# for the store tests, on 127.0.0.1 only, in a temporary directory.
 # Sets VOXBENCH_TEST_POSTGRES on success; on any failure says why and leaves it unset, so
 # the PostgreSQL tests skip with their reason instead of failing CI.
 
 PG_CI_STOP=()
+PG_CI_DIR=""
 
 pg_start() {
     local bin port dir
-    if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-        if command -v apt-get >/dev/null 2>&1; then
-            (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) \
-                >/dev/null 2>&1 || echo "postgres: apt-get install postgresql failed"
-        fi
-    fi
     bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
     if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
         echo "postgres: not installed; its tests will skip"
         return 0
     fi
-    port=${VOXBENCH_CI_PG_PORT:-54329}
+    port=${VOXBENCH_CI_PG_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
     dir=$(mktemp -d /tmp/voxbench-ci-pg.XXXXXX)
     chmod 755 "$dir"
+    PG_CI_DIR=$dir
     local as=()
     if [ "$(id -u)" = 0 ]; then
         chown postgres "$dir" 2>/dev/null || { echo "postgres: no postgres user; its tests will skip"; return 0; }
@@ -46,5 +43,8 @@ pg_start() {
 pg_stop() {
     if [ "${#PG_CI_STOP[@]}" -gt 0 ] 2>/dev/null; then
         "${PG_CI_STOP[@]}" >/dev/null 2>&1 || true
+    fi
+    if [ -n "$PG_CI_DIR" ]; then
+        rm -rf "$PG_CI_DIR"
     fi
 }
