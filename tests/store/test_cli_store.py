@@ -45,3 +45,10 @@ def test_index_of_a_missing_directory_is_a_user_error(
 ) -> None:
     code, _, err = invoke(monkeypatch, capsys, "store", "index", "nowhere")
     assert code == 2 and "nowhere: DIR: no such directory" in err
+
+
+def test_view_of_a_missing_directory_is_a_user_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = invoke(monkeypatch, capsys, "view", "nowhere")
+    assert code == 2 and "nowhere: DIR: no such directory" in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -116,13 +117,23 @@ def test_only_loopback_host_names_are_answered(client: TestClient) -> None:
     assert LOOPBACK == "127.0.0.1"
 
 
+EXTERNAL = re.compile(r"""(?:src|href|action)\s*=\s*["']?\s*(?:[a-z][a-z0-9+.-]*:)?//""", re.I)
+
+
 def test_pages_load_nothing_from_elsewhere(client: TestClient, runs: Runs) -> None:
     page = client.get(f"/run/{runs.run_id('oracle')}/")
     policy = page.headers["content-security-policy"]
     assert "default-src 'self'" in policy and "http" not in policy
-    for url in ("/", "/runs", f"/run/{runs.run_id('oracle')}/"):
+    a, b = runs.run_id("oracle"), runs.run_id("baseline")
+    for url in (
+        "/",
+        "/runs",
+        f"/run/{a}/",
+        f"/run/{runs.run_id('oracle_audio')}/",
+        f"/compare?a={a}&b={b}",
+    ):
         html = client.get(url).text
-        assert "http://" not in html and "https://" not in html and "//cdn" not in html
+        assert not EXTERNAL.search(html), f"{url} links outside: {EXTERNAL.search(html)}"
 
 
 @pytest.mark.secrets_on_purpose
