@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.store.fixture_runs import Runs
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, StoreError
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import evaluate_run
 from voxbench.store import SCHEMA_VERSION, RunFilters, open_store
+from voxbench.store.database import MIGRATIONS
 
 
 def test_index_tree_stores_what_each_run_is_and_scored(runs: Runs, store_url: str) -> None:
@@ -40,6 +41,7 @@ def test_index_tree_stores_what_each_run_is_and_scored(runs: Runs, store_url: st
     head = row.headline()
     assert head is not None and head.dimension == "strict_pass" and head.unit == "%"
     assert head.value == pytest.approx(100 * card.strict_pass.rate)
+    assert head.note == card.strict_pass_note  # a strict pass without an LLM judge says so
     assert card.strict_pass.ci95 is not None
     assert (head.ci_low, head.ci_high) == pytest.approx([100 * x for x in card.strict_pass.ci95])
     assert {r.dimension for r in row.results} == {"strict_pass"} | {
@@ -188,8 +190,36 @@ def test_sqlite_store_is_wal_and_versioned(runs: Runs, tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
         conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
-    with pytest.raises(ConfigError, match="upgrade voxbench"):
+    with pytest.raises(StoreError, match="upgrade voxbench"):
         open_store(str(db), runs.root)
+
+
+def test_an_older_store_is_migrated_keeping_its_runs(runs: Runs, tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:  # a store written by the first schema
+        conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for statement in MIGRATIONS[0]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+        conn.execute(
+            "INSERT INTO results (run_id, benchmark, target, dimension, value, unit, headline) "
+            "VALUES ('r1', 'smoke', 'x/y', 'strict_pass', 50.0, '%', 1)"
+        )
+    with open_store(str(db), runs.root) as store:
+        assert store.db.version() == SCHEMA_VERSION
+        store.index_tree(runs.root)
+        row = store.get(runs.run_id("baseline"))
+        assert row is not None and row.headline() is not None
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM results WHERE run_id = 'r1'").fetchone() == (50.0,)
+
+
+def test_a_database_failure_names_the_store(runs: Runs, tmp_path: Path) -> None:
+    db = tmp_path / "broken.db"
+    with open_store(str(db), runs.root) as store:
+        store.db.query("DROP TABLE latency")
+        with pytest.raises(StoreError, match=r"results store .*broken\.db: .*latency"):
+            store.index_tree(runs.root)
 
 
 def test_a_store_url_password_is_never_shown(tmp_path: Path) -> None:

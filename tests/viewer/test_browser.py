@@ -164,6 +164,23 @@ def test_a_turn_plays_its_audio(browser: Any, viewer_url: str, runs: Runs, shots
     page.close()
 
 
+def test_the_failing_turns_can_be_shown_alone(browser: Any, viewer_url: str, runs: Runs) -> None:
+    page = browser.new_page()
+    console = Console(page)
+    page.goto(f"{viewer_url}/run/{runs.run_id('baseline')}/")
+    only_failed = page.locator("#only-failed")
+    if only_failed.count() == 0:
+        pytest.skip("the run page is the HTML report, which has its own failure filter")
+    rows = page.locator("#turns tbody tr")
+    failed = page.locator("#turns tbody tr.failed")
+    assert 0 < failed.count() < rows.count()
+    only_failed.check()
+    visible = [r for r in rows.all() if r.is_visible()]
+    assert len(visible) == failed.count()
+    assert console.errors == []
+    page.close()
+
+
 def test_two_runs_are_compared(browser: Any, viewer_url: str, runs: Runs, shots: Path) -> None:
     page = browser.new_page()
     console = Console(page)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, StoreError
 from voxbench.core.secrets import redact_text
 
 STORE_ENV = "VOXBENCH_STORE"
@@ -78,6 +79,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (run_id, metric)
         )""",
     ),
+    # 2: a score's note (a strict pass that cannot be set beside published numbers).
+    ("ALTER TABLE results ADD COLUMN note TEXT",),
 )
 """Step *i* brings the schema from version *i* to *i + 1*; append, never edit, a step."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -111,14 +114,19 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
-        """A cursor whose statements commit together, or roll back on an error."""
+        """A cursor whose statements commit together, or roll back on an error; a database
+        error becomes a ``StoreError`` naming the store."""
         with self._lock:
             cur = self._conn.cursor()
             try:
                 yield _Cursor(cur, self._sql)
                 self._conn.commit()
-            except BaseException:
+            except BaseException as exc:
                 self._conn.rollback()
+                if _is_database_error(exc):
+                    raise StoreError(
+                        f"results store {describe_url(self.url)}: {redact_text(str(exc)).strip()}"
+                    ) from exc
                 raise
             finally:
                 cur.close()
@@ -145,10 +153,9 @@ class Database:
         try:
             current = self.version()
             if current > SCHEMA_VERSION:
-                raise ConfigError(
-                    f"the results store has schema {current}; this voxbench knows "
-                    f"1-{SCHEMA_VERSION}: upgrade voxbench",
-                    file=describe_url(self.url),
+                raise StoreError(
+                    f"results store {describe_url(self.url)}: it has schema {current}; this "
+                    f"voxbench knows 1-{SCHEMA_VERSION}: upgrade voxbench"
                 )
             for version in range(current, SCHEMA_VERSION):
                 with self.transaction() as cur:
@@ -185,6 +192,13 @@ class _Cursor:
 
     def fetchall(self) -> list[Any]:
         return self._cur.fetchall()
+
+
+def _is_database_error(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.Error):
+        return True
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(exc, psycopg.Error)
 
 
 def _connect_sqlite(url: str) -> sqlite3.Connection:

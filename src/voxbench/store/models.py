@@ -32,6 +32,9 @@ class Result(BaseModel):
     """None when the direction depends on the category (FDB's take-over rate)."""
     headline: bool = False
     """The pair's main score, the one the leaderboard shows."""
+    note: str | None = None
+    """What a reader must know before setting the score beside another (a strict pass over
+    tool use only: ``tool use only — not comparable``)."""
 
 
 class Latency(BaseModel):
@@ -104,6 +107,7 @@ class LeaderRow(BaseModel):
     n: int | None = None
     unit: str = ""
     higher_is_better: bool | None = True
+    note: str | None = None
     run_id: str
     kind: RunKind
     mode: str | None = None

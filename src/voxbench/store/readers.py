@@ -114,6 +114,7 @@ def _conversation_run(path: Path) -> RunRow:
                     n=score.scored,
                     unit="%",
                     headline=headline,
+                    note=card.strict_pass_note if headline else None,
                 )
             )
         latency = [

@@ -37,7 +37,8 @@ _RUN_COLUMNS = (
     "path, versions, signature"
 )
 _RESULT_COLUMNS = (
-    "benchmark, target, dimension, value, ci_low, ci_high, n, unit, higher_is_better, headline"
+    "benchmark, target, dimension, value, ci_low, ci_high, n, unit, higher_is_better, headline, "
+    "note"
 )
 _LATENCY_COLUMNS = "metric, count, mean, p50, p90, p95, p99"
 _CHILD_TABLES = ("run_judges", "results", "latency")
@@ -173,7 +174,7 @@ class Store:
         statuses = ", ".join("?" for _ in RESULT_STATUSES)
         sql = (
             f"SELECT s.benchmark, s.target, s.dimension, s.value, s.ci_low, s.ci_high, s.n, "
-            f"s.unit, s.higher_is_better, r.run_id, r.kind, r.mode, r.started_at "
+            f"s.unit, s.higher_is_better, r.run_id, r.kind, r.mode, r.started_at, s.note "
             f"FROM results s JOIN runs r ON r.run_id = s.run_id "
             f"{where} {'AND' if where else 'WHERE'} s.headline = 1 "
             f"AND r.status IN ({statuses})"
@@ -199,6 +200,7 @@ class Store:
                 kind=row[10],
                 mode=row[11],
                 started_at=row[12],
+                note=row[13],
                 judges=judges.get(row[9], []),
                 runs=len(cells[key]),
             )
@@ -336,7 +338,7 @@ def _write_run(cur: Any, row: RunRow) -> None:
         [(row.run_id, j) for j in dict.fromkeys(row.judges)],
     )
     cur.executemany(
-        f"INSERT INTO results (run_id, {_RESULT_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+        f"INSERT INTO results (run_id, {_RESULT_COLUMNS}) VALUES ({', '.join('?' * 12)})",
         [
             (
                 row.run_id,
@@ -350,6 +352,7 @@ def _write_run(cur: Any, row: RunRow) -> None:
                 r.unit,
                 None if r.higher_is_better is None else int(r.higher_is_better),
                 int(r.headline),
+                r.note,
             )
             for r in _unique_results(row.results)
         ],

@@ -79,6 +79,13 @@
 
   function start() {
     document.querySelectorAll("table.sortable").forEach(makeSortable);
+    var onlyFailed = document.getElementById("only-failed");
+    var turns = document.getElementById("turns");
+    if (onlyFailed && turns) {
+      onlyFailed.addEventListener("change", function () {
+        turns.classList.toggle("only-failed", onlyFailed.checked);
+      });
+    }
     var form = document.getElementById("compare-form");
     if (form) comparePicker(form);
     if (script && script.dataset.live) followRun(script.dataset.live, script.dataset.status);
