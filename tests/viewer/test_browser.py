@@ -7,6 +7,7 @@ test's temporary directory).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.store.fixture_runs import Runs
+from voxbench.core.rundir import RunDirectory
 from voxbench.store import open_store
 from voxbench.viewer.app import create_app
 
@@ -177,6 +179,29 @@ def test_the_failing_turns_can_be_shown_alone(browser: Any, viewer_url: str, run
     only_failed.check()
     visible = [r for r in rows.all() if r.is_visible()]
     assert len(visible) == failed.count()
+    assert console.errors == []
+    page.close()
+
+
+def test_a_run_in_progress_is_followed_live(browser: Any, viewer_url: str, runs: Runs) -> None:
+    run = runs.paths["baseline"]
+    info_file, transcript = run / RunDirectory.RUN, run / RunDirectory.TRANSCRIPT
+    info = json.loads(info_file.read_text())
+    lines = transcript.read_text().splitlines(keepends=True)
+    info_file.write_text(json.dumps(info | {"status": "started", "ended_at": None}))
+    transcript.write_text("".join(lines[:3]))  # three turns done so far
+    page = browser.new_page()
+    console = Console(page)
+    page.goto(f"{viewer_url}/run/{runs.run_id('baseline')}/")
+    body = page.locator("body")
+    assert lines[3].split('"user_text": "')[1][:20] not in body.inner_text()
+    with page.expect_navigation(timeout=15_000):  # the page polls, and reloads for a new turn
+        transcript.write_text("".join(lines[:4]))
+    expect_text = json.loads(lines[3])["user_text"][:20]
+    assert expect_text in body.inner_text()
+    with page.expect_navigation(timeout=15_000):  # and once more when the run ends
+        info_file.write_text(json.dumps(info))
+    assert "success" in body.inner_text()
     assert console.errors == []
     page.close()
 

@@ -89,13 +89,17 @@ class Viewer:
             log.info("not shown: %s", skipped.reason)
 
     def run(self, run_id: str) -> RunRow | None:
-        """The run with this id, when its directory is one this viewer serves."""
+        """The run with this id, as its files are now, when its directory is one this
+        viewer serves."""
         row = self.store.get(run_id)
         if row is None:
             self.refresh()
             row = self.store.get(run_id)
         if row is None or not inside(self.root, row.run_path):
             return None
+        if signature_of(row.run_path) != row.signature:  # a turn landed, the run ended
+            self.store.index_run(row.run_path)
+            row = self.store.get(run_id) or row
         return row
 
     # -- pages ----------------------------------------------------------------------------
@@ -161,12 +165,13 @@ class Viewer:
         row = self.run(request.path_params["run_id"])
         if row is None:
             return JSONResponse({"error": "no such run"}, status_code=404)
-        fresh = signature_of(row.run_path)
-        if fresh != row.signature:
-            self.store.index_run(row.run_path)
-            row = self.store.get(row.run_id) or row
         return JSONResponse(
-            {"run_id": row.run_id, "status": row.status, "signature": fresh, "live": _live(row)}
+            {
+                "run_id": row.run_id,
+                "status": row.status,
+                "signature": row.signature,
+                "live": _live(row),
+            }
         )
 
     def compare(self, request: Request) -> Response:
