@@ -76,6 +76,7 @@ def test_compare_shows_deltas_of_two_runs(client: TestClient, runs: Runs) -> Non
         "/etc/passwd",
         "%2fetc%2fpasswd",
         "../baseline-run.json",
+        ".writer.lock",
     ],
 )
 def test_no_path_outside_the_run_can_be_read(client: TestClient, runs: Runs, path: str) -> None:

@@ -1,8 +1,8 @@
 """Paths a request may name: only files inside the served directory, whatever the spelling.
 
-A request path is refused when it is absolute, holds a ``..`` part, a backslash or a NUL,
-and, after every symbolic link is followed, when it lands outside the run directory or the
-served root. Percent-encoding is undone by the server before this sees the path, so an
+A request path is refused when it is absolute, holds a ``..`` or hidden part, a backslash or
+a NUL, and, after every symbolic link is followed, when it lands outside the run directory or
+the served root. Percent-encoding is undone by the server before this sees the path, so an
 encoded ``..`` is caught like a plain one; a doubly encoded one names a file that does not
 exist.
 """
@@ -30,7 +30,10 @@ def resolve_inside(base: Path, relative: str, *, root: Path) -> Path:
     if not relative or "\x00" in relative or "\\" in relative:
         raise OutsideServedDirectory(relative)
     parts = PurePosixPath(relative).parts
-    if PurePosixPath(relative).is_absolute() or any(p in ("..", "") for p in parts):
+    # Hidden files (the writer lock naming a process and host) are not artifacts.
+    if PurePosixPath(relative).is_absolute() or any(
+        p in ("..", "") or p.startswith(".") for p in parts
+    ):
         raise OutsideServedDirectory(relative)
     candidate = base / Path(*parts)
     if not (inside(base, candidate) and inside(root, candidate)):
