@@ -46,3 +46,32 @@ def test_an_fdb_scoring_is_indexed_per_mode(tmp_path: Path) -> None:
     assert cell.value == row["metrics"]["tor"]["mean"] and cell.n == row["metrics"]["tor"]["n"]
     latency = next(r for r in rows[0].results if r.dimension == "latency")
     assert latency.unit == "s" and latency.higher_is_better is False
+
+
+def test_the_viewer_shows_an_fdb_scoring(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from voxbench.viewer.app import create_app
+
+    out = tmp_path / "runs" / "fdb" / "outputs"
+    folder = out / "candor_turn_taking" / "1"
+    folder.mkdir(parents=True)
+    (folder / "turn_taking.json").write_text(
+        json.dumps([{"text": "[TURN-TAKING]", "timestamp": [2.0, 2.4]}])
+    )
+    (folder / "output.json").write_text(
+        json.dumps({"text": "", "chunks": [{"text": "w0", "timestamp": [2.6, 3.0]}]})
+    )
+    score_directory(
+        out,
+        mode="voxbench",
+        transcripts=TranscriptStore("local/none-such", write=False),
+        target="acme/duplex",
+    )
+    with open_store(None, tmp_path / "runs") as store:
+        (row,) = store.runs()
+        with TestClient(create_app(tmp_path / "runs", store), base_url="http://127.0.0.1") as http:
+            board = http.get("/").text
+            page = http.get(f"/run/{row.run_id}/").text
+    assert "fdb/smooth_turn_taking" in board and "acme/duplex" in board
+    assert "tor" in page and "fdb_summary_voxbench.json" in page

@@ -30,3 +30,23 @@ def test_a_finished_task_run_is_indexed_with_its_scores(
         ("tiny", "m", "wer", wer["value"])
     ]
     assert cells[0].higher_is_better is False and cells[0].n == wer["n"]
+
+
+def test_the_viewer_shows_a_task_run(tmp_path: Path, tasks_dir: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from voxbench.viewer.app import create_app
+
+    text = "models: [{name: m, model: vllm/q}]\noutput_dir: runs/tasks\n" + TINY
+    result = run_yaml(text, tmp_path)
+    runs_dir = result.run.path.parent.parent
+    with (
+        open_store(str(tmp_path / "view.db"), runs_dir) as store,
+        TestClient(create_app(runs_dir, store), base_url="http://127.0.0.1") as http,
+    ):
+        board = http.get("/").text
+        page = http.get(f"/run/{result.run.path.name}/")
+        report = http.get(f"/run/{result.run.path.name}/report.md")
+    assert "tiny" in board and ">m<" in board
+    assert page.status_code == 200 and "wer" in page.text and "report.md" in page.text
+    assert report.status_code == 200 and report.text.strip()
