@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
@@ -80,14 +81,26 @@ def run_page(row: RunRow) -> RunPage:
 
 
 @dataclass
+class CompareSide:
+    """One run's side of a compared turn: what it said, whether it failed, where to hear it."""
+
+    record: TurnRecord
+    failed: bool
+    audio: str | None = None
+    """The run's recording from the turn's start to its end (a URL), in audio runs."""
+
+
+@dataclass
 class ComparePage:
     """Two runs side by side: per-dimension deltas with the paired test, turn by turn."""
 
     a: RunRow
     b: RunRow
     comparison: Comparison | None = None
-    rows: list[tuple[str, str, TurnRecord | None, TurnRecord | None]] = field(default_factory=list)
-    """(turn, user text, A's turn, B's turn)."""
+    rows: list[tuple[str, str, CompareSide | None, CompareSide | None]] = field(
+        default_factory=list
+    )
+    """(turn, user text, A's side, B's side)."""
     problem: str | None = None
 
 
@@ -101,19 +114,37 @@ def compare_page(a: RunRow, b: RunRow) -> ComparePage:
         turns_a, turns_b = run_a.turns(), run_b.turns()
         card_a, card_b = run_a.scorecard(), run_b.scorecard()
         judged_a, judged_b = run_a.judgments(), run_b.judgments()
-        if card_a and card_b and judged_a is not None and judged_b is not None:
-            page.comparison = compare_runs(card_a, turns_a, judged_a, card_b, turns_b, judged_b)
-        else:
-            page.problem = "both runs must be judged for the paired comparison"
     except VoxbenchError as exc:
         page.problem = str(exc)
         return page
-    by_a = {t.turn: t for t in turns_a}
-    by_b = {t.turn: t for t in turns_b}
-    for turn in dict.fromkeys([*by_a, *by_b]):
-        first = by_a.get(turn) or by_b[turn]
-        page.rows.append((turn, first.user_text, by_a.get(turn), by_b.get(turn)))
+    if card_a and card_b and judged_a is not None and judged_b is not None:
+        page.comparison = compare_runs(card_a, turns_a, judged_a, card_b, turns_b, judged_b)
+    else:
+        page.problem = "both runs must be judged for the paired comparison"
+    side_a = _sides(a, run_a, turns_a, judged_a or [])
+    side_b = _sides(b, run_b, turns_b, judged_b or [])
+    for turn in dict.fromkeys([*side_a, *side_b]):
+        first = side_a.get(turn) or side_b[turn]
+        page.rows.append((turn, first.record.user_text, side_a.get(turn), side_b.get(turn)))
     return page
+
+
+def _sides(
+    row: RunRow, run: RunDirectory, turns: list[TurnRecord], judgments: list[Judgment]
+) -> dict[str, CompareSide]:
+    failed = {j.turn for j in judgments if j.passed is False}
+    recording = (
+        f"/run/{quote(row.run_id, safe='')}/{RunDirectory.RECORDING}" if run.has_recording else None
+    )
+    out = {}
+    for t in turns:
+        audio = None
+        if recording is not None:
+            audio = f"{recording}#t={t.timings.start:.3f}"
+            if t.timings.end is not None:
+                audio += f",{t.timings.end:.3f}"
+        out[t.turn] = CompareSide(record=t, failed=t.turn in failed, audio=audio)
+    return out
 
 
 @dataclass
