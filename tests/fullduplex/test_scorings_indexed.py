@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from voxbench.fullduplex.scoring import score_directory
 from voxbench.fullduplex.transcripts import TranscriptStore
 from voxbench.store import RunFilters, open_store
 
 
-def test_an_fdb_scoring_is_indexed_per_mode(tmp_path: Path) -> None:
-    out = tmp_path / "runs" / "fdb" / "outputs"
+def test_an_fdb_scoring_is_indexed_per_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Outputs beside a corpus anywhere: the scoring joins the store of ./runs.
+    monkeypatch.delenv("VOXBENCH_STORE")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "corpus" / "outputs"
     folder = out / "candor_turn_taking" / "1"
     folder.mkdir(parents=True)
     (folder / "turn_taking.json").write_text(

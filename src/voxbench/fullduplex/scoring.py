@@ -29,6 +29,7 @@ from voxbench.fullduplex.judge import ChatJudge
 from voxbench.fullduplex.sample_context import MODES, Mode, SampleScore, ScoringContext
 from voxbench.fullduplex.summary import summarize, write_json
 from voxbench.fullduplex.transcripts import TranscriptStore
+from voxbench.runner.config import DEFAULT_RUNS_DIR
 from voxbench.store import index_finished_run
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,9 @@ def score_directory(
         lines = "".join(json.dumps(s.to_json(), ensure_ascii=False) + "\n" for s in scores)
         (root / f"fdb_scores_{mode}.jsonl").write_text(lines, encoding="utf-8")
         write_json(summary, root / fdb_summary_name(mode))
-        index_finished_run(root)
+        # A scored directory can lie anywhere (beside the corpus's inputs by default): its
+        # scoring joins the store of the runs directory voxbench runs write to.
+        index_finished_run(root, runs_dir=DEFAULT_RUNS_DIR)
     return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
 
 

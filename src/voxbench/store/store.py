@@ -291,16 +291,19 @@ def runs_dir_of(run_path: Path) -> Path:
     return run_path.resolve().parent.parent
 
 
-def index_finished_run(run_path: str | Path, url: str | None = None) -> None:
-    """Index a run that just finished or was judged, in ``url`` or the default store of its
-    runs directory; a failure is logged as a warning and never fails the run.
+def index_finished_run(
+    run_path: str | Path, url: str | None = None, *, runs_dir: str | Path | None = None
+) -> None:
+    """Index a run that just finished or was judged, in ``url``, else ``VOXBENCH_STORE``,
+    else the store of ``runs_dir`` (default: the run's own runs directory, two levels up);
+    a failure is logged as a warning and never fails the run.
 
     ``VOXBENCH_STORE=off`` turns automatic indexing off."""
     path = Path(run_path)
     if (url or os.environ.get(STORE_ENV, "")).strip().lower() == STORE_OFF:
         return
     try:
-        with open_store(url, runs_dir_of(path)) as store:
+        with open_store(url, runs_dir if runs_dir is not None else runs_dir_of(path)) as store:
             report = store.index_run(path, force=True)
     except Exception as exc:  # the run is done: indexing it must never undo that
         log.warning("could not index %s in the results store: %s", path, exc)
