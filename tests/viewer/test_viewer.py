@@ -137,6 +137,13 @@ def test_pages_load_nothing_from_elsewhere(client: TestClient, runs: Runs) -> No
         assert not EXTERNAL.search(html), f"{url} links outside: {EXTERNAL.search(html)}"
 
 
+def test_a_page_in_a_run_runs_sandboxed(client: TestClient, runs: Runs) -> None:
+    (runs.paths["oracle"] / "evil.html").write_text("<script>fetch('/runs')</script>")
+    page = client.get(f"/run/{runs.run_id('oracle')}/evil.html")
+    assert page.status_code == 200
+    assert "sandbox allow-scripts" in page.headers["content-security-policy"]
+
+
 @pytest.mark.secrets_on_purpose
 def test_artifacts_are_served_redacted(client: TestClient, runs: Runs) -> None:
     key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"

@@ -31,7 +31,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.core.secrets import redact_text
 from voxbench.store import RunFilters, RunRow, Store
 from voxbench.store.readers import signature_of
@@ -52,13 +52,17 @@ log = logging.getLogger(__name__)
 REINDEX_EVERY_S = 3.0
 """A page that lists runs re-indexes the served directory at most this often."""
 TEXT_ARTIFACTS = frozenset({".json", ".jsonl", ".md", ".txt", ".csv", ".log", ".yaml", ".yml"})
-"""Artifacts served redacted, as text."""
-SECURITY_HEADERS = {
+"""Artifacts served redacted, as plain text."""
+PAGE_ARTIFACTS = frozenset({".html", ".htm", ".svg", ".xhtml", ".xml"})
+"""Artifacts a browser would run: served redacted and sandboxed (their scripts run in an
+origin of their own, away from the viewer's pages and data)."""
+CONTENT_POLICY = (
     # Nothing is loaded from elsewhere: a page that tried would be blocked.
-    "Content-Security-Policy": (
-        "default-src 'self' data: blob:; script-src 'self' 'unsafe-inline'; "
-        "style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'"
-    ),
+    "default-src 'self' data: blob:; script-src 'self' 'unsafe-inline'; "
+    "style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
@@ -139,13 +143,18 @@ class Viewer:
         if row is None:
             return _not_found("no such run")
         if render_run_html is not None:
-            html = render_run_html(row.run_path)
-            return _html(_with_live_script(redact_text(html), row))
+            try:
+                html = render_run_html(row.run_path)
+            except VoxbenchError as exc:  # a run the report cannot show yet: the viewer's page
+                log.info("no HTML report for %s: %s", row.run_id, exc)
+            else:
+                return _html(_with_live_script(redact_text(html), row))
         return _page("run.html", page=run_page(row), live=_live_url(row))
 
     def run_slash(self, request: Request) -> Response:
         # The run page lives at /run/<id>/ so the report's relative audio links resolve.
-        return RedirectResponse(f"/run/{request.path_params['run_id']}/", status_code=308)
+        run_id = quote(request.path_params["run_id"], safe="")
+        return RedirectResponse(f"/run/{run_id}/", status_code=308)
 
     def artifact(self, request: Request) -> Response:
         row = self.run(request.path_params["run_id"])
@@ -155,9 +164,16 @@ class Viewer:
             file = resolve_inside(row.run_path, request.path_params["path"], root=self.root)
         except (OutsideServedDirectory, FileNotFoundError, OSError):
             return _not_found("no such file in this run")
-        if file.suffix.lower() in TEXT_ARTIFACTS:
-            text = file.read_text(encoding="utf-8", errors="replace")
-            return Response(redact_text(text), media_type="text/plain; charset=utf-8")
+        suffix = file.suffix.lower()
+        if suffix in TEXT_ARTIFACTS or suffix in PAGE_ARTIFACTS:
+            text = redact_text(file.read_text(encoding="utf-8", errors="replace"))
+            if suffix in TEXT_ARTIFACTS:
+                return Response(text, media_type="text/plain; charset=utf-8")
+            return Response(
+                text,
+                media_type="image/svg+xml" if suffix == ".svg" else "text/html; charset=utf-8",
+                headers={"Content-Security-Policy": CONTENT_POLICY + "; sandbox allow-scripts"},
+            )
         # FileResponse answers Range requests, so an <audio> element can seek.
         return FileResponse(file)
 
@@ -180,7 +196,10 @@ class Viewer:
         if a is None or b is None:
             return _not_found("compare needs two runs: /compare?a=RUN_ID&b=RUN_ID")
         if render_compare_html is not None:
-            return _html(redact_text(render_compare_html(a.run_path, b.run_path)))
+            try:
+                return _html(redact_text(render_compare_html(a.run_path, b.run_path)))
+            except VoxbenchError as exc:
+                log.info("no HTML comparison of %s and %s: %s", a.run_id, b.run_id, exc)
         return _page("compare.html", page=compare_page(a, b))
 
 
