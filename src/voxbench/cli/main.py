@@ -8,7 +8,19 @@ import typer
 from rich.markup import escape
 
 from voxbench import __version__
-from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show, tasks
+from voxbench.cli import (
+    analyze,
+    bench,
+    fake_server,
+    importing,
+    judge,
+    listing,
+    run,
+    show,
+    store,
+    tasks,
+    view,
+)
 from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.download import download_command
@@ -40,6 +52,8 @@ app.add_typer(bench.app, name="bench")
 app.add_typer(fdb_app, name="fdb")
 app.add_typer(importing.app, name="import")
 app.add_typer(tasks.app, name="tasks")
+app.add_typer(store.app, name="store")
+app.command("view")(view.view_command)
 
 
 def _version(value: bool) -> None:

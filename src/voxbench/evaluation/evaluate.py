@@ -35,6 +35,7 @@ from voxbench.runner.config import parse_turn_selection
 from voxbench.scoring.compat import compat_summary, missing_llm_dimensions
 from voxbench.scoring.compat_files import conversation_bench_files
 from voxbench.scoring.scorecard import DEFAULT_UNDECIDED_LIMIT, build_scorecard
+from voxbench.store import index_finished_run
 
 if TYPE_CHECKING:
     from voxbench.providers.completion import TextCompletionClient
@@ -293,6 +294,8 @@ async def evaluate_run_async(
                     _write_upstream_files(run_dir, benchmark, merged, summary, analysis)
             report = render_report(card, merged.records, merged.judgments, summary)
             run_dir.write_text(run_dir.report_file, report)
+    if write:  # the judged run joins the results store (a failure there is only a warning)
+        index_finished_run(run_dir.path)
     return Evaluation(
         card=card,
         judgments=merged.judgments,

@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from voxbench.core.errors import ConfigError
 from voxbench.core.yamlfile import read_yaml
 
+DEFAULT_RUNS_DIR = Path("runs")
+"""Where run directories go unless told otherwise (relative to the working directory)."""
+
 
 class RunConfig(BaseModel):
     """Everything a conversation run needs; unknown keys are rejected."""
@@ -24,7 +27,7 @@ class RunConfig(BaseModel):
     mode: Literal["text", "audio"] = "text"
     only_turns: list[int] | None = None
     """Turn positions to run (0-based); None runs every turn."""
-    runs_dir: Path = Path("runs")
+    runs_dir: Path = DEFAULT_RUNS_DIR
     turn_timeout: float = Field(default=120.0, gt=0)
     """Seconds a turn may take before it is recorded as failed."""
     max_tool_calls_per_turn: int = Field(default=16, ge=1)

@@ -20,6 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
+from voxbench.core.artifact_names import TASK_RUN_SCHEMA, TASK_SCORES
 from voxbench.core.errors import RunError
 from voxbench.core.rundir import (
     WriterLock,
@@ -32,11 +33,11 @@ from voxbench.core.rundir import (
 RUN_JSON = "run.json"
 RECORDS = "records.jsonl"
 RECORDS_CSV = "records.csv"
-SCORES = "scores.json"
+SCORES = TASK_SCORES
 REPORT = "report.md"
 REPORT_HTML = "report.html"
 LOCK = ".lock"
-SCHEMA = "voxbench.tasks/1"
+SCHEMA = TASK_RUN_SCHEMA
 CSV_COLUMNS = (
     "task",
     "model",
