@@ -83,7 +83,9 @@ async def test_audio_run_page_has_every_turn_with_players_and_plots(audio_run: P
     judgments = read_jsonl(audio_run / "judged.jsonl")
     assert len(page.find("div", class_="judgment")) == len(judgments)
     assert not external_links(page)
-    assert not page.find("link") and all(not e.attrs.get("src") for e in page.find("script"))
+    # Nothing to fetch: the only <link> is the empty inline icon (no favicon request either).
+    assert all(e.attrs.get("href") == "data:," for e in page.find("link"))
+    assert all(not e.attrs.get("src") for e in page.find("script"))
 
 
 async def test_embedded_audio_plays_each_turn_on_its_own(audio_run: Path) -> None:

@@ -33,19 +33,13 @@ from starlette.staticfiles import StaticFiles
 
 from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.core.secrets import redact_text
+from voxbench.report.audio_links import AudioLinks
+from voxbench.report.html import render_compare_html, render_run_html
 from voxbench.store import RunFilters, RunRow, Store
 from voxbench.store.readers import signature_of
 from voxbench.viewer import LOOPBACK
 from voxbench.viewer.pages import board, compare_page, run_page
 from voxbench.viewer.paths import OutsideServedDirectory, inside, resolve_inside
-
-try:  # the self-contained HTML reports; without them the viewer shows its own pages
-    from voxbench.report.html import (  # type: ignore[import-not-found]
-        render_compare_html,
-        render_run_html,
-    )
-except ImportError:  # pragma: no cover - depends on which rooms are installed
-    render_run_html = render_compare_html = None
 
 log = logging.getLogger(__name__)
 
@@ -142,13 +136,12 @@ class Viewer:
         row = self.run(request.path_params["run_id"])
         if row is None:
             return _not_found("no such run")
-        if render_run_html is not None:
-            try:
-                html = render_run_html(row.run_path)
-            except VoxbenchError as exc:  # a run the report cannot show yet: the viewer's page
-                log.info("no HTML report for %s: %s", row.run_id, exc)
-            else:
-                return _html(_with_live_script(redact_text(html), row))
+        try:
+            html = render_run_html(row.run_path)
+        except VoxbenchError as exc:  # a run the report cannot show yet: the viewer's page
+            log.info("no HTML report for %s: %s", row.run_id, exc)
+        else:
+            return _html(_with_live_script(redact_text(html), row))
         return _page("run.html", page=run_page(row), live=_live_url(row))
 
     def run_slash(self, request: Request) -> Response:
@@ -195,11 +188,17 @@ class Viewer:
         a, b = self.run(q.get("a", "")), self.run(q.get("b", ""))
         if a is None or b is None:
             return _not_found("compare needs two runs: /compare?a=RUN_ID&b=RUN_ID")
-        if render_compare_html is not None:
-            try:
-                return _html(redact_text(render_compare_html(a.run_path, b.run_path)))
-            except VoxbenchError as exc:
-                log.info("no HTML comparison of %s and %s: %s", a.run_id, b.run_id, exc)
+        # The players link to each run's files where this viewer serves them.
+        links = AudioLinks.served(
+            {
+                a.run_path: f"/run/{quote(a.run_id, safe='')}/",
+                b.run_path: f"/run/{quote(b.run_id, safe='')}/",
+            }
+        )
+        try:
+            return _html(redact_text(render_compare_html(a.run_path, b.run_path, links=links)))
+        except VoxbenchError as exc:
+            log.info("no HTML comparison of %s and %s: %s", a.run_id, b.run_id, exc)
         return _page("compare.html", page=compare_page(a, b))
 
 
