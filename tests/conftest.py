@@ -29,6 +29,9 @@ def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in _SECRET_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("VOXBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    # Finished runs are indexed into this test's own results store, never one shared by
+    # tests (an FDB scoring's default store is two levels above the scored directory).
+    monkeypatch.setenv("VOXBENCH_STORE", str(tmp_path / "cache" / "voxbench.db"))
     monkeypatch.chdir(tmp_path)
 
 

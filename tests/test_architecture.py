@@ -25,6 +25,7 @@ ROOMS = (
     "fullduplex",
     "tasks",
     "scale",
+    "viewer",
     "testing",
     "cli",
 )

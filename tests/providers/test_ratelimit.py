@@ -71,8 +71,9 @@ async def test_http_clients_keep_a_paced_endpoint_under_its_limit():
         finally:
             install_pacer(previous)
     assert codes == [200] * 40
-    # 20 per second plus the burst: the fake's busiest second holds no more.
-    assert server.busiest_window(1.0) <= 20 + 2
+    # 20 per second plus the burst (plus one for a client woken late from its slot on a
+    # loaded machine): the fake's busiest second holds no more.
+    assert server.busiest_window(1.0) <= 20 + 2 + 1
     assert server.arrivals[-1] - server.arrivals[0] >= (40 - 2) / 20 - 0.05
 
 

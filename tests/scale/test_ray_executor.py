@@ -99,11 +99,12 @@ def test_killed_worker_cell_resumes_without_duplicated_turns(local_ray, tmp_path
     assert card is not None and card.strict_pass.rate == 1.0
 
 
-def test_shared_limiter_holds_the_fake_endpoints_limit(local_ray, tmp_path):
+def test_shared_limiter_holds_the_fake_endpoints_limit(local_ray, tmp_path, monkeypatch):
     from voxbench.benchmarks.loader import load_benchmark
     from voxbench.testing.openai_http import FakeOpenAIServer
     from voxbench.testing.scripts import GoldenScript
 
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)  # the driver checks it before any run
     server = FakeOpenAIServer(GoldenScript(load_benchmark("smoke")), api_key=FAKE_KEY)
     limit = RateLimit(requests_per_second=8, burst=1)
     with server.in_thread():
@@ -120,8 +121,12 @@ def test_shared_limiter_holds_the_fake_endpoints_limit(local_ray, tmp_path):
     assert done.status == "success", done.errors
     assert len(server.arrivals) >= 40  # 4 runs × 10 turns, tool calls add more
     # The fake counts requests per second: 4 workers together stay within 8/s (+ burst 1).
+    # One more is allowed for scheduling jitter: on a loaded machine a worker can wake late
+    # from its reserved slot and arrive together with the next slot's request.
     arrivals = [round(t - server.arrivals[0], 3) for t in server.arrivals]
-    assert server.busiest_window(1.0) <= 8 + 1, arrivals
+    assert server.busiest_window(1.0) <= 8 + 1 + 1, arrivals
+    # Paced from first to last: N requests need at least (N - burst) intervals.
+    assert arrivals[-1] >= (len(arrivals) - 1) / 8 - 0.1, arrivals
 
 
 def test_returned_artifacts_are_written_by_the_driver(local_ray, tmp_path):

@@ -44,10 +44,13 @@ def test_compare_two_groups_uses_runs_as_the_unit(tmp_path, monkeypatch, capsys)
         assert code == 0, err
     a, b = _group(tmp_path, "baseline"), _group(tmp_path, "oracle")
     out_json = tmp_path / "cmp.json"
-    code, out, err = invoke(monkeypatch, capsys, "compare", str(a), str(b), "--json", str(out_json))
+    code, out, err = invoke(monkeypatch, capsys, "compare", str(a), str(b), "--out", str(out_json))
     assert code == 0, err
     assert "permutation of run labels" in out
     data = json.loads(out_json.read_text())
+    code, printed, err = invoke(monkeypatch, capsys, "compare", str(a), str(b), "--json")
+    assert code == 0, err
+    assert json.loads(printed) == data
     strict = data["dimensions"][0]
     assert strict["dimension"] == "strict_pass"
     assert strict["difference"] == 0.5 and strict["permutations"] == 6

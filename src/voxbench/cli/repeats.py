@@ -108,8 +108,9 @@ def show_group(path: Path) -> None:
     print_group(path, group, summarise_group(path, group))
 
 
-def compare_groups(path_a: Path, path_b: Path) -> RepeatComparison:
-    """``voxbench compare GROUP_A GROUP_B``: runs as the unit, paired by turn."""
+def compare_groups(path_a: Path, path_b: Path, *, table: bool = True) -> RepeatComparison:
+    """``voxbench compare GROUP_A GROUP_B``: runs as the unit, paired by turn (the table
+    printed unless ``table`` is false: ``--json`` keeps stdout for the document)."""
     group_a, group_b = read_group(path_a), read_group(path_b)
     if group_a.benchmark != group_b.benchmark:
         raise ConfigError(
@@ -125,9 +126,12 @@ def compare_groups(path_a: Path, path_b: Path) -> RepeatComparison:
         outcomes_b,
     )
     title = f"{group_a.benchmark}: {group_a.target} (A) vs {group_b.target} (B)"
-    console.print(repeat_comparison_table(comparison, title))
+    if table:
+        console.print(repeat_comparison_table(comparison, title))
     if group_a.benchmark_hash != group_b.benchmark_hash:
-        console.print("[yellow]note:[/yellow] the groups ran different versions of the benchmark")
+        make_console(stderr=not table).print(
+            "[yellow]note:[/yellow] the groups ran different versions of the benchmark"
+        )
     return comparison
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from voxbench.audio.textnorm import normalize_text
+from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
 from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
 
@@ -54,9 +54,19 @@ class Metric:
 # -- text normalisation ----------------------------------------------------------------------
 
 
+BASIC_NORMALIZER = "basic"
+"""Other languages: lower-case, punctuation and symbols out, accents and marks kept (Whisper's
+basic normaliser drops combining marks, which splits words of Indic scripts)."""
+
+
+def normalizer_for(language: str) -> str:
+    """The name of the normaliser WER/CER use for ``language`` (reported beside the value)."""
+    return ENGLISH_WER_NORMALIZER if language.split("-")[0] == "en" else BASIC_NORMALIZER
+
+
 def normalize_for(text: str, language: str) -> str:
-    """English: Whisper-style (numbers spelled, punctuation out); others: basic normalisation."""
-    return normalize_text(text) if language.split("-")[0] == "en" else basic_normalize(text)
+    """English: Whisper's English normaliser plus voxbench's times; others: basic."""
+    return normalize_english(text) if language.split("-")[0] == "en" else basic_normalize(text)
 
 
 def _units(text: str, language: str, chars: bool) -> list[str]:
@@ -71,7 +81,11 @@ def _units(text: str, language: str, chars: bool) -> list[str]:
 def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> dict[str, Any]:
     ref = _units(ctx.reference, ctx.language, chars)
     hyp = _units(prediction, ctx.language, chars)
-    return {"errors": Levenshtein.distance(ref, hyp), "units": len(ref)}
+    return {
+        "errors": Levenshtein.distance(ref, hyp),
+        "units": len(ref),
+        "normalizer": normalizer_for(ctx.language),
+    }
 
 
 def _ratio_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
@@ -82,7 +96,9 @@ def _ratio_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
         total = units[idx].sum(axis=-1)
         return 100 * errors[idx].sum(axis=-1) / np.maximum(total, 1)
 
-    return _with_interval(rate, len(stats), rng)
+    pooled = _with_interval(rate, len(stats), rng)
+    names = sorted({s["normalizer"] for s in stats if s.get("normalizer")})
+    return {**pooled, "normalizer": ", ".join(names)} if names else pooled
 
 
 def _mean_pool(key: str) -> Callable[..., dict[str, Any]]:
