@@ -68,8 +68,8 @@ def test_ray_gives_the_local_executors_artifacts(local_ray, tmp_path):
     done_l = run_group(path_l, group_l, LocalExecutor(), Limits())
     done_r = run_group(path_r, group_r, local_ray, Limits())
     assert done_l.status == done_r.status == "success"
-    for name in group_l.runs:
-        assert _artifacts(path_l / name) == _artifacts(path_r / name)
+    for name_l, name_r in zip(group_l.runs, group_r.runs, strict=True):
+        assert _artifacts(path_l / name_l) == _artifacts(path_r / name_r)
     assert done_l.summary is not None and done_r.summary is not None
     assert done_l.summary.model_dump(exclude={"runs"}) == done_r.summary.model_dump(
         exclude={"runs"}
@@ -137,7 +137,7 @@ def test_returned_artifacts_are_written_by_the_driver(local_ray, tmp_path):
     run_group(path_l, group_l, LocalExecutor(), Limits())
     done = run_group(path_r, group_r, RayExecutor(artifacts="return"), Limits())
     assert done.status == "success"
-    assert _artifacts(path_l / "seed-0") == _artifacts(path_r / "seed-0")
+    assert _artifacts(path_l / group_l.runs[0]) == _artifacts(path_r / group_r.runs[0])
 
 
 def test_matrix_command_on_ray(local_ray, tmp_path, monkeypatch, capsys):

@@ -22,7 +22,9 @@ def test_run_repeats_writes_a_group_and_prints_one_summary(tmp_path, monkeypatch
     assert code == 0, err
     group = _group(tmp_path, "local-baseline_x3")
     saved = read_group(group)
-    assert saved.seeds == [0, 1, 2] and saved.runs == ["seed-0", "seed-1", "seed-2"]
+    group_id = group.name.rsplit("_", 1)[-1]
+    assert saved.seeds == [0, 1, 2]
+    assert saved.runs == [f"seed-{s}_{group_id}" for s in (0, 1, 2)]
     assert saved.status == "success" and saved.summary is not None
     for name, seed in zip(saved.runs, saved.seeds, strict=True):
         info = json.loads((group / name / "run.json").read_text())
@@ -56,7 +58,7 @@ def test_compare_two_groups_uses_runs_as_the_unit(tmp_path, monkeypatch, capsys)
     assert strict["difference"] == 0.5 and strict["permutations"] == 6
     assert strict["p_value"] == round(2 / 6, 6)
     # A group and a single run are not comparable.
-    code, _, err = invoke(monkeypatch, capsys, "compare", str(a), str(b / "seed-0"))
+    code, _, err = invoke(monkeypatch, capsys, "compare", str(a), str(b / read_group(b).runs[0]))
     assert code == 2 and "repeat group" in err
 
 
@@ -69,7 +71,7 @@ def test_resume_a_group_finishes_only_what_is_missing(tmp_path, monkeypatch, cap
     group = _group(tmp_path, "oracle")
     import shutil
 
-    shutil.rmtree(group / "seed-1")
+    shutil.rmtree(group / read_group(group).runs[1])
     code, out, err = invoke(monkeypatch, capsys, "run", "--resume", str(group))
     assert code == 0, err
     assert "seed 0: reused" in out and "seed 1: ran" in out
@@ -104,3 +106,20 @@ def test_missing_key_is_said_before_any_run(tmp_path, monkeypatch, capsys):
     )  # fmt: skip
     assert code == 3 and "OPENAI_API_KEY" in err
     assert not list((tmp_path / "runs").rglob("run.json"))
+
+
+def test_each_run_of_a_group_joins_the_runs_directorys_store(tmp_path, monkeypatch, capsys):
+    from voxbench.store.store import open_store
+
+    monkeypatch.delenv("VOXBENCH_STORE")  # the default: the store of the runs directory
+    runs = tmp_path / "runs"
+    code, _, err = invoke(
+        monkeypatch, capsys, "run", "smoke", "-t", "local/oracle", "--repeats", "2",
+        "--runs-dir", str(runs),
+    )  # fmt: skip
+    assert code == 0, err
+    group = _group(tmp_path, "oracle")
+    assert (runs / "voxbench.db").is_file() and not (runs / "smoke" / "voxbench.db").exists()
+    with open_store(None, runs) as store:
+        ids = sorted(r.run_id for r in store.runs())
+    assert ids == sorted(read_group(group).runs)

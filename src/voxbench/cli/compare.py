@@ -57,7 +57,7 @@ def compare_command(
             raise ConfigError(
                 "--html compares two runs, not repeat groups",
                 field="--html",
-                expected="two run directories (e.g. GROUP/seed-0), or leave out --html",
+                expected="two run directories (a group's seed-N_… runs), or leave out --html",
             )
         grouped = compare_groups(run_a, run_b, table=not as_json)
         document = grouped.model_dump_json(indent=2) + "\n"

@@ -99,7 +99,8 @@ def print_group(path: Path, group: RepeatGroup, summary: RepeatSummary) -> None:
     else:
         console.print("no turn changed outcome between runs")
     where = escape(str(path))
-    console.print(f"repeat group: [b]{where}[/b]  (one run: voxbench show {where}/seed-N)")
+    first = escape(str(path / group.runs[0]))
+    console.print(f"repeat group: [b]{where}[/b]  (one run: voxbench show {first})")
 
 
 def show_group(path: Path) -> None:

@@ -228,6 +228,10 @@ else:
 # -- the run directory -----------------------------------------------------------------
 
 
+REPEAT_GROUP_FILE = "repeats.json"
+"""Marks a repeat group: a directory of K run directories of one config (``voxbench.scale``)."""
+
+
 class RunDirectory:
     """Every file of one run: its names, readers and appenders, and the writer lock."""
 

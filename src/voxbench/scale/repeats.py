@@ -1,6 +1,6 @@
 """Repeat groups: K runs of one config, each in a fresh session with its own recorded seed.
 
-A repeat group is a directory holding the K run directories (``seed-<n>``, ordinary run
+A repeat group is a directory holding the K run directories (``seed-<n>_<group id>``, ordinary run
 directories that ``show``, ``judge`` and ``analyze`` read as usual) and ``repeats.json``:
 what was repeated (the run config, the benchmark's content hash), the seeds, the executor, and
 once the runs are judged their summary (``scoring.repeats.RepeatSummary``).
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.errors import ConfigError, RunError
-from voxbench.core.rundir import write_json_atomic
+from voxbench.core.rundir import REPEAT_GROUP_FILE, write_json_atomic
 from voxbench.evaluation import load_or_evaluate
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import check_run_credentials, new_run_path
@@ -31,7 +31,7 @@ from voxbench.scale.limits import CellCallback, Limits
 from voxbench.scoring.compare import TurnOutcomes, turn_outcomes
 from voxbench.scoring.repeats import RepeatSummary, summarise_repeats
 
-REPEATS_FILE = "repeats.json"
+REPEATS_FILE = REPEAT_GROUP_FILE
 SCHEMA_VERSION = 1
 
 
@@ -98,10 +98,17 @@ def plan_group(config: RunConfig, repeats: int, path: Path, executor: str) -> Re
         mode=config.mode,
         config=config,
         seeds=seeds,
-        runs=[f"seed-{s}" for s in seeds],
+        runs=[run_name(path, s) for s in seeds],
         executor=executor,
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def run_name(group_path: Path, seed: int) -> str:
+    """``seed-<n>_<group id>``: a run's id is its directory's name, and the results store
+    keys runs by id, so each group's runs carry the group's id (its last ``_`` part: a
+    random id, or a matrix group's content key)."""
+    return f"seed-{seed}_{group_path.name.rsplit('_', 1)[-1]}"
 
 
 def new_group_path(config: RunConfig, repeats: int) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from voxbench.core.errors import VoxbenchError
+from voxbench.core.rundir import REPEAT_GROUP_FILE
 from voxbench.store.database import STORE_ENV, STORE_OFF, Database, describe_url, resolve_store_url
 from voxbench.store.models import (
     RESULT_STATUSES,
@@ -287,8 +288,12 @@ def find_run_dirs(root: Path) -> list[Path]:
 
 def runs_dir_of(run_path: Path) -> Path:
     """The runs directory of a run voxbench laid out: ``runs/<benchmark>/<run>`` and
-    ``runs/tasks/<run>`` are two levels below it."""
-    return run_path.resolve().parent.parent
+    ``runs/tasks/<run>`` are two levels below it; a run of a repeat group
+    (``runs/<benchmark>/<group>/<run>``) three."""
+    parent = run_path.resolve().parent
+    if (parent / REPEAT_GROUP_FILE).is_file():
+        parent = parent.parent
+    return parent.parent
 
 
 def index_finished_run(
