@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import voxbench
 from voxbench.core.rundir import RunDirectory
 from voxbench.providers.ratelimit import RateLimit
 from voxbench.runner.config import build_config
@@ -22,6 +23,7 @@ ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
 FAKE_KEY = "sk-fake-ray-test-key"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +34,11 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory):
     saved = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "VOXBENCH_CACHE_DIR")}
     os.environ["OPENAI_API_KEY"] = FAKE_KEY
     os.environ["VOXBENCH_CACHE_DIR"] = str(tmp_path_factory.mktemp("ray-cache"))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # Workers import test agents (tests.fullduplex.tone_session) by class path too.
+    voxbench_src = str(Path(voxbench.__file__).resolve().parents[1])
+    paths = [voxbench_src, str(REPO), os.environ.get("PYTHONPATH", "")]
+    runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}}
+    ray.init(runtime_env=runtime_env, num_cpus=2, include_dashboard=False, log_to_driver=False)
     from voxbench.scale.ray_executor import RayExecutor
 
     yield RayExecutor()
@@ -158,3 +164,33 @@ def test_matrix_command_on_ray(local_ray, tmp_path, monkeypatch, capsys):
     assert code == 0, err
     board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
     assert board["cells"]["reused"] == 4
+
+
+def test_fdb_run_on_ray_writes_what_the_local_run_writes(local_ray, tmp_path, monkeypatch, capsys):
+    from tests.cli_invoke import invoke
+    from tests.fullduplex.minicorpus import build_corpus
+
+    corpus = tmp_path / "corpus"
+    build_corpus(corpus)
+    outputs = {}
+    for executor in ("local", "ray"):
+        out = tmp_path / f"out-{executor}"
+        code, printed, err = invoke(
+            monkeypatch, capsys, "fdb", "run", str(corpus / "v1_0"), "--target",
+            "tests.fullduplex.tone_session:ToneSession", "--virtual", "--option", "delay=0.05",
+            "--out", str(out), "--executor", executor,
+        )  # fmt: skip
+        assert code == 0, printed + err
+        assert "completed 5" in printed
+        outputs[executor] = {
+            str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("output.wav"))
+        }
+    assert len(outputs["ray"]) == 5
+    assert outputs["ray"] == outputs["local"]
+    # Again on Ray: every sample is found done.
+    code, printed, err = invoke(
+        monkeypatch, capsys, "fdb", "run", str(corpus / "v1_0"), "--target",
+        "tests.fullduplex.tone_session:ToneSession", "--virtual", "--option", "delay=0.05",
+        "--out", str(tmp_path / "out-ray"), "--executor", "ray",
+    )  # fmt: skip
+    assert code == 0 and "already done 5" in printed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +15,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from voxbench.benchmarks.loader import load_benchmark
 from voxbench.cli.console import make_console
 from voxbench.core.errors import ConfigError, RunIncompleteError
 from voxbench.core.session import Session
 from voxbench.fullduplex.annotations import load_gt_distribution
 from voxbench.fullduplex.corpus import DERIVED_DIR
-from voxbench.fullduplex.driver import drive_corpus
+from voxbench.fullduplex.driver import DriveReport, drive_corpus, fdb_session_factory
 from voxbench.fullduplex.gating import compare
 from voxbench.fullduplex.html import write_fdb_html
 from voxbench.fullduplex.judge import ChatJudge
@@ -31,7 +31,8 @@ from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT, StreamOptions
 from voxbench.fullduplex.summary import TIMING_METRICS, read_summary, write_csv
 from voxbench.fullduplex.timings import RunTotals, read_records, run_totals, stage_timings
 from voxbench.fullduplex.transcripts import DEFAULT_ASR, TranscriptStore
-from voxbench.targets.registry import canonical_name, check_target_options, resolve_target
+from voxbench.scale.executors import make_executor
+from voxbench.targets.registry import canonical_name, check_target_options
 
 app = typer.Typer(
     help="Full-Duplex-Bench: drive a target over FDB corpora and score the outputs.",
@@ -80,24 +81,6 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def _session_factory(
-    target: str, base_url: str | None, options: dict[str, Any], benchmark: str | None
-):
-    bench = load_benchmark(benchmark) if benchmark else None
-    factory = resolve_target(target, benchmark=bench, base_url=base_url, options=options)
-
-    def make() -> Session:
-        session = factory()
-        if session.info.output_modality == "text":
-            # A text target answers in words: hear it through STT and speak it with TTS.
-            from voxbench.targets.cascade import build_cascade
-
-            return build_cascade(session, options)
-        return session
-
-    return make
-
-
 @app.command("run")
 def run_command(
     corpus: Path = typer.Argument(..., help="FDB corpus (v1_0, v1_5, a subset, or one sample)."),
@@ -136,16 +119,57 @@ def run_command(
     limit: int = typer.Option(
         None, "--limit", help="At most N samples of each category (the first, in corpus order)."
     ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="local (default) or ray: the corpus in shards, one Ray task each (the output "
+        "directory must be on a filesystem every node sees).",
+    ),
+    ray_address: str = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: auto, ray://HOST:PORT, or none for a local Ray started now.",
+    ),
 ) -> None:
     """Stream every input.wav to a target and write time-aligned output.wav files."""
     _existing_dir(corpus, "CORPUS", "an FDB corpus directory (samples with input.wav)")
     options = {"stt": stt, "tts": tts, **_parse_options(option)}
     check_target_options(target, options)
-    make = _session_factory(target, base_url, options, benchmark)
+    make = fdb_session_factory(target, base_url, options, benchmark)
     name = canonical_name(target)
     opts = StreamOptions(
         realtime=realtime, system_prompt=system_prompt, endpoint_ms=endpoint_ms, barge_in=barge_in
     )
+    chosen = make_executor(executor, ray_address=ray_address)
+    if chosen.name == "ray":
+        from voxbench.scale.fdb import FdbJob, drive_on_ray
+
+        job = FdbJob(
+            corpus=corpus.resolve(), target=target, name=name, base_url=base_url,
+            options=options, benchmark=benchmark, out_dir=out.resolve() if out else None,
+            opts=opts, with_clean=clean, categories=tuple(category), limit=limit,
+            concurrency=concurrency, in_process=name.split("/", 1)[0] in ("local", "cascade"),
+        )  # fmt: skip
+        report = drive_on_ray(job, chosen)  # type: ignore[arg-type]
+    else:
+        report = _drive_here(
+            corpus, make, name, out, concurrency, opts, clean, category, limit
+        )  # fmt: skip
+    _report_drive(report, corpus, out)
+
+
+def _drive_here(
+    corpus: Path,
+    make: Callable[[], Session],
+    name: str,
+    out: Path | None,
+    concurrency: int,
+    opts: StreamOptions,
+    clean: bool,
+    category: list[str],
+    limit: int | None,
+) -> DriveReport:
+    """``fdb run`` in this process, with a progress bar."""
     with _progress() as progress:
         task = progress.add_task(f"fdb · {name}", total=None, last="")
 
@@ -163,6 +187,11 @@ def run_command(
                 limit=limit,
             )
         )  # fmt: skip
+    return report
+
+
+def _report_drive(report: DriveReport, corpus: Path, out: Path | None) -> None:
+    """What ``fdb run`` did, and its exit code."""
     console.print(
         f"completed {len(report.completed)}, already done {len(report.resumed)}, "
         f"failed {len(report.failed)}, skipped {len(report.skipped)}"

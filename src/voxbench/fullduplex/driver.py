@@ -237,10 +237,16 @@ def plan_corpus(
     *,
     categories: Sequence[str] = (),
     limit: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> tuple[CorpusScan, Path | None, list[tuple[FdbSample, Path]], list[Path]]:
-    """The samples to drive (with their destination) and those a previous run completed."""
+    """The samples to drive (with their destination) and those a previous run completed.
+
+    ``shard=(i, n)`` keeps every n-th sample from the i-th, in corpus order, before looking at
+    what is done: the n shards of one corpus never overlap, whatever each one finds done."""
     scan = scan_corpus(corpus)
     scan.samples = select_samples(scan.samples, categories, limit)
+    if shard is not None:
+        scan.samples = scan.samples[shard[0] :: shard[1]]
     dest_root = Path(out_dir).resolve() if out_dir is not None else None
     todo: list[tuple[FdbSample, Path]] = []
     resumed: list[Path] = []
@@ -253,6 +259,28 @@ def plan_corpus(
     if dest_root is not None:
         _copy_ground_truth(scan.root, scan.samples, dest_root)
     return scan, dest_root, todo, resumed
+
+
+def fdb_session_factory(
+    target: str, base_url: str | None, options: dict[str, Any], benchmark: str | None
+) -> Callable[[], Session]:
+    """The sessions ``fdb run`` drives: the target, and a text target wrapped in a cascade
+    (it answers in words: hear it through STT, speak it with TTS)."""
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.targets.registry import resolve_target
+
+    bench = load_benchmark(benchmark) if benchmark else None
+    factory = resolve_target(target, benchmark=bench, base_url=base_url, options=options)
+
+    def make() -> Session:
+        session = factory()
+        if session.info.output_modality == "text":
+            from voxbench.targets.cascade import build_cascade
+
+            return build_cascade(session, options)
+        return session
+
+    return make
 
 
 def _check_virtual(make_session: Callable[[], Session]) -> None:
@@ -278,15 +306,17 @@ async def drive_corpus(
     on_done: Callable[[FdbSample, dict[str, Any]], None] | None = None,
     categories: Sequence[str] = (),
     limit: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> DriveReport:
-    """Drive every sample of ``corpus`` through ``make_session`` (a target factory)."""
+    """Drive every sample of ``corpus`` through ``make_session`` (a target factory); with
+    ``shard=(i, n)`` only the i-th of n disjoint shards (see ``plan_corpus``)."""
     if concurrency < 1:
         raise ConfigError("must be at least 1", field="--concurrency")
     opts = opts or StreamOptions()
     if opts.realtime is False:
         _check_virtual(make_session)
     scan, dest_root, todo, resumed = plan_corpus(
-        corpus, out_dir, categories=categories, limit=limit
+        corpus, out_dir, categories=categories, limit=limit, shard=shard
     )
     report = DriveReport(resumed=resumed, skipped=list(scan.skipped))
     if on_start is not None:

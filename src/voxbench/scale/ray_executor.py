@@ -27,15 +27,16 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from voxbench.core.errors import ConfigError
 from voxbench.providers.ratelimit import LocalPacer, RateLimit, install_pacer, normalise_origin
 from voxbench.scale.cells import Cell, CellResult, failed_cell, finished, run_cell
 from voxbench.scale.limits import CellCallback, Limits
 
+T = TypeVar("T")
 RAY_HINT = "pip install 'voxbench[ray]'"
 CELL_RETRIES = 3
 """A cell whose worker dies is retried this many times (each retry resumes the run)."""
@@ -144,12 +145,7 @@ class RayExecutor:
         ray = import_ray()
         started_here = not ray.is_initialized()
         if started_here:
-            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-            if self.address:
-                options["address"] = self.address
-            elif self.num_cpus is not None:
-                options["num_cpus"] = self.num_cpus
-            ray.init(**options)
+            self._init(ray)
         plain = {k: (v.requests_per_second, v.burst) for k, v in limits.rate_limits.items()}
         actor = None
         try:
@@ -166,6 +162,46 @@ class RayExecutor:
                     ray.kill(actor)
             if started_here:
                 ray.shutdown()
+
+    def map_shards(
+        self, function: Callable[..., T], arguments: Sequence[tuple[Any, ...]], *, cpus: float
+    ) -> list[T | BaseException]:
+        """``function(*args)`` for each args as a Ray task (retried when its worker dies);
+        results in order, an exception where a shard failed past its retries."""
+        ray = import_ray()
+        started_here = not ray.is_initialized()
+        if started_here:
+            self._init(ray)
+        try:
+            task = ray.remote(function).options(
+                num_cpus=cpus, max_retries=CELL_RETRIES, retry_exceptions=False
+            )
+            refs = [task.remote(*args) for args in arguments]
+            out: list[T | BaseException] = []
+            for ref in refs:
+                try:
+                    out.append(ray.get(ref))
+                except Exception as exc:  # a shard lost past its retries, a bug in it
+                    out.append(exc)
+            return out
+        finally:
+            if started_here:
+                ray.shutdown()
+
+    def cluster_cpus(self) -> int:
+        """CPUs of the cluster (starting a local Ray to count them if none is running)."""
+        ray = import_ray()
+        if not ray.is_initialized():
+            self._init(ray)
+        return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+    def _init(self, ray: Any) -> None:
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if self.address:
+            options["address"] = self.address
+        elif self.num_cpus is not None:
+            options["num_cpus"] = self.num_cpus
+        ray.init(**options)
 
     def _drive(
         self,

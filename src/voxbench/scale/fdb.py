@@ -1,0 +1,77 @@
+"""``voxbench fdb run --executor ray``: a Full-Duplex-Bench corpus driven in shards on Ray.
+
+The corpus (after ``--category`` / ``--limit``) is cut into disjoint shards, every n-th
+sample from the i-th in corpus order, and each shard is a Ray task that drives its samples
+with the usual driver into the same output directory (so it must be on a filesystem every
+node sees). The driver skips samples whose record says completed, so a shard retried after
+its worker died drives only what it had not finished, and a second ``fdb run`` resumes.
+The outputs are the same files ``--executor local`` writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voxbench.fullduplex.driver import DriveReport, drive_corpus, fdb_session_factory
+from voxbench.fullduplex.stream import StreamOptions
+from voxbench.scale.ray_executor import CPU_BOUND_CPUS, WAITING_CPUS, RayExecutor
+
+
+@dataclass(frozen=True)
+class FdbJob:
+    """Everything a shard's worker needs to drive its samples (picklable)."""
+
+    corpus: Path
+    target: str
+    name: str
+    base_url: str | None
+    options: dict[str, Any]
+    benchmark: str | None
+    out_dir: Path | None
+    opts: StreamOptions
+    with_clean: bool
+    categories: tuple[str, ...]
+    limit: int | None
+    concurrency: int
+    in_process: bool
+    """An in-process target (or local speech) computes on the worker's CPU."""
+
+
+def drive_shard(job: FdbJob, index: int, count: int) -> DriveReport:
+    """The body of one shard's Ray task."""
+    make = fdb_session_factory(job.target, job.base_url, job.options, job.benchmark)
+    return asyncio.run(
+        drive_corpus(
+            job.corpus, make, job.name, out_dir=job.out_dir, concurrency=job.concurrency,
+            opts=job.opts, with_clean=job.with_clean, categories=job.categories,
+            limit=job.limit, shard=(index, count),
+        )
+    )  # fmt: skip
+
+
+def drive_on_ray(job: FdbJob, executor: RayExecutor, shards: int | None = None) -> DriveReport:
+    """Drive the corpus in ``shards`` Ray tasks (default: one per CPU of the cluster)."""
+    count = shards or executor.cluster_cpus()
+    results = executor.map_shards(
+        drive_shard,
+        [(job, i, count) for i in range(count)],
+        cpus=CPU_BOUND_CPUS if job.in_process else WAITING_CPUS,
+    )
+    merged = DriveReport()
+    skipped: dict[Path, Any] = {}
+    for i, result in enumerate(results):
+        if isinstance(result, BaseException):
+            merged.failed[job.corpus / f"(shard {i + 1} of {count})"] = (
+                f"{type(result).__name__}: {result}".splitlines()[0]
+            )
+            continue
+        merged.completed.extend(result.completed)
+        merged.resumed.extend(result.resumed)
+        merged.failed.update(result.failed)
+        for item in result.skipped:  # every shard scans the whole corpus: list each once
+            skipped.setdefault(item.path, item)
+    merged.skipped = list(skipped.values())
+    return merged
