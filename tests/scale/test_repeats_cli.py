@@ -74,7 +74,8 @@ def test_resume_a_group_finishes_only_what_is_missing(tmp_path, monkeypatch, cap
     shutil.rmtree(group / read_group(group).runs[1])
     code, out, err = invoke(monkeypatch, capsys, "run", "--resume", str(group))
     assert code == 0, err
-    assert "seed 0: reused" in out and "seed 1: ran" in out
+    assert "seed 0: reused" in err and "seed 1: ran" in err  # progress: on stderr
+    assert "pass^2" in out
     assert read_group(group).status == "success"
 
 

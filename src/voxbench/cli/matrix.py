@@ -15,11 +15,13 @@ from voxbench.scale.executors import make_executor
 from voxbench.scale.matrix import LEADERBOARD_MD, Leaderboard, load_plan, run_matrix
 
 console = make_console()
+progress_console = make_console(stderr=True)
+"""Progress lines go to stderr: stdout carries the summary alone."""
 
 
 def _progress(cell: Cell, result: CellResult) -> None:
     mark = "" if result.status == "success" else f" — {result.error or result.status}"
-    console.print(
+    progress_console.print(
         f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
         highlight=False,
     )
@@ -80,7 +82,7 @@ def matrix_command(
     chosen = make_executor(
         executor or "local", ray_address=ray_address, ray_artifacts=ray_artifacts
     )
-    console.print(
+    progress_console.print(
         f"matrix {escape(str(plan_file))} → {escape(str(plan.runs_dir))}", highlight=False
     )
     board = run_matrix(plan, chosen, source=plan_file, on_done=_progress)

@@ -37,11 +37,13 @@ from voxbench.scoring.repeats import (
 )
 
 console = make_console()
+progress_console = make_console(stderr=True)
+"""Progress lines go to stderr: stdout carries the summary alone."""
 
 
 def _progress(cell: Cell, result: CellResult) -> None:
     mark = "" if result.status == "success" else f" — {result.error or result.status}"
-    console.print(
+    progress_console.print(
         f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
         highlight=False,
     )
@@ -66,7 +68,7 @@ def run_repeats(
         assert config is not None and repeats is not None
         path = new_group_path(config, repeats)
         group = plan_group(config, repeats, path, chosen.name)
-    console.print(
+    progress_console.print(
         f"{len(group.runs)} runs of {escape(group.target)} on {escape(group.benchmark)} "
         f"({chosen.name} executor) → {escape(str(path))}",
         highlight=False,
