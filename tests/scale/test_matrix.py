@@ -141,3 +141,33 @@ def test_a_failing_cell_does_not_stop_the_others(tmp_path, monkeypatch, capsys):
     oracle, broken = board["rows"]
     assert oracle["strict_mean"] == 1.0 and oracle["finished"] == 1
     assert broken["finished"] == 0 and broken["strict_mean"] is None
+
+
+def test_fdb_corpora_in_the_matrix_are_driven_scored_and_resumed(tmp_path, monkeypatch, capsys):
+    from tests.fullduplex.minicorpus import build_corpus
+
+    build_corpus(tmp_path / "corpus")
+    plan = _plan(
+        tmp_path,
+        "targets:\n  - {name: tone, target: tests.fullduplex.tone_session:ToneSession,"
+        " options: {delay: 0.05}}\n"
+        "fdb: [{corpus: corpus/v1_0, scoring: voxbench}]\nruns_dir: out\n",
+    )
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 0, out + err
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["rows"] == [] and board["fdb"]
+    assert {r["target"] for r in board["fdb"]} == {"tone"}
+    assert {r["category"] for r in board["fdb"]} == {
+        "pause_handling",
+        "smooth_turn_taking",
+        "user_interruption",
+        "backchannel",
+    }
+    assert "FDB v1_0" in out
+    [out_dir] = {Path(r["out_dir"]) for r in board["fdb"]}
+    assert len(list(out_dir.rglob("output.wav"))) == 5
+    first = {p: p.stat().st_mtime_ns for p in out_dir.rglob("output.wav")}
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 0, out + err
+    assert {p: p.stat().st_mtime_ns for p in out_dir.rglob("output.wav")} == first  # resumed

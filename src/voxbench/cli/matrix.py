@@ -62,6 +62,24 @@ def leaderboard_table(board: Leaderboard) -> Table:
     return table
 
 
+def fdb_tables(board: Leaderboard) -> list[Table]:
+    """One table per FDB corpus and category: each target's metric means."""
+    tables = []
+    for corpus, category in dict.fromkeys((r.corpus, r.category) for r in board.fdb):
+        mine = [r for r in board.fdb if (r.corpus, r.category) == (corpus, category)]
+        metrics = list(dict.fromkeys(m for r in mine for m in r.metrics))
+        table = Table(title=escape(f"FDB {corpus} · {category}"), title_justify="left")
+        for col in ("target", "subset", "samples", "errors", *metrics):
+            table.add_column(col, justify="left" if col in ("target", "subset") else "right")
+        for r in mine:
+            values = ["—" if r.metrics.get(m) is None else f"{r.metrics[m]:.3f}" for m in metrics]
+            table.add_row(
+                escape(r.target), escape(r.subset), str(r.samples), str(r.errors), *values
+            )
+        tables.append(table)
+    return tables
+
+
 def matrix_command(
     plan_file: Path = typer.Argument(..., help="plan.yaml: targets, benchmarks, modes, repeats."),
     executor: str = typer.Option(None, "--executor", help="local (default) or ray."),
@@ -86,9 +104,18 @@ def matrix_command(
         f"matrix {escape(str(plan_file))} → {escape(str(plan.runs_dir))}", highlight=False
     )
     board = run_matrix(plan, chosen, source=plan_file, on_done=_progress)
-    console.print(leaderboard_table(board))
+    if board.rows:
+        console.print(leaderboard_table(board))
+    for table in fdb_tables(board):
+        console.print(table)
     console.print(f"leaderboard: {escape(str(plan.runs_dir / LEADERBOARD_MD))}", highlight=False)
     failed = [r for r in board.rows if r.finished < r.runs]
+    if board.fdb_failed:
+        raise RunIncompleteError(
+            f"{len(board.fdb_failed)} FDB samples could not be driven or scored; run the same "
+            "plan again to resume them: "
+            + "; ".join(f"{k}: {v}" for k, v in list(board.fdb_failed.items())[:5])
+        )
     if failed:
         raise RunIncompleteError(
             f"{sum(r.runs - r.finished for r in failed)} runs did not finish; run the same "

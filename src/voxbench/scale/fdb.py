@@ -17,6 +17,7 @@ from typing import Any
 
 from voxbench.fullduplex.driver import DriveReport, drive_corpus, fdb_session_factory
 from voxbench.fullduplex.stream import StreamOptions
+from voxbench.scale.executors import Executor
 from voxbench.scale.ray_executor import CPU_BOUND_CPUS, WAITING_CPUS, RayExecutor
 
 
@@ -75,3 +76,17 @@ def drive_on_ray(job: FdbJob, executor: RayExecutor, shards: int | None = None) 
             skipped.setdefault(item.path, item)
     merged.skipped = list(skipped.values())
     return merged
+
+
+def drive_fdb(job: FdbJob, executor: Executor) -> DriveReport:
+    """Drive ``job`` with ``executor``: in shards on Ray, else in this process."""
+    if isinstance(executor, RayExecutor):
+        return drive_on_ray(job, executor)
+    make = fdb_session_factory(job.target, job.base_url, job.options, job.benchmark)
+    return asyncio.run(
+        drive_corpus(
+            job.corpus, make, job.name, out_dir=job.out_dir, concurrency=job.concurrency,
+            opts=job.opts, with_clean=job.with_clean, categories=job.categories,
+            limit=job.limit,
+        )
+    )  # fmt: skip

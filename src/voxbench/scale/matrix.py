@@ -33,9 +33,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from voxbench.benchmarks.loader import load_benchmark
+from voxbench.core.errors import VoxbenchError
 from voxbench.core.rundir import write_json_atomic, write_text_atomic
 from voxbench.core.yamlfile import read_yaml
 from voxbench.providers.ratelimit import RateLimit, normalise_origin
@@ -88,6 +89,20 @@ class BenchmarkEntry(BaseModel):
     only_turns: str | None = None
 
 
+class FdbEntry(BaseModel):
+    """A Full-Duplex-Bench corpus of the matrix: every target drives it, then it is scored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: Path
+    categories: list[str] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=1)
+    """At most this many samples of each category."""
+    scoring: Literal["fdb-v1", "voxbench"] = "voxbench"
+    realtime: bool | None = None
+    """None: virtual time for in-process targets (as ``fdb run``)."""
+
+
 class ProviderLimits(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -108,7 +123,10 @@ class MatrixPlan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     targets: list[TargetEntry | str] = Field(min_length=1)
-    benchmarks: list[BenchmarkEntry | str] = Field(min_length=1)
+    benchmarks: list[BenchmarkEntry | str] = Field(default_factory=list)
+    """Conversation benchmarks."""
+    fdb: list[FdbEntry] = Field(default_factory=list)
+    """Full-Duplex-Bench corpora."""
     modes: list[Literal["text", "audio"]] = Field(default_factory=lambda: ["text"], min_length=1)
     repeats: int = Field(default=1, ge=1)
     seed: int = 0
@@ -135,6 +153,12 @@ class MatrixPlan(BaseModel):
                 + ", ".join(sorted(set(RunConfig.model_fields) - _PER_CELL_KEYS))
             )
         return v
+
+    @model_validator(mode="after")
+    def _something_to_run(self) -> MatrixPlan:
+        if not self.benchmarks and not self.fdb:
+            raise ValueError("the plan names no benchmark and no fdb corpus")
+        return self
 
     def target_entries(self) -> list[TargetEntry]:
         return [TargetEntry(target=t) if isinstance(t, str) else t for t in self.targets]
@@ -165,7 +189,13 @@ def load_plan(path: Path) -> MatrixPlan:
         if not Path(entry.benchmark).is_absolute() and local.is_dir():
             entry = entry.model_copy(update={"benchmark": str(local.resolve())})
         benchmarks.append(entry)
-    return plan.model_copy(update={"runs_dir": runs_dir, "benchmarks": benchmarks})
+    fdb = [
+        e
+        if e.corpus.is_absolute()
+        else e.model_copy(update={"corpus": (base / e.corpus).resolve()})
+        for e in plan.fdb
+    ]
+    return plan.model_copy(update={"runs_dir": runs_dir, "benchmarks": benchmarks, "fdb": fdb})
 
 
 class MatrixGroup(BaseModel):
@@ -247,6 +277,21 @@ class LeaderboardRow(BaseModel):
     errors: dict[str, str] = Field(default_factory=dict)
 
 
+class FdbLeaderboardRow(BaseModel):
+    """One target on one category of an FDB corpus: each metric's mean."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str
+    corpus: str
+    category: str
+    subset: str
+    samples: int
+    errors: int
+    metrics: dict[str, float | None]
+    out_dir: str
+
+
 class Leaderboard(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -256,6 +301,9 @@ class Leaderboard(BaseModel):
     cells: dict[str, int]
     """How the cells went: ran, resumed, reused, error."""
     rows: list[LeaderboardRow]
+    fdb: list[FdbLeaderboardRow] = Field(default_factory=list)
+    fdb_failed: dict[str, str] = Field(default_factory=dict)
+    """FDB sample (or shard) → why it could not be driven."""
 
 
 def run_matrix(
@@ -294,16 +342,90 @@ def run_matrix(
     rows.sort(
         key=lambda r: (r.benchmark, r.mode, -(r.strict_mean if r.strict_mean is not None else -1))
     )
+    fdb_rows, fdb_failed = run_fdb_entries(plan, executor)
     board = Leaderboard(
         repeats=plan.repeats,
         executor=executor.name,
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         cells=tally,
         rows=rows,
+        fdb=fdb_rows,
+        fdb_failed=fdb_failed,
     )
     write_json_atomic(plan.runs_dir / LEADERBOARD_JSON, board.model_dump(mode="json"))
     write_text_atomic(plan.runs_dir / LEADERBOARD_MD, leaderboard_markdown(board))
     return board
+
+
+def fdb_out_dir(plan: MatrixPlan, target: TargetEntry, entry: FdbEntry) -> Path:
+    """Where a target's outputs on a corpus go: named by what makes them the same outputs
+    (the corpus, the selection, the target and its options, the clock), so a second run of
+    the plan finds the samples it drove and drives only the rest."""
+    described = {
+        "corpus": str(entry.corpus.resolve()),
+        "categories": entry.categories,
+        "limit": entry.limit,
+        "realtime": entry.realtime,
+        "target": target.target,
+        "base_url": target.base_url,
+        "options": target.options,
+    }
+    key = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:12]
+    return plan.runs_dir / "fdb" / f"{_slug(target.label)}_{_slug(entry.corpus.name)}_{key}"
+
+
+def run_fdb_entries(
+    plan: MatrixPlan, executor: Executor
+) -> tuple[list[FdbLeaderboardRow], dict[str, str]]:
+    """Drive every FDB corpus with every target (resuming per sample), score, rank."""
+    from voxbench.fullduplex.scoring import score_directory
+    from voxbench.fullduplex.stream import StreamOptions
+    from voxbench.scale.fdb import FdbJob, drive_fdb
+    from voxbench.targets.registry import canonical_name
+
+    rows: list[FdbLeaderboardRow] = []
+    failed: dict[str, str] = {}
+    for entry in plan.fdb:
+        for target in plan.target_entries():
+            out = fdb_out_dir(plan, target, entry)
+            name = canonical_name(target.target)
+            options = {k: plan.run[k] for k in ("stt", "tts") if plan.run.get(k)}
+            job = FdbJob(
+                corpus=entry.corpus, target=target.target, name=name, base_url=target.base_url,
+                options={**options, **target.options}, benchmark=None, out_dir=out.resolve(),
+                opts=StreamOptions(realtime=entry.realtime), with_clean=True,
+                categories=tuple(entry.categories), limit=entry.limit,
+                concurrency=plan.providers.get(name.split("/", 1)[0], ProviderLimits(
+                    max_concurrency=plan.max_concurrency)).max_concurrency,
+                in_process=name.split("/", 1)[0] in ("local", "cascade"),
+            )  # fmt: skip
+            try:
+                report = drive_fdb(job, executor)
+                failed.update({str(k): v for k, v in report.failed.items()})
+                if not (report.completed or report.resumed):
+                    continue
+                scored = score_directory(out, mode=entry.scoring, target=name)
+            except VoxbenchError as exc:  # this target on this corpus; the others go on
+                failed[str(out)] = str(exc)
+                continue
+            for row in scored.summary.get("rows", []):
+                rows.append(
+                    FdbLeaderboardRow(
+                        target=target.label,
+                        corpus=entry.corpus.name,
+                        category=str(row.get("category")),
+                        subset=str(row.get("subset", "")),
+                        samples=int(row.get("samples", 0)),
+                        errors=int(row.get("errors", 0)),
+                        metrics={
+                            m: (v.get("mean") if isinstance(v, dict) else None)
+                            for m, v in row.get("metrics", {}).items()
+                        },
+                        out_dir=str(out),
+                    )
+                )
+    rows.sort(key=lambda r: (r.corpus, r.category, r.subset, r.target))
+    return rows, failed
 
 
 def _row(g: MatrixGroup, done: RepeatGroup, results: list[CellResult]) -> LeaderboardRow:
@@ -351,4 +473,14 @@ def leaderboard_markdown(board: Leaderboard) -> str:
                  *(_pct(r.dimensions.get(d)) for d in dims), str(r.unstable_turns),
                  f"{r.finished}/{r.runs}"]  # fmt: skip
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    for category in dict.fromkeys((r.corpus, r.category) for r in board.fdb):
+        mine = [r for r in board.fdb if (r.corpus, r.category) == category]
+        metrics = list(dict.fromkeys(m for r in mine for m in r.metrics))
+        head = ["target", "subset", "samples", "errors", *metrics]
+        lines += ["", f"FDB {category[0]} · {category[1]}", ""]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in mine:
+            values = ["—" if r.metrics.get(m) is None else f"{r.metrics[m]:.3f}" for m in metrics]
+            cells = [r.target, r.subset, str(r.samples), str(r.errors), *values]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
