@@ -171,3 +171,24 @@ def test_fdb_corpora_in_the_matrix_are_driven_scored_and_resumed(tmp_path, monke
     code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
     assert code == 0, out + err
     assert {p: p.stat().st_mtime_ns for p in out_dir.rglob("output.wav")} == first  # resumed
+
+
+def test_task_configs_in_the_matrix_run_once_and_are_reused(tmp_path, monkeypatch, capsys):
+    (tmp_path / "eval.yaml").write_text(
+        "models: [{name: oracle, model: local/oracle}]\n"
+        "tasks: [{name: builtin_en_asr, filters: {num_samples: 2}}]\n",
+        encoding="utf-8",
+    )
+    plan = _plan(tmp_path, "targets: [local/oracle]\ntasks: [eval.yaml]\nruns_dir: out\n")
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 0, out + err
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    [row] = board["tasks"]
+    assert (row["task"], row["model"], row["action"]) == ("builtin_en_asr", "oracle", "ran")
+    assert row["metrics"]["wer"] == 0.0 and row["answered"] == 2
+    assert "tasks eval.yaml" in out
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 0, out + err
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["tasks"][0]["action"] == "reused"
+    assert len(list((tmp_path / "out" / "tasks").glob("*/*/run.json"))) == 1

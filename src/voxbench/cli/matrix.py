@@ -80,6 +80,28 @@ def fdb_tables(board: Leaderboard) -> list[Table]:
     return tables
 
 
+def task_tables(board: Leaderboard) -> list[Table]:
+    """One table per task config: each task × model's metrics (0–100) with intervals."""
+    tables = []
+    for config in dict.fromkeys(r.config for r in board.tasks):
+        mine = [r for r in board.tasks if r.config == config]
+        metrics = list(dict.fromkeys(m for r in mine for m in r.metrics))
+        table = Table(title=escape(f"tasks {config} ({mine[0].action})"), title_justify="left")
+        for col in ("task", "model", "answered", "errors", *metrics):
+            table.add_column(col, justify="left" if col in ("task", "model") else "right")
+        for r in mine:
+            values = []
+            for m in metrics:
+                v, ci = r.metrics.get(m), r.ci95.get(m)
+                text = "—" if v is None else f"{v:.1f}"
+                values.append(
+                    text + (f" [{ci[0]:.1f}–{ci[1]:.1f}]" if ci and v is not None else "")
+                )
+            table.add_row(escape(r.task), escape(r.model), str(r.answered), str(r.errors), *values)
+        tables.append(table)
+    return tables
+
+
 def matrix_command(
     plan_file: Path = typer.Argument(..., help="plan.yaml: targets, benchmarks, modes, repeats."),
     executor: str = typer.Option(None, "--executor", help="local (default) or ray."),
@@ -106,7 +128,7 @@ def matrix_command(
     board = run_matrix(plan, chosen, source=plan_file, on_done=_progress)
     if board.rows:
         console.print(leaderboard_table(board))
-    for table in fdb_tables(board):
+    for table in [*fdb_tables(board), *task_tables(board)]:
         console.print(table)
     console.print(f"leaderboard: {escape(str(plan.runs_dir / LEADERBOARD_MD))}", highlight=False)
     failed = [r for r in board.rows if r.finished < r.runs]

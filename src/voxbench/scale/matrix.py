@@ -127,6 +127,8 @@ class MatrixPlan(BaseModel):
     """Conversation benchmarks."""
     fdb: list[FdbEntry] = Field(default_factory=list)
     """Full-Duplex-Bench corpora."""
+    tasks: list[Path] = Field(default_factory=list)
+    """Audio-task configs (``eval.yaml``), each run as written: its own models × tasks."""
     modes: list[Literal["text", "audio"]] = Field(default_factory=lambda: ["text"], min_length=1)
     repeats: int = Field(default=1, ge=1)
     seed: int = 0
@@ -156,8 +158,8 @@ class MatrixPlan(BaseModel):
 
     @model_validator(mode="after")
     def _something_to_run(self) -> MatrixPlan:
-        if not self.benchmarks and not self.fdb:
-            raise ValueError("the plan names no benchmark and no fdb corpus")
+        if not self.benchmarks and not self.fdb and not self.tasks:
+            raise ValueError("the plan names no benchmark, no fdb corpus and no task config")
         return self
 
     def target_entries(self) -> list[TargetEntry]:
@@ -195,7 +197,10 @@ def load_plan(path: Path) -> MatrixPlan:
         else e.model_copy(update={"corpus": (base / e.corpus).resolve()})
         for e in plan.fdb
     ]
-    return plan.model_copy(update={"runs_dir": runs_dir, "benchmarks": benchmarks, "fdb": fdb})
+    tasks = [t if t.is_absolute() else (base / t).resolve() for t in plan.tasks]
+    return plan.model_copy(
+        update={"runs_dir": runs_dir, "benchmarks": benchmarks, "fdb": fdb, "tasks": tasks}
+    )
 
 
 class MatrixGroup(BaseModel):
@@ -292,6 +297,22 @@ class FdbLeaderboardRow(BaseModel):
     out_dir: str
 
 
+class TaskLeaderboardRow(BaseModel):
+    """One model on one task of a task config: each metric's value (0–100) and interval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: str
+    task: str
+    model: str
+    answered: int
+    errors: int
+    metrics: dict[str, float | None]
+    ci95: dict[str, tuple[float, float] | None]
+    run: str
+    action: Literal["ran", "resumed", "reused"]
+
+
 class Leaderboard(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -304,6 +325,7 @@ class Leaderboard(BaseModel):
     fdb: list[FdbLeaderboardRow] = Field(default_factory=list)
     fdb_failed: dict[str, str] = Field(default_factory=dict)
     """FDB sample (or shard) → why it could not be driven."""
+    tasks: list[TaskLeaderboardRow] = Field(default_factory=list)
 
 
 def run_matrix(
@@ -343,6 +365,7 @@ def run_matrix(
         key=lambda r: (r.benchmark, r.mode, -(r.strict_mean if r.strict_mean is not None else -1))
     )
     fdb_rows, fdb_failed = run_fdb_entries(plan, executor)
+    task_rows = run_task_entries(plan)
     board = Leaderboard(
         repeats=plan.repeats,
         executor=executor.name,
@@ -351,6 +374,7 @@ def run_matrix(
         rows=rows,
         fdb=fdb_rows,
         fdb_failed=fdb_failed,
+        tasks=task_rows,
     )
     write_json_atomic(plan.runs_dir / LEADERBOARD_JSON, board.model_dump(mode="json"))
     write_text_atomic(plan.runs_dir / LEADERBOARD_MD, leaderboard_markdown(board))
@@ -428,6 +452,48 @@ def run_fdb_entries(
     return rows, failed
 
 
+def run_task_entries(plan: MatrixPlan) -> list[TaskLeaderboardRow]:
+    """Run every task config of the plan in this process (its engine keeps each endpoint's
+    requests in flight), each in a directory named by the config's content: a finished run
+    of the same config is reused, an interrupted one resumed (nothing answered is asked
+    again), anything else runs anew."""
+    from voxbench.tasks.config import load_config
+    from voxbench.tasks.run import run_tasks
+    from voxbench.tasks.rundir import TaskRunDir
+
+    rows: list[TaskLeaderboardRow] = []
+    for file in plan.tasks:
+        config, text = load_config(file)
+        key = hashlib.sha256(text.encode()).hexdigest()[:12]
+        output_dir = (plan.runs_dir / "tasks" / f"{_slug(file.stem)}_{key}").resolve()
+        config = config.model_copy(update={"output_dir": str(output_dir)})
+        previous = sorted(p for p in output_dir.glob("*") if (p / "run.json").is_file())
+        finished = [p for p in previous if TaskRunDir.open(p).info().get("status") == "finished"]
+        action: Literal["ran", "resumed", "reused"]
+        if finished:
+            run, action = TaskRunDir.open(finished[-1]), "reused"
+        elif previous:
+            run = run_tasks(None, "", resume=previous[-1]).run
+            action = "resumed"
+        else:
+            run = run_tasks(config, text, config_file=file, base_dir=file.parent).run
+            action = "ran"
+        for task, models in run.scores().get("tasks", {}).items():
+            for model, scored in models.items():
+                metrics = scored.get("metrics", {})
+                rows.append(
+                    TaskLeaderboardRow(
+                        config=file.name, task=task, model=model,
+                        answered=scored.get("answered", 0), errors=scored.get("errors", 0),
+                        metrics={m: v.get("value") for m, v in metrics.items()},
+                        ci95={m: tuple(v["ci"]) if v.get("ci") else None
+                              for m, v in metrics.items()},
+                        run=str(run.path), action=action,
+                    )
+                )  # fmt: skip
+    return rows
+
+
 def _row(g: MatrixGroup, done: RepeatGroup, results: list[CellResult]) -> LeaderboardRow:
     row = LeaderboardRow(
         target=g.target,
@@ -482,5 +548,15 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         for r in mine:
             values = ["—" if r.metrics.get(m) is None else f"{r.metrics[m]:.3f}" for m in metrics]
             cells = [r.target, r.subset, str(r.samples), str(r.errors), *values]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    for config in dict.fromkeys(r.config for r in board.tasks):
+        mine = [r for r in board.tasks if r.config == config]
+        metrics = list(dict.fromkeys(m for r in mine for m in r.metrics))
+        head = ["task", "model", "answered", "errors", *metrics]
+        lines += ["", f"tasks {config}", ""]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in mine:
+            values = ["—" if r.metrics.get(m) is None else f"{r.metrics[m]:.2f}" for m in metrics]
+            cells = [r.task, r.model, str(r.answered), str(r.errors), *values]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
