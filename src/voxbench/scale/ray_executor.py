@@ -131,7 +131,7 @@ class RayExecutor:
         if artifacts not in ("shared", "return"):
             raise ConfigError(
                 f"unknown artifacts mode {artifacts!r}",
-                field="artifacts",
+                field="--ray-artifacts",
                 expected="shared or return",
             )
         import_ray()  # a missing extra is said before anything is planned or written
@@ -261,7 +261,10 @@ class RayExecutor:
 
 
 def _write_returned(path: Path, files: Mapping[str, bytes]) -> None:
-    """Write a returned cell's files (a reused cell returns none and keeps its own)."""
+    """Write a returned cell's files over what an interrupted attempt left there (a reused
+    cell returns none and keeps its own)."""
+    if path.exists():
+        shutil.rmtree(path)
     for name, data in files.items():
         target = path / name
         target.parent.mkdir(parents=True, exist_ok=True)
