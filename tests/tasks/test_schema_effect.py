@@ -8,6 +8,7 @@ of the outcome the key should change.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -296,7 +297,7 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
 
 
 def test_every_config_key_has_a_case() -> None:
-    assert schema_paths(EvalConfig) == set(CONFIG_CASES)
+    assert schema_paths(EvalConfig) == set(CONFIG_CASES) | set(JUDGE_CASES)
 
 
 def test_every_task_key_has_a_case() -> None:
@@ -413,3 +414,92 @@ def test_task_key_is_effective(path: str, observer: _Observer, tasks_dir: Path) 
         (tasks_dir / "mine" / "probe.yaml").write_text(task)
         outcomes.append(observer.outcome(M + "tasks: [probe]\n", key))
     assert outcomes[0] != outcomes[1]
+
+
+# -- the judge block: each key against fake judges on the fake OpenAI-compatible server --------
+
+J = "judge: {model: openai-compatible/judge-1, base_url: '{a}', backoff_base_s: 0{extra}}\n"
+QA = "tasks: [qa]\n"
+JUDGE_CASES: dict[str, tuple[str, str, str]] = {
+    "judge": (M + QA + J, M + QA, "error"),
+    "judge.model": (M + QA + J, M + QA + J.replace("judge-1", "judge-2"), "judge_calls"),
+    "judge.base_url": (M + QA + J, M + QA + J.replace("{a}", "{b}"), "judge_calls"),
+    "judge.api_key": (
+        M + QA + J.replace("{extra}", ", api_key: k1{extra}"),
+        M + QA + J.replace("{extra}", ", api_key: k2{extra}"),
+        "judge_calls",
+    ),
+    "judge.max_concurrency": (
+        M + QA + J.replace("{extra}", ", max_concurrency: 1"),
+        M + QA + J.replace("{extra}", ", max_concurrency: 3"),
+        "judge_peak",
+    ),
+    "judge.timeout_s": (M + QA + J, M + QA + J.replace("{extra}", ", timeout_s: 0.001"), "undecided"),
+    "judge.retries": (
+        M + QA + J.replace("{extra}", ", retries: 0"),
+        M + QA + J.replace("{extra}", ", retries: 2"),
+        "undecided",
+    ),
+    "judge.backoff_base_s": (M + QA + J, M + QA + J.replace("0{extra}", "0.001"), "backoff"),
+    "judge.rubric": (
+        M + QA + J.replace("{extra}", ", rubric: Exact words only."),
+        M + QA + J.replace("{extra}", ", rubric: Meaning only."),
+        "judge_calls",
+    ),
+}  # fmt: skip
+
+
+def test_every_judge_key_has_a_case() -> None:
+    assert {p for p in schema_paths(EvalConfig) if p.split(".")[0] == "judge"} == set(JUDGE_CASES)
+
+
+def _judge_outcome(text: str, key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from voxbench.tasks import judge as judge_module
+
+    from .fake_judge import GullibleJudge, TrackingServer
+    from .test_http import serving
+
+    backoff: list[float] = []
+    real = judge_module.backoff_delay
+
+    def spy(attempt: int, retry_after: float | None = None, *, base: float = 1.0) -> float:
+        backoff.append(base)
+        return real(attempt, retry_after, base=0.0)
+
+    monkeypatch.setattr(judge_module, "backoff_delay", spy)
+    # A fresh pair of judges per run: the first request fails (500) and one record's first
+    # reply is unusable, so retries and backoff have something to do.
+    servers = [
+        TrackingServer(GullibleJudge({"one two three": 1}), faults=["500@1"], ttfb_ms=20)
+        for _ in "ab"
+    ]
+    with serving(servers[0]) as a, serving(servers[1]) as b:
+        text = text.replace("{extra}", "").replace("{a}", a.url).replace("{b}", b.url)
+        text += f"tasks_dirs: [mytasks]\noutput_dir: out_{len(list(tmp_path.glob('out_*')))}\n"
+        try:
+            result = run_yaml(text, tmp_path, FakeEndpoints(reply=lambda r: r.reference))
+        except ConfigError as exc:
+            return type(exc).__name__ if key == "error" else pytest.fail(str(exc))
+        calls = [
+            (name, r.headers.get("authorization"), json.dumps(r.json(), sort_keys=True))
+            for name, server in (("a", a), ("b", b))
+            for r in server.requests
+        ]
+    observed = {
+        "error": None,
+        "judge_calls": sorted(calls),
+        "judge_peak": servers[0].peak,
+        "undecided": result.scores["tasks"]["qa"]["m"]["metrics"]["llm_judge"]["undecided"],
+        "backoff": backoff,
+    }
+    return observed[key]
+
+
+@pytest.mark.parametrize("path", sorted(JUDGE_CASES))
+def test_judge_key_is_effective(
+    path: str, tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tasks_dir / "mine" / "qa.yaml").write_text("extends: tiny\nmetrics: [llm_judge]\n")
+    a, b, key = JUDGE_CASES[path]
+    first = _judge_outcome(a, key, tmp_path, monkeypatch)
+    assert first != _judge_outcome(b, key, tmp_path, monkeypatch)

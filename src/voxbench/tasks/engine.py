@@ -25,6 +25,7 @@ from voxbench.providers.backoff import backoff_delay
 from voxbench.tasks.cache import ResponseCache, request_key
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets import Record
+from voxbench.tasks.judge import TaskJudge
 from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.models import EndpointClient, Prompted, make_endpoint, wav_bytes
 from voxbench.tasks.plan import Job, Plan
@@ -126,6 +127,7 @@ class Engine:
         done: set[tuple[str, str, str]] | None = None,
         progress: Progress | None = None,
         endpoint_factory: Callable[..., EndpointClient] = make_endpoint,
+        judge: TaskJudge | None = None,
     ) -> None:
         self.plan = plan
         self.cache = cache
@@ -138,6 +140,10 @@ class Engine:
         """Calls made to endpoints (cache hits aside)."""
         self._in_flight: dict[str, asyncio.Event] = {}
         """Cache keys being asked right now: an identical request waits for that reply."""
+        self.judge = judge
+        """Grades the judge metrics (``llm_judge``); required when a job has one."""
+        self._failure: BaseException | None = None
+        """A judge failure that stops the run (a rejected key): workers stop taking records."""
 
     async def run(self) -> None:
         """Answer and score every record not already done."""
@@ -151,6 +157,8 @@ class Engine:
         finally:
             await results.put(None)
             await scorer
+            if self.judge is not None:
+                await self.judge.aclose()
 
     async def _run_pool(self, jobs: list[Job], results: asyncio.Queue[Outcome | None]) -> None:
         model = jobs[0].model
@@ -172,6 +180,8 @@ class Engine:
 
         async def work(client: EndpointClient) -> None:
             while (item := await queue.get()) is not None:
+                if self._failure is not None:
+                    raise self._failure
                 await results.put(await self._answer(client, *item))
 
         try:
@@ -288,6 +298,9 @@ class Engine:
             )
 
     async def _score(self, results: asyncio.Queue[Outcome | None]) -> None:
+        """Score outcomes as they come and append their rows; judge metrics are graded in
+        their own tasks (the judge's concurrency), each row written once it is complete."""
+        judging: set[asyncio.Task[None]] = set()
         finished = False
         while not finished:
             batch: list[Outcome] = []
@@ -301,14 +314,39 @@ class Engine:
             if batch:
                 rows = await asyncio.to_thread(lambda b=batch: [record_row(o) for o in b])
                 for outcome, row in zip(batch, rows, strict=True):
-                    self.write_row(row)
-                    if self.progress is not None:
-                        self.progress(outcome.job, row)
+                    if outcome.prediction is not None and outcome.job.judged_metrics:
+                        task = asyncio.create_task(self._judge_then_write(outcome, row))
+                        judging.add(task)
+                        task.add_done_callback(judging.discard)
+                    else:
+                        self._write(outcome, row)
                 self.cache.commit()
+        await asyncio.gather(*judging, return_exceptions=True)
+        self.cache.commit()
+        if self._failure is not None:
+            raise self._failure
+
+    def _write(self, outcome: Outcome, row: dict[str, Any]) -> None:
+        self.write_row(row)
+        if self.progress is not None:
+            self.progress(outcome.job, row)
+
+    async def _judge_then_write(self, outcome: Outcome, row: dict[str, Any]) -> None:
+        """Grade the record's judge metrics, then append its row."""
+        assert self.judge is not None, "a job with judge metrics needs the engine's judge"
+        assert outcome.prediction is not None
+        material = outcome.job.judge_material(outcome.record, outcome.prediction)
+        try:
+            for metric in outcome.job.judged_metrics:
+                row["scores"][metric] = await self.judge.grade(material)
+        except Exception as exc:  # an aborting judge failure: the run stops with it
+            self._failure = self._failure or exc
+            raise
+        self._write(outcome, row)
 
 
 def score_prediction(job: Job, record: Record, prediction: str) -> dict[str, Any]:
-    """Each metric's statistics of one reply."""
+    """Each metric's statistics of one reply (judge metrics: not judged, until the judge is)."""
     context = job.context(record)
     return {name: METRICS[name].score(prediction, context) for name in job.metrics}
 

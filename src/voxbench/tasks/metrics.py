@@ -49,6 +49,9 @@ class Metric:
     higher_is_better: bool
     score: Callable[[str, ScoringContext], dict[str, Any]]
     pool: Callable[[Sequence[dict[str, Any]], np.random.Generator | None], dict[str, Any]]
+    judged: bool = False
+    """Scored by the LLM judge (``tasks.judge``), not by ``score``: ``score`` then only says
+    the record was not judged (it is left undecided)."""
 
 
 # -- text normalisation ----------------------------------------------------------------------
@@ -330,6 +333,19 @@ def _sacrebleu_pool(kind: str) -> Callable[..., dict[str, Any]]:
     return pool
 
 
+# -- LLM judge (the grading itself is tasks.judge) --------------------------------------------
+
+
+def _not_judged(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return {"correct": 0, "undecided": 1, "reason": "not judged"}
+
+
+def _judge_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+    """% judged correct over the decided records; the undecided are counted apart."""
+    decided = [s for s in stats if not s["undecided"]]
+    return {**_mean_pool("correct")(decided, rng), "undecided": len(stats) - len(decided)}
+
+
 # -- the registry -----------------------------------------------------------------------------
 
 METRICS: dict[str, Metric] = {
@@ -353,6 +369,8 @@ METRICS: dict[str, Metric] = {
                _sacrebleu_pool("chrf")),
         Metric("ter", "corpus TER (sacrebleu; lower is better)", False, _sacrebleu_score("ter"),
                _sacrebleu_pool("ter")),
+        Metric("llm_judge", "the judge model finds the reply gives the reference's answer (%), "
+               "undecided records counted apart", True, _not_judged, _judge_pool, judged=True),
     )
 }  # fmt: skip
 
