@@ -254,6 +254,17 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
     "dataset.path": ("", "dataset: {path: data_csv, manifest: manifest.csv}\n", "audio"),
     "dataset.manifest": ("", "dataset: {path: data, manifest: few.jsonl}\n", "ids"),
     "dataset.format": ("", "dataset: {path: hfd, format: hf_disk, split: test}\n", "ids"),
+    "dataset.hub": ("", "dataset: {hub: vox-test/tiny, config: default, split: test}\n", "ids"),
+    "dataset.config": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\n",
+        "dataset: {hub: vox-test/tiny, config: fr, split: test}\n",
+        "ids",
+    ),
+    "dataset.revision": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, revision: v2}\n",
+        "hub_loads",
+    ),
     "dataset.split": (
         "dataset: {path: hfd, format: hf_disk, split: test}\n",
         "dataset: {path: hfd, format: hf_disk, split: train}\n",
@@ -309,6 +320,8 @@ class _Observer:
         self.tmp_path = tmp_path
         self.runs = 0
         self.backoff: list[float] = []
+        self.hub_loads: list[tuple[Any, ...]] = []
+        """``datasets.load_dataset`` calls of a run (Hub datasets)."""
         real = engine_module.backoff_delay
 
         def spy(
@@ -332,6 +345,7 @@ class _Observer:
             reply=lambda r: "one two three s1",
         )
         self.backoff.clear()
+        self.hub_loads.clear()
         try:
             result = run_yaml(text, self.tmp_path, fakes)
         except ConfigError as exc:
@@ -363,6 +377,7 @@ class _Observer:
             "row_scores": sorted(repr(r["scores"]) for r in rows),
             "output": result.run.path.parent.name,
             "description": {t: v["description"] for t, v in info["tasks"].items()},
+            "hub_loads": list(self.hub_loads),
         }
         return observed[key]
 
@@ -378,6 +393,33 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
     _write_hf_dataset(mine / "hfd")
     return _Observer(tmp_path, monkeypatch)
+
+
+def _offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[Any]) -> None:
+    """The Hub off, and ``vox-test/tiny`` (configs default and fr) in a cache of the test's own."""
+    try:
+        import datasets
+        import huggingface_hub.constants
+    except ImportError:
+        return
+    from voxbench.tasks.hf import load_hub_dataset
+
+    from .test_hf import _dataset, prepare_hub_cache
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    load_hub_dataset.cache_clear()
+    table = _dataset().rename_columns({"sentence": "reference", "locale": "language"})
+    prepare_hub_cache("vox-test/tiny", "default", {"test": table})
+    prepare_hub_cache("vox-test/tiny", "fr", {"test": table.select([0, 1])})
+    real = datasets.load_dataset
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        loads.append((args, sorted(kwargs.items())))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(datasets, "load_dataset", spy)
 
 
 def _write_hf_dataset(folder: Path) -> None:
@@ -399,10 +441,14 @@ def test_config_key_is_effective(path: str, observer: _Observer) -> None:
 
 
 @pytest.mark.parametrize("path", sorted(TASK_CASES))
-def test_task_key_is_effective(path: str, observer: _Observer, tasks_dir: Path) -> None:
+def test_task_key_is_effective(
+    path: str, observer: _Observer, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b, key = TASK_CASES[path]
-    if "hf_disk" in a + b:
+    if "hf_disk" in a + b or "hub" in a + b:
         pytest.importorskip("datasets")
+    if "hub" in a + b:
+        _offline_hub(observer.tmp_path, monkeypatch, observer.hub_loads)
     outcomes = []
     for extra in (a, b):
         if "dataset:" in extra:
