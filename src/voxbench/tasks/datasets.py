@@ -41,6 +41,11 @@ class AudioSource(Protocol):
         """Seconds of audio, as cheaply as the source allows."""
         ...
 
+    def encoded(self) -> tuple[bytes | None, str | None, str]:
+        """The encoded clip (bytes, or a file path without them) and its name, undecoded:
+        what a worker process decodes with ``tasks.prepare.decode_encoded``."""
+        ...
+
 
 @dataclass(frozen=True)
 class FileAudio:
@@ -54,6 +59,10 @@ class FileAudio:
 
     def load(self) -> Audio:
         return read_wav(self.path)
+
+    def encoded(self) -> tuple[bytes | None, str | None, str]:
+        """What a worker process needs to decode it: (no bytes, the path, the name)."""
+        return None, str(self.path), self.name
 
     def duration(self) -> float:
         return float(sf.info(str(self.path)).duration)

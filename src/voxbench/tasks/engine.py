@@ -13,7 +13,6 @@ record to ``records.jsonl`` as it finishes.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -26,12 +25,17 @@ from voxbench.tasks.cache import ResponseCache, request_key
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets import Record
 from voxbench.tasks.judge import TaskJudge
-from voxbench.tasks.metrics import METRICS
-from voxbench.tasks.models import EndpointClient, Prompted, make_endpoint, wav_bytes
+from voxbench.tasks.metrics import score_reply
+from voxbench.tasks.models import EndpointClient, Prompted, make_endpoint
 from voxbench.tasks.plan import Job, Plan
+from voxbench.tasks.pool import PrepareError, WorkerPool
+from voxbench.tasks.prepare import Cut, Prepared, audio_of_wav, prepare_clip
 
 CONNECTIONS_PER_CLIENT = 8
 """Connections per HTTP client (see ``client_shards``)."""
+POOL_MIN_RECORDS = 256
+"""A run sending at least this many clips to chat models prepares them and scores the replies
+in worker processes (``tasks.pool``); smaller runs are not worth starting them."""
 
 
 @dataclass
@@ -67,28 +71,19 @@ def client_shards(endpoint: EndpointConfig) -> list[EndpointConfig]:
     return [endpoint.model_copy(update={"max_concurrency": size}) for size in sizes]
 
 
-def _prepare(record: Record, job: Job) -> tuple[list[bytes], list[Audio]]:
-    """Decode, resample and cut the clip as the task says: each piece and its WAV payload."""
-    audio = record.load_audio().mono().resampled(job.spec.sample_rate)
-    policy = job.spec.long_audio
-    if audio.duration <= policy.max_seconds:
-        pieces = [audio]
-    elif policy.policy == "truncate":
-        pieces = [audio.slice(0, policy.max_seconds)]
-    else:
-        pieces = chunk_audio(audio, policy.max_seconds, policy.overlap_seconds)
-    return [wav_bytes(p) for p in pieces], pieces
+def task_cut(job: Job) -> Cut:
+    """How the job's task resamples and cuts a clip."""
+    long_audio = job.spec.long_audio
+    return Cut(
+        job.spec.sample_rate,
+        long_audio.policy,
+        long_audio.max_seconds,
+        long_audio.overlap_seconds,
+    )
 
 
-def chunk_audio(audio: Audio, window: float, overlap: float) -> list[Audio]:
-    """Windows of ``window`` seconds, each starting ``window - overlap`` after the last."""
-    step = window - overlap
-    pieces, start = [], 0.0
-    while True:
-        pieces.append(audio.slice(start, start + window))
-        if start + window >= audio.duration:
-            return pieces
-        start += step
+def _prepare_here(record: Record, cut: Cut) -> tuple[Prepared, list[Audio]]:
+    return prepare_clip(record.load_audio(), cut)
 
 
 def join_chunks(texts: Iterable[str], max_overlap_words: int = 12) -> str:
@@ -122,7 +117,7 @@ class Engine:
         self,
         plan: Plan,
         cache: ResponseCache,
-        write_row: Callable[[dict[str, Any]], None],
+        write_rows: Callable[[list[dict[str, Any]]], None],
         *,
         done: set[tuple[str, str, str]] | None = None,
         progress: Progress | None = None,
@@ -131,7 +126,8 @@ class Engine:
     ) -> None:
         self.plan = plan
         self.cache = cache
-        self.write_row = write_row
+        self.write_rows = write_rows
+        """Appends finished records' rows (a batch at a time)."""
         self.done = done or set()
         """(task, model, record id) answered by an earlier pass of this run."""
         self.progress = progress
@@ -144,9 +140,15 @@ class Engine:
         """Grades the judge metrics (``llm_judge``); required when a job has one."""
         self._failure: BaseException | None = None
         """A judge failure that stops the run (a rejected key): workers stop taking records."""
+        self.pool: WorkerPool | None = None
+        """Worker processes preparing clips and scoring, for runs of ``POOL_MIN_RECORDS`` or more."""
 
     async def run(self) -> None:
         """Answer and score every record not already done."""
+        to_send = sum(len(job.records) for job in self.plan.jobs if job.api == "chat")
+        if to_send - len(self.done) >= POOL_MIN_RECORDS:
+            self.pool = WorkerPool()
+            await self.pool.start()
         results: asyncio.Queue[Outcome | None] = asyncio.Queue()
         scorer = asyncio.create_task(self._score(results))
         pools = {}
@@ -159,6 +161,8 @@ class Engine:
             await scorer
             if self.judge is not None:
                 await self.judge.aclose()
+            if self.pool is not None:
+                await self.pool.aclose()
 
     async def _run_pool(self, jobs: list[Job], results: asyncio.Queue[Outcome | None]) -> None:
         model = jobs[0].model
@@ -192,15 +196,18 @@ class Engine:
             for client, _ in endpoints:
                 await client.aclose()
 
-    def _prepared(
-        self, job: Job, record: Record, request: Prompted
-    ) -> tuple[list[bytes], list[Audio], str]:
-        """The WAV payloads and audio pieces of a record, and the request's cache key."""
-        wavs, pieces = _prepare(record, job)
-        return wavs, pieces, self._key(job, request, wavs)
+    async def _prepare(self, job: Job, record: Record) -> tuple[Prepared, list[Audio]]:
+        """The record's payloads, from the worker processes when the run has them."""
+        cut = task_cut(job)
+        encoded = getattr(record.audio, "encoded", None)
+        if self.pool is not None and job.api == "chat" and encoded is not None:
+            prepared = await self.pool.prepare(*encoded(), cut)
+            return prepared, [audio_of_wav(w, cut.sample_rate) for w in prepared.wavs]
+        # Decoding, soxr and hashing release the GIL: in a thread they use another core.
+        return await asyncio.to_thread(_prepare_here, record, cut)
 
     @staticmethod
-    def _key(job: Job, request: Prompted, wavs: list[bytes]) -> str:
+    def _key(job: Job, request: Prompted, digests: list[str]) -> str:
         """The request's content address: model, api, prompt, generation and the audio sent."""
         if job.api == "oracle":
             return ""
@@ -212,7 +219,7 @@ class Engine:
                 "prompt": request.prompt if chat else "",
                 "system": request.system if chat else "",
                 "generation": request.generation.model_dump() if chat else {},
-                "audio": [hashlib.sha256(w).hexdigest() for w in wavs],
+                "audio": digests,
             }
         )
 
@@ -221,9 +228,9 @@ class Engine:
         request = job.prompted(record)
         attempts = [0]
         try:
-            # Decoding, soxr and hashing release the GIL: in a thread they use the second core
-            # while the loop keeps the requests moving (measured: ~20% more throughput).
-            wavs, pieces, key = await asyncio.to_thread(self._prepared, job, record, request)
+            prepared, pieces = await self._prepare(job, record)
+            wavs = prepared.wavs
+            key = self._key(job, request, prepared.digests)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
             while key in self._in_flight:
                 await self._in_flight[key].wait()
@@ -257,7 +264,8 @@ class Engine:
         except ProviderError as exc:
             error = {"category": str(exc.category), "message": str(exc), "status": exc.status}
         except VoxbenchError as exc:  # an unreadable clip, a missing prerequisite
-            error = {"category": type(exc).__name__, "message": str(exc), "status": None}
+            category = exc.category if isinstance(exc, PrepareError) else type(exc).__name__
+            error = {"category": category, "message": str(exc), "status": None}
         return Outcome(
             job, record, None, error, time.perf_counter() - started, attempts[0], False, ""
         )
@@ -312,24 +320,51 @@ class Engine:
                 item = results.get_nowait()
             finished = item is None
             if batch:
-                rows = await asyncio.to_thread(lambda b=batch: [record_row(o) for o in b])
-                for outcome, row in zip(batch, rows, strict=True):
+                ready: list[tuple[Outcome, dict[str, Any]]] = []
+                for outcome, scores in zip(batch, await self._scores(batch), strict=True):
+                    row = record_row(outcome, scores)
                     if outcome.prediction is not None and outcome.job.judged_metrics:
                         task = asyncio.create_task(self._judge_then_write(outcome, row))
                         judging.add(task)
                         task.add_done_callback(judging.discard)
                     else:
-                        self._write(outcome, row)
-                self.cache.commit()
+                        ready.append((outcome, row))
+                self._write(ready)
+                self.cache.checkpoint()
         await asyncio.gather(*judging, return_exceptions=True)
         self.cache.commit()
         if self._failure is not None:
             raise self._failure
 
-    def _write(self, outcome: Outcome, row: dict[str, Any]) -> None:
-        self.write_row(row)
+    async def _scores(self, batch: list[Outcome]) -> list[dict[str, Any]]:
+        """Each outcome's metric statistics: in the workers when the run has them, else here
+        (a scoring thread would make every socket call of the loop wait for the GIL)."""
+        if self.pool is None:
+            return [
+                score_prediction(o.job, o.record, o.prediction) if o.prediction is not None else {}
+                for o in batch
+            ]
+        done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        done.set_result({})  # an error: nothing to score
+        pool = self.pool
+        return list(
+            await asyncio.gather(
+                *(
+                    pool.score(o.job.metrics, o.prediction, o.job.context(o.record))
+                    if o.prediction is not None
+                    else done
+                    for o in batch
+                )
+            )
+        )
+
+    def _write(self, finished: list[tuple[Outcome, dict[str, Any]]]) -> None:
+        if not finished:
+            return
+        self.write_rows([row for _, row in finished])
         if self.progress is not None:
-            self.progress(outcome.job, row)
+            for outcome, row in finished:
+                self.progress(outcome.job, row)
 
     async def _judge_then_write(self, outcome: Outcome, row: dict[str, Any]) -> None:
         """Grade the record's judge metrics, then append its row."""
@@ -342,21 +377,17 @@ class Engine:
         except Exception as exc:  # an aborting judge failure: the run stops with it
             self._failure = self._failure or exc
             raise
-        self._write(outcome, row)
+        self._write([(outcome, row)])
 
 
 def score_prediction(job: Job, record: Record, prediction: str) -> dict[str, Any]:
     """Each metric's statistics of one reply (judge metrics: not judged, until the judge is)."""
-    context = job.context(record)
-    return {name: METRICS[name].score(prediction, context) for name in job.metrics}
+    return score_reply(job.metrics, prediction, job.context(record))
 
 
-def record_row(outcome: Outcome) -> dict[str, Any]:
-    """The ``records.jsonl`` line of one outcome."""
+def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:
+    """The ``records.jsonl`` line of one outcome, with its metric statistics."""
     job, record = outcome.job, outcome.record
-    scores = (
-        score_prediction(job, record, outcome.prediction) if outcome.prediction is not None else {}
-    )
     return {
         "task": job.task.name,
         "model": job.model.name,

@@ -19,8 +19,9 @@ from typing import Any
 
 import soundfile as sf
 
-from voxbench.audio.wav import Audio, read_wav
-from voxbench.core.errors import AudioError, ConfigError, PrerequisiteError
+from voxbench.audio.wav import Audio
+from voxbench.core.errors import ConfigError, PrerequisiteError
+from voxbench.tasks.prepare import decode_encoded
 from voxbench.tasks.spec import DatasetRef
 
 
@@ -107,17 +108,11 @@ class DatasetAudio:
         value = self.dataset[self.index][self.column] or {}
         return value.get("bytes"), value.get("path")
 
+    def encoded(self) -> tuple[bytes | None, str | None, str]:
+        return (*self._encoded(), self.name)
+
     def load(self) -> Audio:
-        data, path = self._encoded()
-        if data is None:
-            if not path:
-                raise AudioError(f"{self.name}: the row has neither audio bytes nor a path")
-            return read_wav(path)
-        try:
-            samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=False)
-        except sf.LibsndfileError as exc:
-            raise AudioError(f"{self.name}: cannot decode the audio ({exc})") from exc
-        return Audio(samples, rate)
+        return decode_encoded(*self.encoded())
 
     def duration(self) -> float:
         data, path = self._encoded()

@@ -386,3 +386,8 @@ def get_metric(name: str, *, field: str, file: Any = None) -> Metric:
             field=field,
             expected="one of: " + ", ".join(METRICS),
         ) from None
+
+
+def score_reply(metrics: Sequence[str], prediction: str, context: ScoringContext) -> dict[str, Any]:
+    """Each named metric's statistics of one reply (judge metrics: not judged yet)."""
+    return {name: METRICS[name].score(prediction, context) for name in metrics}

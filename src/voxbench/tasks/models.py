@@ -9,12 +9,8 @@ pipeline (extraction, metrics, outputs) scores a perfect model at 100%.
 from __future__ import annotations
 
 import asyncio
-import io
-import wave
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
-
-import numpy as np
 
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
@@ -48,18 +44,6 @@ class EndpointClient(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
-
-
-def wav_bytes(audio: Audio) -> bytes:
-    """Mono 16-bit PCM WAV of ``audio`` (what ``input_audio`` / ``inline_data`` carry)."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(audio.sample_rate)
-        samples = audio.mono().samples
-        out.writeframes(np.clip(np.round(samples * 32768.0), -32768, 32767).astype("<i2").tobytes())
-    return buffer.getvalue()
 
 
 def model_api(model: ModelConfig, *, field: str) -> Api:
