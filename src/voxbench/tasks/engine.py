@@ -13,7 +13,9 @@ record to ``records.jsonl`` as it finishes.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +33,16 @@ from voxbench.tasks.plan import Job, Plan
 from voxbench.tasks.pool import PrepareError, WorkerPool
 from voxbench.tasks.prepare import Cut, Prepared, audio_of_wav, prepare_clip
 
+log = logging.getLogger(__name__)
+
 CONNECTIONS_PER_CLIENT = 8
 """Connections per HTTP client (see ``client_shards``)."""
+PAYLOAD_CACHE_BYTES = 32 * 1024 * 1024
+"""Prepared clips kept for the other models and tasks that send them (least recent dropped)."""
+POOL_FIRST = False
+"""Wait for the workers before the first record (tests: every record goes through them)."""
+LOOKAHEAD = 64
+"""Records of a model pool prepared ahead of the requests in flight, at most."""
 POOL_MIN_RECORDS = 256
 """A run sending at least this many clips to chat models prepares them and scores the replies
 in worker processes (``tasks.pool``); smaller runs are not worth starting them."""
@@ -51,6 +61,9 @@ class Outcome:
     cached: bool
     key: str
 
+
+Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio]]]"]
+"""A record to answer, with its payloads being prepared."""
 
 Progress = Callable[[Job, dict[str, Any]], None]
 """Called with each finished record's row."""
@@ -140,15 +153,23 @@ class Engine:
         """Grades the judge metrics (``llm_judge``); required when a job has one."""
         self._failure: BaseException | None = None
         """A judge failure that stops the run (a rejected key): workers stop taking records."""
+        self._payloads: OrderedDict[tuple[str, Cut, bool], asyncio.Future[Any]] = OrderedDict()
+        """Clips prepared lately, by (audio, how it is cut), least recently used first."""
+        self._payload_bytes: dict[tuple[str, Cut, bool], int] = {}
+        self._payload_total = 0
         self.pool: WorkerPool | None = None
         """Worker processes preparing clips and scoring, for runs of ``POOL_MIN_RECORDS`` or more."""
 
     async def run(self) -> None:
         """Answer and score every record not already done."""
         to_send = sum(len(job.records) for job in self.plan.jobs if job.api == "chat")
+        starting = None
         if to_send - len(self.done) >= POOL_MIN_RECORDS:
+            # Work goes to threads until the workers are ready (their imports take ~0.5 s).
             self.pool = WorkerPool()
-            await self.pool.start()
+            starting = asyncio.create_task(self._start_pool(self.pool))
+            if POOL_FIRST:
+                await starting
         results: asyncio.Queue[Outcome | None] = asyncio.Queue()
         scorer = asyncio.create_task(self._score(results))
         pools = {}
@@ -161,6 +182,8 @@ class Engine:
             await scorer
             if self.judge is not None:
                 await self.judge.aclose()
+            if starting is not None:
+                await starting
             if self.pool is not None:
                 await self.pool.aclose()
 
@@ -172,13 +195,16 @@ class Engine:
             for shard in client_shards(endpoint)
         ]
         width = sum(c for _, c in endpoints)
-        queue: asyncio.Queue[tuple[Job, Record] | None] = asyncio.Queue(maxsize=2 * width)
+        # Clips are prepared ahead (at most LOOKAHEAD beyond those in flight), so a slot that
+        # frees finds its next request ready: its connection never idles waiting for soxr.
+        queue: asyncio.Queue[Item | None] = asyncio.Queue(maxsize=min(2 * width, LOOKAHEAD))
 
         async def produce() -> None:
             for job in jobs:
                 for record in job.records:
                     if (job.task.name, model.name, record.id) not in self.done:
-                        await queue.put((job, record))
+                        ready = self._prepare(job, record)
+                        await queue.put((job, record, ready))
             for _ in range(width):
                 await queue.put(None)
 
@@ -196,12 +222,55 @@ class Engine:
             for client, _ in endpoints:
                 await client.aclose()
 
-    async def _prepare(self, job: Job, record: Record) -> tuple[Prepared, list[Audio]]:
-        """The record's payloads, from the worker processes when the run has them."""
+    def _prepare(self, job: Job, record: Record) -> asyncio.Future[tuple[Prepared, list[Audio]]]:
+        """The record's payloads, being prepared: shared by every model and task that sends
+        the same clip the same way (a multi-model run decodes and resamples each clip once)."""
         cut = task_cut(job)
+        # Chat requests carry only the WAV: the workers prepare them, and the audio pieces
+        # are read back from it. Other models get the pieces as cut (float samples).
         encoded = getattr(record.audio, "encoded", None)
-        if self.pool is not None and job.api == "chat" and encoded is not None:
-            prepared = await self.pool.prepare(*encoded(), cut)
+        pooled = self._pool_ready and job.api == "chat" and encoded is not None
+        key = (record.audio.name, cut, pooled)
+        found = self._payloads.get(key)
+        if found is not None:
+            self._payloads.move_to_end(key)
+            return found
+        future = asyncio.ensure_future(self._prepare_now(record, cut, pooled))
+        self._payloads[key] = future
+        self._payload_bytes[key] = 0
+        future.add_done_callback(lambda f, k=key: self._count_payload(k, f))
+        return future
+
+    async def _start_pool(self, pool: WorkerPool) -> None:
+        try:
+            await pool.start()
+        except (OSError, asyncio.IncompleteReadError) as exc:  # no workers: threads do it all
+            log.warning("worker processes did not start (%s): preparing clips in threads", exc)
+            await pool.aclose()
+            self.pool = None
+
+    @property
+    def _pool_ready(self) -> bool:
+        return self.pool is not None and self.pool.ready
+
+    def _count_payload(self, key: tuple[str, Cut, bool], future: asyncio.Future[Any]) -> None:
+        if future.cancelled() or future.exception() is not None or key not in self._payloads:
+            self._payloads.pop(key, None)  # a clip that failed is tried again, if asked again
+            self._payload_total -= self._payload_bytes.pop(key, 0)
+            return
+        self._payload_bytes[key] = size = sum(len(w) for w in future.result()[0].wavs)
+        self._payload_total += size
+        while self._payload_total > PAYLOAD_CACHE_BYTES and len(self._payloads) > 1:
+            oldest = next(iter(self._payloads))
+            self._payloads.pop(oldest)
+            self._payload_total -= self._payload_bytes.pop(oldest)
+
+    async def _prepare_now(
+        self, record: Record, cut: Cut, pooled: bool
+    ) -> tuple[Prepared, list[Audio]]:
+        if pooled:
+            assert self.pool is not None
+            prepared = await self.pool.prepare(*record.audio.encoded(), cut)  # type: ignore[attr-defined]
             return prepared, [audio_of_wav(w, cut.sample_rate) for w in prepared.wavs]
         # Decoding, soxr and hashing release the GIL: in a thread they use another core.
         return await asyncio.to_thread(_prepare_here, record, cut)
@@ -223,12 +292,18 @@ class Engine:
             }
         )
 
-    async def _answer(self, client: EndpointClient, job: Job, record: Record) -> Outcome:
+    async def _answer(
+        self,
+        client: EndpointClient,
+        job: Job,
+        record: Record,
+        ready: asyncio.Future[tuple[Prepared, list[Audio]]],
+    ) -> Outcome:
         started = time.perf_counter()
         request = job.prompted(record)
         attempts = [0]
         try:
-            prepared, pieces = await self._prepare(job, record)
+            prepared, pieces = await ready
             wavs = prepared.wavs
             key = self._key(job, request, prepared.digests)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
@@ -339,7 +414,7 @@ class Engine:
     async def _scores(self, batch: list[Outcome]) -> list[dict[str, Any]]:
         """Each outcome's metric statistics: in the workers when the run has them, else here
         (a scoring thread would make every socket call of the loop wait for the GIL)."""
-        if self.pool is None:
+        if not self._pool_ready:
             return [
                 score_prediction(o.job, o.record, o.prediction) if o.prediction is not None else {}
                 for o in batch

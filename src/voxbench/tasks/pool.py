@@ -55,6 +55,7 @@ class WorkerPool:
     def __init__(self, workers: int | None = None) -> None:
         self.size = workers or default_workers()
         self._workers: list[_Worker] = []
+        self._starting: list[asyncio.subprocess.Process] = []
         self._ids = itertools.count()
 
     async def prepare(self, data: bytes | None, path: str | None, name: str, cut: Cut) -> Prepared:
@@ -80,8 +81,13 @@ class WorkerPool:
         stdin.write(_FRAME.pack(len(message)) + message)
         return future
 
+    @property
+    def ready(self) -> bool:
+        """Started, every worker ready for requests."""
+        return len(self._workers) == self.size
+
     async def start(self) -> None:
-        """Start the worker processes."""
+        """Start the worker processes; return when they are ready."""
         path = os.environ.get("PYTHONPATH")
         env = {**os.environ, "PYTHONPATH": _PACKAGE_ROOT + (os.pathsep + path if path else "")}
         for _ in range(self.size):
@@ -93,6 +99,10 @@ class WorkerPool:
                 stdout=asyncio.subprocess.PIPE,
                 env=env,
             )
+            self._starting.append(process)
+            assert process.stdout is not None
+            await process.stdout.readexactly(_FRAME.size)  # ready: its imports are done
+            self._starting.remove(process)
             worker = _Worker(process)
             worker.reader = asyncio.create_task(self._read(worker))
             self._workers.append(worker)
@@ -122,6 +132,11 @@ class WorkerPool:
 
     async def aclose(self) -> None:
         """Stop the workers (each exits when its input closes)."""
+        for process in self._starting:
+            if process.returncode is None and process.stdin is not None:
+                process.stdin.close()
+            await process.wait()
+        self._starting.clear()
         for worker in self._workers:
             if worker.process.stdin is not None:
                 worker.process.stdin.close()
@@ -141,7 +156,10 @@ def _handle(kind: str, args: tuple[Any, ...]) -> Any:
 
 
 def _serve(source: BinaryIO, sink: BinaryIO) -> None:
-    """A worker's loop: read a request, do it, write the answer; until its input closes."""
+    """A worker's loop: say it is ready, then read a request, do it, write the answer;
+    until its input closes."""
+    sink.write(_FRAME.pack(0))
+    sink.flush()
     while head := source.read(_FRAME.size):
         (size,) = _FRAME.unpack(head)
         kind, ident, *args = pickle.loads(source.read(size))
