@@ -62,7 +62,7 @@ class Outcome:
     key: str
 
 
-Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio]]]"]
+Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
 """A record to answer, with its payloads being prepared."""
 
 Progress = Callable[[Job, dict[str, Any]], None]
@@ -95,7 +95,7 @@ def task_cut(job: Job) -> Cut:
     )
 
 
-def _prepare_here(record: Record, cut: Cut) -> tuple[Prepared, list[Audio]]:
+def _prepare_here(record: Record, cut: Cut) -> tuple[Prepared, list[Audio] | None]:
     return prepare_clip(record.load_audio(), cut)
 
 
@@ -222,7 +222,9 @@ class Engine:
             for client, _ in endpoints:
                 await client.aclose()
 
-    def _prepare(self, job: Job, record: Record) -> asyncio.Future[tuple[Prepared, list[Audio]]]:
+    def _prepare(
+        self, job: Job, record: Record
+    ) -> asyncio.Future[tuple[Prepared, list[Audio] | None]]:
         """The record's payloads, being prepared: shared by every model and task that sends
         the same clip the same way (a multi-model run decodes and resamples each clip once)."""
         cut = task_cut(job)
@@ -267,11 +269,11 @@ class Engine:
 
     async def _prepare_now(
         self, record: Record, cut: Cut, pooled: bool
-    ) -> tuple[Prepared, list[Audio]]:
+    ) -> tuple[Prepared, list[Audio] | None]:
         if pooled:
             assert self.pool is not None
             prepared = await self.pool.prepare(*record.audio.encoded(), cut)  # type: ignore[attr-defined]
-            return prepared, [audio_of_wav(w, cut.sample_rate) for w in prepared.wavs]
+            return prepared, None  # read back from the WAVs for clients that want samples
         # Decoding, soxr and hashing release the GIL: in a thread they use another core.
         return await asyncio.to_thread(_prepare_here, record, cut)
 
@@ -297,13 +299,15 @@ class Engine:
         client: EndpointClient,
         job: Job,
         record: Record,
-        ready: asyncio.Future[tuple[Prepared, list[Audio]]],
+        ready: asyncio.Future[tuple[Prepared, list[Audio] | None]],
     ) -> Outcome:
         started = time.perf_counter()
         request = job.prompted(record)
         attempts = [0]
         try:
             prepared, pieces = await ready
+            if pieces is None and not getattr(client, "wav_only", False):
+                pieces = [audio_of_wav(w, task_cut(job).sample_rate) for w in prepared.wavs]
             wavs = prepared.wavs
             key = self._key(job, request, prepared.digests)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
@@ -316,7 +320,7 @@ class Engine:
                 self._in_flight[key] = asyncio.Event()
             try:
                 texts = []
-                for wav, piece in zip(wavs, pieces, strict=True):
+                for wav, piece in zip(wavs, pieces or [None] * len(wavs), strict=True):
                     texts.append(await self._call(client, piece, wav, request, job.model, attempts))
                     if job.api == "oracle":
                         break
@@ -348,7 +352,7 @@ class Engine:
     async def _call(
         self,
         client: EndpointClient,
-        audio: Audio,
+        audio: Audio | None,
         wav: bytes,
         request: Prompted,
         model: Any,

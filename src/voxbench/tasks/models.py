@@ -37,8 +37,9 @@ class Prompted:
 class EndpointClient(Protocol):
     """One endpoint of a pool: answers a clip and a prompt with text."""
 
-    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
-        """The model's reply; raises ``ProviderError`` on failure."""
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
+        """The model's reply; raises ``ProviderError`` on failure. ``audio`` is the clip the
+        WAV holds, or None for a client whose ``wav_only`` is true."""
         ...
 
     async def aclose(self) -> None:
@@ -72,6 +73,9 @@ def model_api(model: ModelConfig, *, field: str) -> Api:
 class ChatEndpoint:
     """An audio-in completion provider (OpenAI-compatible ``input_audio``, Gemini inline audio)."""
 
+    wav_only = True
+    """It sends the WAV payload only: the engine need not hand it the samples too."""
+
     def __init__(self, model: ModelConfig, endpoint: EndpointConfig, **extra: Any) -> None:
         kwargs: dict[str, Any] = {
             "timeout": model.timeout_s,
@@ -84,7 +88,7 @@ class ChatEndpoint:
             kwargs["api_key"] = endpoint.api_key
         self.client = make(Role.AUDIO_COMPLETION, model.model, **kwargs)
 
-    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
         completion = await self.client.complete_audio(
             AudioCompletionRequest(
                 audio_wav=wav,
