@@ -56,9 +56,8 @@ def _run(
         for row in result.run.rows()
     )
     calls = sorted(json.dumps(c, sort_keys=True) for c in fakes.calls)
-    if first:  # every clip prepared once (13: tiny and broken share a.wav) and every reply
-        # scored (13 of 14 records: one clip is missing) in the workers
-        assert _CountingPool.asked.count("prepare") == (13 if pool else 0)
+    if first:  # every record prepared (14) and every reply scored (13: a clip is missing)
+        assert _CountingPool.asked.count("prepare") == (14 if pool else 0)
         assert _CountingPool.asked.count("score") == (13 if pool else 0)
     return result, rows, calls
 
@@ -106,3 +105,24 @@ def test_threads_work_while_the_workers_start_and_when_they_cannot(
     monkeypatch.setattr(WorkerPool, "start", no_workers)
     alone, alone_rows, _ = _run(tmp_path, "alone", True, monkeypatch, first=False)
     assert here_rows == alone_rows and _CountingPool.asked == []
+
+
+def test_models_share_each_record_prepared_once(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepared: list[str] = []
+    real = engine_module._prepare_here
+
+    def counting(record: Any, cut: Any) -> Any:
+        prepared.append(record.id)
+        return real(record, cut)
+
+    monkeypatch.setattr(engine_module, "_prepare_here", counting)
+    config = (
+        "models: [{name: m, model: vllm/q}, {name: n, model: vllm/r, max_concurrency: 1}]\n"
+        "tasks: [tiny]\ntasks_dirs: [mytasks]\n"
+    )
+    fakes = FakeEndpoints()
+    run_yaml(config, tmp_path, fakes)
+    assert sorted(prepared) == ["a", "b", "c", "d", "e", "f"]
+    assert len(fakes.calls) == 12  # each model asked about each record

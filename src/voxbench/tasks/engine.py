@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 CONNECTIONS_PER_CLIENT = 8
 """Connections per HTTP client (see ``client_shards``)."""
 PAYLOAD_CACHE_BYTES = 32 * 1024 * 1024
-"""Prepared clips kept for the other models and tasks that send them (least recent dropped)."""
+"""Prepared records kept for the other models that send them (least recent dropped)."""
 POOL_FIRST = False
 """Wait for the workers before the first record (tests: every record goes through them)."""
 LOOKAHEAD = 64
@@ -153,9 +153,10 @@ class Engine:
         """Grades the judge metrics (``llm_judge``); required when a job has one."""
         self._failure: BaseException | None = None
         """A judge failure that stops the run (a rejected key): workers stop taking records."""
-        self._payloads: OrderedDict[tuple[str, Cut, bool], asyncio.Future[Any]] = OrderedDict()
-        """Clips prepared lately, by (audio, how it is cut), least recently used first."""
-        self._payload_bytes: dict[tuple[str, Cut, bool], int] = {}
+        self._payloads: OrderedDict[tuple[int, Cut, bool], asyncio.Future[Any]] = OrderedDict()
+        """Records prepared lately, by (record, how it is cut, in the workers or not), least
+        recently used first."""
+        self._payload_bytes: dict[tuple[int, Cut, bool], int] = {}
         self._payload_total = 0
         self.pool: WorkerPool | None = None
         """Worker processes preparing clips and scoring, for runs of ``POOL_MIN_RECORDS`` or more."""
@@ -225,14 +226,14 @@ class Engine:
     def _prepare(
         self, job: Job, record: Record
     ) -> asyncio.Future[tuple[Prepared, list[Audio] | None]]:
-        """The record's payloads, being prepared: shared by every model and task that sends
-        the same clip the same way (a multi-model run decodes and resamples each clip once)."""
+        """The record's payloads, being prepared: shared by every model that sends the record
+        the same way (a multi-model run decodes and resamples each record's clip once)."""
         cut = task_cut(job)
         # Chat requests carry only the WAV: the workers prepare them, and the audio pieces
         # are read back from it. Other models get the pieces as cut (float samples).
         encoded = getattr(record.audio, "encoded", None)
         pooled = self._pool_ready and job.api == "chat" and encoded is not None
-        key = (record.audio.name, cut, pooled)
+        key = (id(record), cut, pooled)  # the plan holds every record: ids stay unique
         found = self._payloads.get(key)
         if found is not None:
             self._payloads.move_to_end(key)
@@ -255,12 +256,14 @@ class Engine:
     def _pool_ready(self) -> bool:
         return self.pool is not None and self.pool.ready
 
-    def _count_payload(self, key: tuple[str, Cut, bool], future: asyncio.Future[Any]) -> None:
+    def _count_payload(self, key: tuple[int, Cut, bool], future: asyncio.Future[Any]) -> None:
         if future.cancelled() or future.exception() is not None or key not in self._payloads:
             self._payloads.pop(key, None)  # a clip that failed is tried again, if asked again
             self._payload_total -= self._payload_bytes.pop(key, 0)
             return
-        self._payload_bytes[key] = size = sum(len(w) for w in future.result()[0].wavs)
+        prepared, pieces = future.result()
+        size = sum(len(w) for w in prepared.wavs) + sum(p.samples.nbytes for p in pieces or ())
+        self._payload_bytes[key] = size
         self._payload_total += size
         while self._payload_total > PAYLOAD_CACHE_BYTES and len(self._payloads) > 1:
             oldest = next(iter(self._payloads))
