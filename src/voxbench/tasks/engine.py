@@ -1,13 +1,16 @@
 """The engine: one work queue per model pool, exactly ``max_concurrency`` requests per endpoint.
 
 Each endpoint of a pool runs ``max_concurrency`` workers (on kept-alive clients of at most
-eight connections each) that take records from the pool's one queue, so an endpoint has exactly that many requests in flight while work remains, and a
-slow endpoint simply takes fewer records (work stealing, no static shards, no polling). A
-bounded queue fed by a producer keeps the dataset streaming: only records about to be sent
-are decoded. A worker prepares the request (decode, resample, cut, WAV), asks the cache,
-calls the endpoint with the shared retry policy, and hands the outcome to the scorer, which
-scores batches in a thread (off the event loop, overlapping inference) and appends each
-record to ``records.jsonl`` as it finishes.
+eight connections each) that take records from the pool's one queue, so an endpoint has
+exactly that many requests in flight while work remains, and a slow endpoint simply takes
+fewer records (work stealing, no static shards, no polling). A producer fills the bounded
+queue and starts preparing each record's audio (decode, resample, cut, WAV, hash) as it
+queues it, ``LOOKAHEAD`` records ahead at most: the dataset streams, and a slot that frees
+finds its next request ready. A worker asks the cache, calls the endpoint with the shared
+retry policy and hands the outcome to the scorer, which scores batches and appends them to
+``records.jsonl``; judge metrics are graded in their own tasks at the judge's concurrency,
+each row written once complete. Large runs prepare and score in worker processes
+(``tasks.pool``), small ones in a thread and on the loop.
 """
 
 from __future__ import annotations
