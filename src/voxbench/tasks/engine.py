@@ -161,6 +161,7 @@ class Engine:
         recently used first."""
         self._payload_bytes: dict[tuple[int, Cut, bool], int] = {}
         self._payload_total = 0
+        self._share_payloads = len({job.model.name for job in plan.jobs}) > 1
         self.pool: WorkerPool | None = None
         """Worker processes preparing clips and scoring, for runs of ``POOL_MIN_RECORDS`` or more."""
 
@@ -242,6 +243,8 @@ class Engine:
             self._payloads.move_to_end(key)
             return found
         future = asyncio.ensure_future(self._prepare_now(record, cut, pooled))
+        if not self._share_payloads:
+            return future  # one model: nobody else will send it
         self._payloads[key] = future
         self._payload_bytes[key] = 0
         future.add_done_callback(lambda f, k=key: self._count_payload(k, f))
