@@ -15,6 +15,7 @@ import asyncio
 import itertools
 import os
 import pickle
+import signal
 import struct
 import sys
 from pathlib import Path
@@ -175,4 +176,7 @@ def _serve(source: BinaryIO, sink: BinaryIO) -> None:
 
 
 if __name__ == "__main__":
+    # Ctrl-C reaches the whole process group: the engine stops, and its workers end when it
+    # closes their input, without a traceback each.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _serve(sys.stdin.buffer, sys.stdout.buffer)
