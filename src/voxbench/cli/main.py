@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from voxbench import __version__
 from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show, tasks
+from voxbench.cli import judge_audio, rubric
 from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.fdb import app as fdb_app
@@ -36,6 +37,8 @@ app.add_typer(bench.app, name="bench")
 app.add_typer(fdb_app, name="fdb")
 app.add_typer(importing.app, name="import")
 app.add_typer(tasks.app, name="tasks")
+app.add_typer(judge_audio.app, name="judge-audio")
+app.add_typer(rubric.app, name="rubric")
 
 
 def _version(value: bool) -> None:

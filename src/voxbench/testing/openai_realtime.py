@@ -549,8 +549,13 @@ class _JudgeSession(_Session):
             return
         if "hang" in faults:
             return  # never answers: the client's response timeout decides
-        if "drop" in faults:
+        # In a task, as every response is, so that closing the server cancels a drop's wait.
+        self.task = asyncio.create_task(self.judge("drop" in faults))
+
+    async def judge(self, drop: bool) -> None:
+        if drop:
             await self.drop()
+        server = self.server
         pcm = np.frombuffer(bytes(self.heard), dtype="<i2").astype(np.float32) / 32768.0
         text = server.script.judge(
             str(self.config.get("instructions") or ""), "\n".join(self.texts), pcm, RATE
