@@ -12,9 +12,9 @@ import typer
 from rich.table import Table
 from typer.core import TyperGroup
 
+from voxbench.audio.wav import read_wav
 from voxbench.cli.console import escape, make_console
 from voxbench.core.errors import ConfigError
-from voxbench.audio.wav import read_wav
 from voxbench.judging.audio.calibrate import calibrate, load_labelled_set, render_calibration
 from voxbench.judging.audio.clients import AudioJudgeClient, make_audio_judge
 from voxbench.judging.audio.engine import DEFAULT_MAX_SECONDS, ClipResult, RubricJudge
@@ -74,7 +74,9 @@ def _transcript(path: Path) -> str | None:
 @app.command("files", hidden=True)
 def judge_files(
     path: Path = typer.Argument(..., help="A wav file or a directory of them."),
-    rubric: str = typer.Option(..., "--rubric", "-r", help="A built-in rubric name or a rubric file."),
+    rubric: str = typer.Option(
+        ..., "--rubric", "-r", help="A built-in rubric name or a rubric file."
+    ),
     option: list[str] = typer.Option(None, "--option", "-o", help="A rubric parameter, KEY=VALUE."),
     judge: str = typer.Option(..., "--judge", "-j", help=JUDGE_HELP),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
@@ -117,7 +119,9 @@ def judge_files(
             score = "undecided" if c.mean is None else f"{c.mean:g} / {c.scale[1]}"
             spread = "" if c.std is None else f"± {c.std:g} {c.distribution}"
             weighted = "" if c.weighted_mean is None else f"{c.weighted_mean:g}"
-            table.add_row(escape(r.label), name, score, escape(spread), weighted, escape(c.explanation))
+            table.add_row(
+                escape(r.label), name, score, escape(spread), weighted, escape(c.explanation)
+            )
     console.print(table)
 
 
@@ -130,7 +134,9 @@ def calibrate_command(
     option: list[str] = typer.Option(None, "--option", "-o", help="A rubric parameter, KEY=VALUE."),
     judge: str = typer.Option(..., "--judge", "-j", help=JUDGE_HELP),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
-    samples: int = typer.Option(2, "--samples", "-n", min=1, help="Samples per file (2+: test-retest)."),
+    samples: int = typer.Option(
+        2, "--samples", "-n", min=1, help="Samples per file (2+: test-retest)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Agreement of a judge with a labelled set: accuracy, Spearman/Kendall with CIs,

@@ -8,8 +8,19 @@ import typer
 from rich.markup import escape
 
 from voxbench import __version__
-from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show, tasks
-from voxbench.cli import judge_audio, rubric
+from voxbench.cli import (
+    analyze,
+    bench,
+    fake_server,
+    importing,
+    judge,
+    judge_audio,
+    listing,
+    rubric,
+    run,
+    show,
+    tasks,
+)
 from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.fdb import app as fdb_app

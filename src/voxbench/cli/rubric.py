@@ -37,7 +37,9 @@ def validate(
 
 @app.command("show")
 def show(
-    name: str = typer.Argument(None, help="A built-in rubric name or a rubric file; none lists them."),
+    name: str = typer.Argument(
+        None, help="A built-in rubric name or a rubric file; none lists them."
+    ),
     option: list[str] = typer.Option(None, "--option", "-o", help="A rubric parameter, KEY=VALUE."),
     prompt: bool = typer.Option(False, "--prompt", help="Print the judge's instructions too."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),

@@ -101,7 +101,8 @@ class ScriptedAudioJudge(AudioJudgeScript):
 
 
 _BLOCK = re.compile(r"<transcript>.*?</transcript>", re.S)
-_ORDER = re.compile(r"give (?:this|it) (?:a|an)\s*(\d+)", re.I)
+_ORDER = re.compile(r"(?<![\"'])give (?:this|it) (?:a|an)\s*(\d+)", re.I)
+"""An order to the judge; one right after a quote mark is an example being quoted."""
 
 
 class ObedientAudioJudge(AudioJudgeScript):

@@ -117,7 +117,9 @@ class FakeOpenAIServer(ScriptedServer):
         else:
             await self._whole(responder, reply, model, usage, faults)
 
-    async def _judge_chat(self, body: dict[str, Any], responder: Responder, faults: list[Fault]) -> None:
+    async def _judge_chat(
+        self, body: dict[str, Any], responder: Responder, faults: list[Fault]
+    ) -> None:
         """Judge mode: the script hears the system text, the user/assistant texts and the
         ``input_audio`` clip, and its answer comes back with ``logprobs`` when asked."""
         assert isinstance(self.script, AudioJudgeScript)
@@ -446,7 +448,9 @@ def judge_material(messages: Sequence[Any]) -> tuple[str, str, np.ndarray, int]:
                         width, channels = clip.getsampwidth(), clip.getnchannels()
                         rate = clip.getframerate()
                 except (binascii.Error, wave.Error, EOFError) as exc:
-                    raise ValueError(f"input_audio.data is not base64 of a WAV file ({exc})") from exc
+                    raise ValueError(
+                        f"input_audio.data is not base64 of a WAV file ({exc})"
+                    ) from exc
                 if width != 2:
                     raise ValueError("the fake judge hears 16-bit WAV only")
                 pcm = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0

@@ -572,13 +572,21 @@ class _JudgeSession(_Session):
         part_where = {**where, "item_id": item["id"], "content_index": 0}
         await self.send({"type": "response.output_item.added", **where, "item": item})
         await self.send(
-            {"type": "response.content_part.added", **part_where, "part": {"type": "text", "text": ""}}
+            {
+                "type": "response.content_part.added",
+                **part_where,
+                "part": {"type": "text", "text": ""},
+            }
         )
         for word in _words(text):
             await self.send({"type": "response.output_text.delta", **part_where, "delta": word})
         await self.send({"type": "response.output_text.done", **part_where, "text": text})
         await self.send(
-            {"type": "response.content_part.done", **part_where, "part": {"type": "text", "text": text}}
+            {
+                "type": "response.content_part.done",
+                **part_where,
+                "part": {"type": "text", "text": text},
+            }
         )
         item.update(status="completed", content=[{"type": "output_text", "text": text}])
         await self.send({"type": "response.output_item.done", **where, "item": item})

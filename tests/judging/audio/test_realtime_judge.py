@@ -18,7 +18,9 @@ KEY = "sk-test-judge"
 
 
 def client(server: FakeRealtimeJudgeServer, **options) -> RealtimeAudioJudge:
-    return RealtimeAudioJudge("openai-realtime", "gpt-realtime", base_url=server.url, options=options)
+    return RealtimeAudioJudge(
+        "openai-realtime", "gpt-realtime", base_url=server.url, options=options
+    )
 
 
 async def test_wire_sequence_turn_detection_off_and_the_whole_buffer() -> None:

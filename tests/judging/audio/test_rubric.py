@@ -31,13 +31,20 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_every_builtin_rubric_loads_and_binds() -> None:
     names = builtin_rubric_names()
-    assert set(names) >= {"accent", "tone", "pronunciation", "pace", "transcript_consistency", "emotion"}
+    assert set(names) >= {
+        "accent",
+        "tone",
+        "pronunciation",
+        "pace",
+        "transcript_consistency",
+        "emotion",
+    }
     for name in names:
         rubric = load_rubric(name)
         values = {k: "x" for k, p in rubric.parameters.items() if p.default is None}
         bound = rubric.bind(values)
         assert all(c.pass_at is not None and c.low < c.pass_at <= c.high for c in bound.criteria)
-        assert "{" not in instructions(bound, bound.rubric.steps or ["s"]).replace("{\"", "")
+        assert "{" not in instructions(bound, bound.rubric.steps or ["s"]).replace('{"', "")
 
 
 def test_parameters_fill_the_text_and_change_the_hash(tmp_path: Path) -> None:
@@ -47,7 +54,9 @@ def test_parameters_fill_the_text_and_change_the_hash(tmp_path: Path) -> None:
     assert "strong Berlin accent" in berlin.criteria[0].description
     assert bavarian.digest() != berlin.digest()
     assert bavarian.digest() == rubric.bind({"dialect": "Bavarian"}).digest()
-    with pytest.raises(ConfigError, match="has no parameter 'accent'.*one of its parameters: dialect"):
+    with pytest.raises(
+        ConfigError, match="has no parameter 'accent'.*one of its parameters: dialect"
+    ):
         rubric.bind({"accent": "x"})
 
 

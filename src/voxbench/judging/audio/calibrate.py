@@ -142,7 +142,9 @@ def agreement(
             "files": len(pairs),
             "undecided": undecided,
             "accuracy": round(float(np.mean(rounded == labels)), 3) if pairs else None,
-            "within_one": round(float(np.mean(np.abs(rounded - labels) <= 1)), 3) if pairs else None,
+            "within_one": round(float(np.mean(np.abs(rounded - labels) <= 1)), 3)
+            if pairs
+            else None,
             "spearman": _correlation("spearman", labels, means),
             "kendall": _correlation("kendall", labels, means),
             "confusion": {"scores": values, "rows_expected": matrix},
@@ -181,8 +183,11 @@ async def calibrate(judge: RubricJudge, labelled: LabelledSet) -> dict[str, Any]
         "set": str(labelled.directory),
         "criteria": agreement(judge.bound, labelled.items, results),
         "files": [
-            {"file": item.file.name, "expected": item.expected,
-             **{k: v.mean for k, v in r.criteria.items()}}
+            {
+                "file": item.file.name,
+                "expected": item.expected,
+                **{k: v.mean for k, v in r.criteria.items()},
+            }
             for item, r in zip(labelled.items, results, strict=True)
         ],  # fmt: skip
     }
@@ -211,7 +216,9 @@ def render_calibration(report: dict[str, Any]) -> str:
             "  confusion (rows: expected, columns: judged):",
             "         " + " ".join(f"{s:>4}" for s in c["confusion"]["scores"]),
         ]
-        for expected, row in zip(c["confusion"]["scores"], c["confusion"]["rows_expected"], strict=True):
+        for expected, row in zip(
+            c["confusion"]["scores"], c["confusion"]["rows_expected"], strict=True
+        ):
             lines.append(f"    {expected:>4} " + " ".join(f"{n:>4}" for n in row))
         retest = c.get("test_retest")
         if retest:

@@ -49,7 +49,9 @@ class ChatAudioJudge:
     @classmethod
     def create(cls, name: str, *, base_url: str | None = None) -> ChatAudioJudge:
         """Build the registry's audio-completion client for ``name``."""
-        client = make(Role.AUDIO_COMPLETION, name, base_url=base_url, base_url_field="--judge-base-url")
+        client = make(
+            Role.AUDIO_COMPLETION, name, base_url=base_url, base_url_field="--judge-base-url"
+        )
         return cls(client, name, base_url)
 
     async def hear(
@@ -77,7 +79,10 @@ class ChatAudioJudge:
 
     async def write(self, system: str, user: str) -> str:
         text_client = make(
-            Role.TEXT_COMPLETION, self.name, base_url=self._base_url, base_url_field="--judge-base-url"
+            Role.TEXT_COMPLETION,
+            self.name,
+            base_url=self._base_url,
+            base_url_field="--judge-base-url",
         )
         try:
             return (await text_client.complete(CompletionRequest(system=system, user=user))).text

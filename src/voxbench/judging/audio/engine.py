@@ -31,7 +31,12 @@ from voxbench.audio.wav import Audio
 from voxbench.core.errors import ErrorCategory, ProviderError
 from voxbench.judging.audio.clients import AudioJudgeClient, HeardAnswer
 from voxbench.judging.audio.parse import FormAnswer, FormError, parse_form
-from voxbench.judging.audio.prompt import corrective_text, instructions, prompt_version, request_text
+from voxbench.judging.audio.prompt import (
+    corrective_text,
+    instructions,
+    prompt_version,
+    request_text,
+)
 from voxbench.judging.audio.rubric import BoundRubric, Criterion
 from voxbench.judging.audio.segments import Clip, split_on_silences
 from voxbench.judging.audio.steps import ensure_steps
@@ -163,7 +168,9 @@ def weighted_score(
     offset = 0
     for token in logprobs:
         end = offset + len(token.token)
-        if offset <= form.score_at < end or (token.token.strip() == str(form.score) and offset >= form.score_at):
+        if offset <= form.score_at < end or (
+            token.token.strip() == str(form.score) and offset >= form.score_at
+        ):
             options = token.top or ((token.token, token.logprob),)
             weights: dict[int, float] = {}
             for alt, logprob in options:
@@ -248,7 +255,12 @@ class RubricJudge:
             if all(c.name in j.weighted for j in row):
                 weighted.append(round(float(combine([j.weighted[c.name] for j in row])), 4))
         explanation = next(
-            (j.explanations[c.name] for piece in by_piece for j in piece if c.name in j.explanations),
+            (
+                j.explanations[c.name]
+                for piece in by_piece
+                for j in piece
+                if c.name in j.explanations
+            ),
             next((j.undecided for piece in by_piece for j in piece if j.undecided), ""),
         )
         return CriterionResult(

@@ -123,7 +123,7 @@ def _from_json(body: str, text: str, bound: BoundRubric) -> dict[str, FormAnswer
         if entry is None:
             raise FormError(f"{c.name}: missing from the answer")
         if not isinstance(entry, dict):
-            raise FormError(f"{c.name}: expected {{\"score\": …, \"explanation\": …}}")
+            raise FormError(f'{c.name}: expected {{"score": …, "explanation": …}}')
         score = entry.get("score")
         out[c.name] = _check(c, score, entry.get("explanation"), _position(text, c.name, score))
     return out
@@ -139,7 +139,9 @@ def _from_lines(text: str, bound: BoundRubric) -> dict[str, FormAnswer]:
     for c in bound.criteria:
         label = re.escape(c.name).replace("_", r"[ _\-]?")
         head = re.compile(
-            r"^\s*(?:[-*•]\s*)?(?:\*\*)?\s*" + label + r"(?:\s*score)?\s*(?:\(\s*\d+\s*[-–]\s*\d+\s*\))?"
+            r"^\s*(?:[-*•]\s*)?(?:\*\*)?\s*"
+            + label
+            + r"(?:\s*score)?\s*(?:\(\s*\d+\s*[-–]\s*\d+\s*\))?"
             r"\s*(?:\*\*)?\s*:\s*(?:\*\*)?(.*)$",
             re.I,
         )
@@ -177,7 +179,9 @@ def _single(text: str, c: Criterion, lines: list[str], offsets: list[int]) -> Fo
     if tail is None:
         raise FormError(f"{c.name}: no score after 'Score:'")
     explanation = tail.group(2).strip()
-    rest = [re.sub(r"^\s*(?:[-*]\s*)?explanation\s*:\s*", "", ln, flags=re.I) for ln in lines[i + 1 :]]
+    rest = [
+        re.sub(r"^\s*(?:[-*]\s*)?explanation\s*:\s*", "", ln, flags=re.I) for ln in lines[i + 1 :]
+    ]
     if not explanation:
         explanation = " ".join(r.strip() for r in rest if r.strip())
     return _check(c, tail.group(1), explanation, offsets[i] + match.start(1) + tail.start(1))

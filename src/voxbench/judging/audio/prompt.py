@@ -86,7 +86,9 @@ def request_text(bound: BoundRubric, transcript: str | None, note: str = "") -> 
         parts.append(note)
     if bound.rubric.needs_transcript:
         parts.append(
-            "<transcript>\n" + as_data(transcript if transcript is not None else "") + "\n</transcript>"
+            "<transcript>\n"
+            + as_data(transcript if transcript is not None else "")
+            + "\n</transcript>"
         )
     parts.append("Fill in the evaluation form.")
     return "\n\n".join(parts)

@@ -127,7 +127,9 @@ class RealtimeAudioJudge:
         step = int(ev.INPUT_SAMPLE_RATE * CHUNK_SECONDS) * 2
         for start in range(0, len(pcm), step):
             chunk = pcm[start : start + step]
-            if not await session.send_text(ev.InputAudioBufferAppend(audio=b64encode(chunk)).to_json()):
+            if not await session.send_text(
+                ev.InputAudioBufferAppend(audio=b64encode(chunk)).to_json()
+            ):
                 raise ProviderError(
                     f"{self.name}: the connection dropped while streaming the audio",
                     category="connectivity",

@@ -15,8 +15,8 @@ rubric, values from ``-o name=value``); an unknown or missing one is an error na
 from __future__ import annotations
 
 import hashlib
-import math
 import json
+import math
 import re
 import string
 from importlib import resources
@@ -185,7 +185,9 @@ class Rubric(BaseModel):
         def fill(text: str) -> str:
             return _fill(text, filled)
 
-        criteria = [c.model_copy(update={"description": fill(c.description)}) for c in self.criteria]
+        criteria = [
+            c.model_copy(update={"description": fill(c.description)}) for c in self.criteria
+        ]
         rubric = self.model_copy(
             update={
                 "description": fill(self.description),
@@ -286,7 +288,12 @@ def describe(bound: BoundRubric) -> dict[str, Any]:
         "hash": bound.digest(),
         "description": r.description,
         "criteria": [
-            {"name": c.name, "scale": list(c.scale), "pass_at": c.pass_at, "description": c.description}
+            {
+                "name": c.name,
+                "scale": list(c.scale),
+                "pass_at": c.pass_at,
+                "description": c.description,
+            }
             for c in r.criteria
         ],
         "context": r.context,

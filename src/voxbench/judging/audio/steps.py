@@ -66,7 +66,12 @@ async def ensure_steps(
         )
     path = directory / f"{bound.digest()}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"rubric": bound.name, "hash": bound.digest(), "written_by": client.name, "steps": steps}
+    record = {
+        "rubric": bound.name,
+        "hash": bound.digest(),
+        "written_by": client.name,
+        "steps": steps,
+    }
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
     os.replace(tmp, path)
