@@ -8,22 +8,12 @@ import typer
 from rich.markup import escape
 
 from voxbench import __version__
-from voxbench.cli import (
-    analyze,
-    bench,
-    fake_server,
-    importing,
-    judge,
-    judge_audio,
-    listing,
-    rubric,
-    run,
-    show,
-    tasks,
-)
+from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show, tasks
 from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.fdb import app as fdb_app
+from voxbench.cli.judge_audio import app as judge_audio_app
+from voxbench.cli.rubric import app as rubric_app
 from voxbench.cli.synth import synth_command
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
@@ -48,8 +38,8 @@ app.add_typer(bench.app, name="bench")
 app.add_typer(fdb_app, name="fdb")
 app.add_typer(importing.app, name="import")
 app.add_typer(tasks.app, name="tasks")
-app.add_typer(judge_audio.app, name="judge-audio")
-app.add_typer(rubric.app, name="rubric")
+app.add_typer(judge_audio_app, name="judge-audio")
+app.add_typer(rubric_app, name="rubric")
 
 
 def _version(value: bool) -> None:
