@@ -16,8 +16,9 @@ from voxbench.audio.wav import read_wav
 from voxbench.cli.console import escape, make_console
 from voxbench.core.errors import ConfigError
 from voxbench.judging.audio.calibrate import calibrate, load_labelled_set, render_calibration
-from voxbench.judging.audio.clients import AudioJudgeClient, make_audio_judge
+from voxbench.judging.audio.clients import AudioJudgeClient
 from voxbench.judging.audio.engine import DEFAULT_MAX_SECONDS, ClipResult, RubricJudge
+from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.labelled_set import SETS, ensure_labelled_set
 from voxbench.judging.audio.rubric import load_rubric, parse_options
 from voxbench.judging.audio.segments import Clip

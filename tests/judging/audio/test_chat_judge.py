@@ -9,8 +9,8 @@ import pytest
 
 from voxbench.core.errors import ConfigError
 from voxbench.judging.audio.chat_judge import ChatAudioJudge
-from voxbench.judging.audio.clients import make_audio_judge
 from voxbench.judging.audio.engine import RubricJudge
+from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.segments import Clip
 from voxbench.judging.cache import JudgmentCache
 from voxbench.testing import FakeGeminiServer, FakeOpenAIServer

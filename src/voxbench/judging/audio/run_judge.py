@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import Judgment
-from voxbench.judging.audio.clients import make_audio_judge
 from voxbench.judging.audio.engine import ClipResult, RubricJudge
+from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.rubric import BoundRubric, load_rubric
 from voxbench.judging.audio.segments import turn_clips, whole_clip
 from voxbench.judging.base import JudgeContext, JudgeFindings
