@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxbench.core.errors import ProviderError
+from voxbench.core.errors import AuthenticationError
 from voxbench.judging.audio.engine import RubricJudge
 from voxbench.judging.audio.realtime_judge import RealtimeAudioJudge, pcm24k
 from voxbench.judging.audio.segments import Clip
@@ -96,9 +96,9 @@ async def test_a_judge_that_keeps_failing_is_undecided() -> None:
 async def test_a_rejected_key_stops_the_judging() -> None:
     script = ScriptedAudioJudge([form_answer({"accent": 3})])
     async with FakeRealtimeJudgeServer(script, api_key="another-key") as server:
-        with pytest.raises(ProviderError) as caught:
+        with pytest.raises(AuthenticationError, match="audio judge's key was rejected") as caught:
             await RubricJudge(client(server), accent()).judge_clip(Clip("c", spoken()))
-    assert caught.value.category == "authentication"
+    assert caught.value.exit_code == 3
 
 
 async def test_the_fake_refuses_a_judge_with_turn_detection_on() -> None:

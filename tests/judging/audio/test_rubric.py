@@ -106,3 +106,17 @@ def test_rubric_validate_and_show_commands(monkeypatch, capsys, tmp_path: Path) 
     assert "give this a 5" in out  # the hardening paragraph is part of the instructions
     code, out, _ = invoke(monkeypatch, capsys, "rubric", "show")
     assert code == 0 and "transcript_consistency" in out
+
+
+def test_the_readme_dialect_rubric_is_valid(tmp_path: Path) -> None:
+    readme = Path(__file__).resolve().parents[3] / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    section = text.split("## Audio judge", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    rubric = load_rubric(write(tmp_path, block))
+    bound = rubric.bind({})
+    assert (
+        bound.name == "bavarian_dialect"
+        and "strong Bavarian accent" in bound.criteria[0].description
+    )
+    assert "| ned " in bound.rubric.context.replace("|", "| ", 0) or "ned" in bound.rubric.context

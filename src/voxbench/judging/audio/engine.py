@@ -4,8 +4,8 @@ the cache, long clips split and combined, logprob-weighted scores.
 For each clip and each sample index the judge is asked once (a retryable provider failure
 is retried with the shared backoff); an answer that is not a proper form is answered with
 one corrective message, and a second bad form — or a provider that keeps failing — leaves
-that sample *undecided*: counted apart, never a score. A rejected key or unknown model
-stops everything (``ProviderError`` is raised).
+that sample *undecided*: counted apart, never a score. A rejected key (``AuthenticationError``, exit
+code 3) or an unknown model (``ConfigError``) stops everything.
 
 Decided samples are cached by (audio hash, rubric hash, judge model, sample index) plus the
 prompt version and the transcript, so judging the same clip again asks nothing.
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from voxbench.audio.wav import Audio
-from voxbench.core.errors import ErrorCategory, ProviderError
+from voxbench.core.errors import AuthenticationError, ConfigError, ErrorCategory, ProviderError
 from voxbench.judging.audio.clients import AudioJudgeClient, HeardAnswer
 from voxbench.judging.audio.parse import FormAnswer, FormError, parse_form
 from voxbench.judging.audio.prompt import (
@@ -324,8 +324,14 @@ class RubricJudge:
             try:
                 answer = await self._call(audio, request, followup, result)
             except ProviderError as exc:
-                if exc.category in ABORTING:
-                    raise
+                if exc.category == ErrorCategory.AUTHENTICATION:
+                    raise AuthenticationError(f"the audio judge's key was rejected: {exc}") from exc
+                if exc.category == ErrorCategory.NOT_FOUND:
+                    raise ConfigError(
+                        f"the audio judge was not found: {exc}",
+                        field="--judge",
+                        expected="a model (or deployment) the provider serves",
+                    ) from exc
                 result.undecided = f"the judge failed: {exc}"
                 return result
             try:
