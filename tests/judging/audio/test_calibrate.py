@@ -48,6 +48,8 @@ def test_the_accent_set_is_generated_once_and_cached() -> None:
     assert {i["voice"] for i in manifest["items"]} == {
         "en-gb-x-rp", "en-gb", "en-gb-scotland", "en-029", "en-us"
     }  # fmt: skip
+    rates = yaml.safe_load((ensure_labelled_set("rates") / "manifest.yaml").read_text())
+    assert rates["rubric"] == "pace" and {i["wpm"] for i in rates["items"]} == {80, 170, 260, 400}
     stamp = (folder / "manifest.yaml").stat().st_mtime_ns
     assert ensure_labelled_set("accents") == folder
     assert (folder / "manifest.yaml").stat().st_mtime_ns == stamp

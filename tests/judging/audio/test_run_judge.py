@@ -131,6 +131,8 @@ def test_judge_command_with_an_audio_rubric(monkeypatch, capsys, tmp_path: Path)
     assert dims["audio_accent"]["passed"] == 3
     code, out, _ = invoke(monkeypatch, capsys, "show", str(path))
     assert code == 0 and "audio_accent" in out
+    code, out, _ = invoke(monkeypatch, capsys, "compare", str(path), str(path))
+    assert code == 0 and "audio_accent" in out
     code, out, err = invoke(monkeypatch, capsys, "judge", str(path), "--audio-rubric", "accent")
     assert code == 2 and "--audio-judge" in err
 
