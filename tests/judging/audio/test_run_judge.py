@@ -108,7 +108,7 @@ async def test_the_scorecard_gets_one_dimension_per_criterion(tmp_path: Path) ->
     assert dim.failed_turns == [t for t in expected if heard[t] >= 7.0]
     assert "audio_accent" in evaluation.card.judged.llm
     assert evaluation.card.judge_status["audio-rubric"].startswith(
-        "accent by openai-realtime/gpt-realtime: 3 clips, 3 calls, 0 from cache, 0 undecided"
+        "by openai-realtime/gpt-realtime: accent on 3 clips, 3 calls, 0 from cache; 0 undecided"
     )
     judgment = next(j for j in evaluation.judgments if j.dimension == "audio_accent")
     assert judgment.reasoning.startswith("score ") and judgment.details["rubric"] == "accent"
@@ -173,3 +173,30 @@ def test_judge_audio_on_files_prints_a_table_and_json(monkeypatch, capsys, tmp_p
                             "--rubric", "accent", "-o", "target_accent=RP",
                             "--judge", "openai-realtime/gpt-realtime")  # fmt: skip
     assert code == 2 and "none.wav" in err and "file not found" in err
+
+
+async def test_a_benchmark_declares_rubrics_for_some_turns(tmp_path: Path) -> None:
+    import shutil
+
+    from voxbench.benchmarks import loader
+
+    package = tmp_path / "smoke_spelled"
+    shutil.copytree(Path(loader.__file__).parent / "data" / "smoke", package)
+    (package / "audio_rubrics.yaml").write_text(
+        '- turns: ["1"]\n  rubric: pronunciation\n  options: {names: Priya}\n', encoding="utf-8"
+    )
+    config = audio_run_config(tmp_path).model_copy(update={"benchmark": str(package)})
+    path = await run_conversation(config)
+    answer = "- Names (1-5): 5 - Priya said right\n- Numbers (1-5): 2 - digits swallowed"
+    script = ScriptedAudioJudge([answer])
+    async with FakeRealtimeJudgeServer(script) as server:
+        client = RealtimeAudioJudge("openai-realtime", "gpt-realtime", base_url=server.url)
+        evaluation = await evaluate_run_async(path, EvaluationOptions(audio_client=client))
+    audio = [j for j in evaluation.judgments if j.dimension.startswith("audio_")]
+    assert {(j.turn, j.dimension, j.passed) for j in audio} == {
+        ("1", "audio_names", True), ("1", "audio_numbers", False)
+    }  # fmt: skip
+    assert "Priya" in script.heard[0].instructions
+    # Without an audio judge, nothing is asked.
+    plain = await evaluate_run_async(path, EvaluationOptions())
+    assert not any(j.dimension.startswith("audio_") for j in plain.judgments)
