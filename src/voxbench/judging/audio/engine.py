@@ -159,28 +159,23 @@ def audio_digest(audio: Audio) -> str:
 
 
 def weighted_score(
-    form: FormAnswer, text: str, logprobs: list[TokenLogprob] | None, criterion: Criterion
+    form: FormAnswer, logprobs: list[TokenLogprob] | None, criterion: Criterion
 ) -> float | None:
-    """Σ p(s)·s over the scale values among the score token's alternatives (None when the
-    token or its alternatives are not there)."""
+    """Σ p(s)·s / Σ p(s) over the scale's values among the alternatives of the token that
+    holds the score (None when the answer came without logprobs or the token is not found)."""
     if not logprobs or form.score_at < 0:
         return None
     offset = 0
     for token in logprobs:
         end = offset + len(token.token)
-        if offset <= form.score_at < end or (
-            token.token.strip() == str(form.score) and offset >= form.score_at
-        ):
-            options = token.top or ((token.token, token.logprob),)
+        if offset <= form.score_at < end:
             weights: dict[int, float] = {}
-            for alt, logprob in options:
-                value = alt.strip()
-                if value.lstrip("-").isdigit() and criterion.low <= int(value) <= criterion.high:
+            for alternative, logprob in token.top or ((token.token, token.logprob),):
+                value = alternative.strip()
+                if value.isdigit() and criterion.low <= int(value) <= criterion.high:
                     weights[int(value)] = weights.get(int(value), 0.0) + math.exp(logprob)
             total = sum(weights.values())
-            if total <= 0:
-                return None
-            return round(sum(v * p for v, p in weights.items()) / total, 4)
+            return round(sum(v * p for v, p in weights.items()) / total, 4) if total > 0 else None
         offset = end
     return None
 
@@ -346,7 +341,7 @@ class RubricJudge:
                 form = forms[c.name]
                 result.scores[c.name] = form.score
                 result.explanations[c.name] = form.explanation
-                w = weighted_score(form, answer.text, answer.logprobs, c)
+                w = weighted_score(form, answer.logprobs, c)
                 if w is not None:
                     result.weighted[c.name] = w
             return result

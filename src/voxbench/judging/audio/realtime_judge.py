@@ -59,7 +59,7 @@ class RealtimeAudioJudge:
 
     Options: ``pace`` (stream at this multiple of real time; 0, the default, sends as fast
     as the connection allows), ``response_timeout`` (seconds), ``api_key``,
-    ``connect_timeout``.
+    ``connect_timeout``. The GA session has no temperature: ``temperature`` is not sent.
     """
 
     def __init__(
