@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from voxbench.audio.wav import read_wav
 from voxbench.cli.console import escape, make_console
+from voxbench.cli.fake_server import FakeServerKind, register_fake_server
 from voxbench.core.errors import ConfigError
 from voxbench.judging.audio.calibrate import calibrate, load_labelled_set, render_calibration
 from voxbench.judging.audio.clients import AudioJudgeClient
@@ -31,6 +32,17 @@ JUDGE_HELP = (
     "vllm/MODEL, openai-compatible/MODEL."
 )
 console = make_console()
+
+register_fake_server(
+    FakeServerKind(
+        "openai-realtime-judge",
+        "OpenAI Realtime acting as an audio judge (turn detection must be off): answers "
+        "each commit + response.create with the script's replies, in order",
+        "voxbench.testing.openai_realtime:FakeRealtimeJudgeServer",
+        "OPENAI_API_KEY=dummy voxbench judge-audio clip.wav --rubric pace "
+        "--judge openai-realtime/gpt-realtime --judge-base-url {url}",
+    )
+)
 
 
 class _FilesByDefault(TyperGroup):

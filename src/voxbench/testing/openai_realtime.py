@@ -46,6 +46,7 @@ from websockets.http11 import Request, Response
 from voxbench.core.errors import ProtocolError
 from voxbench.targets.realtime.audio import b64decode, b64encode
 from voxbench.targets.realtime.openai import events as ev
+from voxbench.testing.audio_judge import AudioJudgeScript
 from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
@@ -485,7 +486,9 @@ def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
 class FakeRealtimeJudgeServer(FakeOpenAIRealtimeServer):
     """The realtime fake acting as an audio judge (``voxbench.testing.audio_judge``).
 
-    A judge session must turn detection off (``turn_detection: null``): with it on, a
+    The script is an ``AudioJudgeScript``, or any ``Script`` whose replies are answered in
+    order (``voxbench fake-server openai-realtime-judge --script answers.yaml``). A judge
+    session must turn detection off (``turn_detection: null``): with it on, a
     ``response.create`` is refused with an ``error`` event (``judge_turn_detection_on``). It
     buffers every appended chunk, and on ``input_audio_buffer.commit`` + ``response.create``
     hands the script the session's instructions, the text items and the whole committed
@@ -557,9 +560,12 @@ class _JudgeSession(_Session):
             await self.drop()
         server = self.server
         pcm = np.frombuffer(bytes(self.heard), dtype="<i2").astype(np.float32) / 32768.0
-        text = server.script.judge(
-            str(self.config.get("instructions") or ""), "\n".join(self.texts), pcm, RATE
-        )
+        if isinstance(server.script, AudioJudgeScript):
+            text = server.script.judge(
+                str(self.config.get("instructions") or ""), "\n".join(self.texts), pcm, RATE
+            )
+        else:  # a plain script (``voxbench fake-server --script``): its replies, in order
+            text = server.script.reply(self.conversation.messages).text
         await self.answer_text(text)
 
     async def answer_text(self, text: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,11 +14,15 @@ from pathlib import Path
 import numpy as np
 
 from tests.cli_invoke import invoke
-from voxbench.audio.wav import write_wav
+from voxbench.audio.wav import read_wav, write_wav
+from voxbench.benchmarks import loader
+from voxbench.cli.fake_server import build_fake_server
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run_async
+from voxbench.judging.audio.engine import RubricJudge
 from voxbench.judging.audio.realtime_judge import RealtimeAudioJudge
-from voxbench.judging.audio.segments import turn_clips
+from voxbench.judging.audio.rubric import load_rubric
+from voxbench.judging.audio.segments import Clip, turn_clips
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import run_conversation
 from voxbench.testing.audio_judge import Heard, ScriptedAudioJudge, form_answer
@@ -68,8 +73,6 @@ def test_each_agent_turn_is_cut_from_the_agent_channel(tmp_path: Path) -> None:
     run = RunDirectory(audio_run(tmp_path))
     clips, missing = turn_clips(run, run.turns())
     assert [c.label for c in clips] == ["0", "1", "2"] and missing == {}
-    from voxbench.audio.wav import read_wav
-
     recording = read_wav(run.recording_file)
     agent = recording.samples[:, 1]
     loud = np.flatnonzero(np.abs(agent) > 1e-3) / recording.sample_rate
@@ -176,10 +179,6 @@ def test_judge_audio_on_files_prints_a_table_and_json(monkeypatch, capsys, tmp_p
 
 
 async def test_a_benchmark_declares_rubrics_for_some_turns(tmp_path: Path) -> None:
-    import shutil
-
-    from voxbench.benchmarks import loader
-
     package = tmp_path / "smoke_spelled"
     shutil.copytree(Path(loader.__file__).parent / "data" / "smoke", package)
     (package / "audio_rubrics.yaml").write_text(
@@ -200,3 +199,16 @@ async def test_a_benchmark_declares_rubrics_for_some_turns(tmp_path: Path) -> No
     # Without an audio judge, nothing is asked.
     plain = await evaluate_run_async(path, EvaluationOptions())
     assert not any(j.dimension.startswith("audio_") for j in plain.judgments)
+
+
+async def test_a_dry_run_fake_judge_from_a_script_file(tmp_path: Path) -> None:
+    script = tmp_path / "answers.yaml"
+    script.write_text('replies:\n  - "- Pace (1-5): 5 - comfortable"\n', encoding="utf-8")
+    server = build_fake_server("openai-realtime-judge", str(script))
+    async with server:
+        client = RealtimeAudioJudge("openai-realtime", "gpt-realtime", base_url=server.url)
+        result = await RubricJudge(client, load_rubric("pace").bind({})).judge_clip(
+            Clip("c", spoken())
+        )
+    assert result.criteria["pace"].mean == 5
+    assert server.judgments[0]["turn_detection"] is None
