@@ -54,7 +54,7 @@ from voxbench.testing.realtime_common import (
     fault_kinds,
     wait_until,
 )
-from voxbench.testing.scripts import Fault, Reply, ScriptCall
+from voxbench.testing.scripts import Fault, Reply, ScriptCall, ScriptExhausted
 
 RATE = ev.OUTPUT_SAMPLE_RATE
 _OUTPUT_EVENTS = ("response.", "conversation.item.input_audio_transcription")
@@ -487,7 +487,8 @@ class FakeRealtimeJudgeServer(FakeOpenAIRealtimeServer):
     """The realtime fake acting as an audio judge (``voxbench.testing.audio_judge``).
 
     The script is an ``AudioJudgeScript``, or any ``Script`` whose replies are answered in
-    order (``voxbench fake-server openai-realtime-judge --script answers.yaml``). A judge
+    order, the last one repeating (``voxbench fake-server openai-realtime-judge --script
+    answers.yaml``). A judge
     session must turn detection off (``turn_detection: null``): with it on, a
     ``response.create`` is refused with an ``error`` event (``judge_turn_detection_on``). It
     buffers every appended chunk, and on ``input_audio_buffer.commit`` + ``response.create``
@@ -502,6 +503,7 @@ class FakeRealtimeJudgeServer(FakeOpenAIRealtimeServer):
         super().__init__(script, *args, **kwargs)
         self.judgments: list[dict[str, Any]] = []
         """Per ``response.create``: turn detection, appends, committed bytes, modalities."""
+        self.last_answer = ""
 
     def new_session(self, ws: ServerConnection) -> _Session:
         return _JudgeSession(self, ws)
@@ -565,7 +567,11 @@ class _JudgeSession(_Session):
                 str(self.config.get("instructions") or ""), "\n".join(self.texts), pcm, RATE
             )
         else:  # a plain script (``voxbench fake-server --script``): its replies, in order
-            text = server.script.reply(self.conversation.messages).text
+            try:
+                text = server.script.reply(self.conversation.messages).text
+            except ScriptExhausted:
+                text = server.last_answer  # the last reply answers every later request
+        server.last_answer = text
         await self.answer_text(text)
 
     async def answer_text(self, text: str) -> None:

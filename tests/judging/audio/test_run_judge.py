@@ -207,8 +207,7 @@ async def test_a_dry_run_fake_judge_from_a_script_file(tmp_path: Path) -> None:
     server = build_fake_server("openai-realtime-judge", str(script))
     async with server:
         client = RealtimeAudioJudge("openai-realtime", "gpt-realtime", base_url=server.url)
-        result = await RubricJudge(client, load_rubric("pace").bind({})).judge_clip(
-            Clip("c", spoken())
-        )
-    assert result.criteria["pace"].mean == 5
+        judge = RubricJudge(client, load_rubric("pace").bind({}), samples=2)
+        result = await judge.judge_clip(Clip("c", spoken()))
+    assert result.criteria["pace"].scores == [5, 5]  # the last reply repeats
     assert server.judgments[0]["turn_detection"] is None
