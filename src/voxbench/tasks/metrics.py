@@ -19,6 +19,7 @@ from rapidfuzz.distance import Levenshtein
 
 from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
+from voxbench.tasks import audio_judge_metric
 from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
 
 BOOTSTRAP_SAMPLES = 1000
@@ -346,6 +347,16 @@ def _sacrebleu_pool(kind: str) -> Callable[..., dict[str, Any]]:
     return pool
 
 
+def _decided_mean_pool(key: str) -> Callable[..., dict[str, Any]]:
+    """The mean of ``key`` (%) over decided records; the undecided are counted apart."""
+
+    def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+        decided = [s for s in stats if not s.get("undecided")]
+        return {**_mean_pool(key)(decided, rng), "undecided": len(stats) - len(decided)}
+
+    return pool
+
+
 # -- the registry -----------------------------------------------------------------------------
 
 METRICS: dict[str, Metric] = {
@@ -369,6 +380,8 @@ METRICS: dict[str, Metric] = {
                _sacrebleu_pool("chrf")),
         Metric("ter", "corpus TER (sacrebleu; lower is better)", False, _sacrebleu_score("ter"),
                _sacrebleu_pool("ter")),
+        Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
+               audio_judge_metric.not_judged, _decided_mean_pool("score")),
     )
 }  # fmt: skip
 
