@@ -24,6 +24,7 @@ ROOMS = (
     "evaluation",
     "fullduplex",
     "tasks",
+    "viewer",
     "testing",
     "cli",
 )

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from voxbench.audio.textnorm import normalize_text, number_to_words
+from voxbench.audio.textnorm import (
+    ENGLISH_WER_NORMALIZER,
+    normalize_english,
+    normalize_text,
+    number_to_words,
+)
 from voxbench.audio.wer import word_error_rate, word_errors
 
 
@@ -121,3 +126,60 @@ def test_lists_pool_errors_and_empty_texts_are_handled():
     assert word_error_rate("two words", "") == 1.0
     with pytest.raises(ValueError):
         word_error_rate(["a"], ["a", "b"])
+
+
+# -- the field's normaliser (Whisper's English one) and what voxbench adds to it ----------------
+
+
+@pytest.mark.parametrize(
+    ("reference", "hypothesis", "wer"),
+    [
+        # contractions are the same words (our old normaliser scored these 1.00 and 0.67)
+        ("I'm", "I am", 0.0),
+        ("You're all set", "you are all set", 0.0),
+        ("It's five dollars", "it is $5", 0.0),
+        ("We'll see", "we will see", 0.0),
+        ("Colour", "color", 0.0),
+        ("Mr. Smith", "mister smith", 0.0),
+        # a real error still counts: 1 substitution in 4 reference words
+        ("You're all set", "you are all sad", 0.25),
+    ],
+)
+def test_english_wer_uses_whispers_normaliser(reference, hypothesis, wer):
+    assert word_error_rate(reference, hypothesis) == pytest.approx(wer)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("Doors open at 8:30 a.m.", "doors open at eight thirty am"),
+        ("at five o'clock", "at 5:00"),
+        ("12:45 p.m.", "twelve forty five pm"),
+        ("at 9.30", "at nine thirty"),
+        ("I can't", "I cannot"),
+        ("okay", "OK"),
+        ("50 %", "fifty percent"),
+        # round brackets hold spoken words in an agent's text (Whisper's drops them)
+        (
+            "Student ticket: $45 (ID checked at the door).",
+            "student ticket $45 ID checked at the door",
+        ),
+    ],
+)
+def test_voxbench_adds_what_whispers_normaliser_lacks(written, said):
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    whisper = EnglishTextNormalizer()
+    assert whisper(written) != whisper(said)  # Whisper's normaliser alone leaves an error
+    assert normalize_english(written) == normalize_english(said)
+    assert word_error_rate(written, said) == 0.0
+
+
+def test_square_bracketed_tags_are_not_words():
+    # Transcription conventions for non-speech, dropped as Whisper's normaliser does.
+    assert word_error_rate("[laughter] hello there", "hello there") == 0.0
+
+
+def test_english_normaliser_is_named_for_outputs():
+    assert ENGLISH_WER_NORMALIZER == "whisper-english+voxbench"
+    assert normalize_english("Hello, World! Um, I'm here.") == "hello world i am here"

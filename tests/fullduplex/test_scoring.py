@@ -151,8 +151,11 @@ def test_mini_corpus_produces_every_metric(mini_outputs: Path, mode: str, tmp_pa
         bc_row = next(r for r in report.summary["rows"] if r["category"] == "backchannel")
         assert bc_row["metrics"]["tor"]["mean"] == 0.0
         assert bc_row["metrics"]["no_backchannel"]["mean"] == 0.0
+        # The judge's answer is kept under fdb_derived/, never in the sample folder.
+        sample = "v1_0/synthetic_user_interruption/1"
+        assert not (mini_outputs / sample / "judge_relevance.json").exists()
         relevance = json.loads(
-            (mini_outputs / "v1_0/synthetic_user_interruption/1/judge_relevance.json").read_text()
+            (mini_outputs / "fdb_derived" / sample / "judge_relevance.json").read_text()
         )
         assert relevance["rating"] == 5 and relevance["judge"] == "openai-compatible/judge-model"
     else:
@@ -189,8 +192,12 @@ def test_missing_output_json_is_transcribed_and_written(mini_outputs: Path) -> N
     folder = mini_outputs / "v1_0" / "candor_turn_taking" / "1"
     (folder / "output.json").unlink()
     report = score_directory(folder.parent, mode="fdb-v1")
-    written = json.loads((folder / "output.json").read_text())
-    assert report.transcribed == [folder / "output.json"]
+    # Kept apart from the sample folder, under the results directory (the scored one here).
+    derived = folder.parent / "fdb_derived" / "1" / "output.json"
+    written = json.loads(derived.read_text())
+    assert report.transcribed == [derived] and not (folder / "output.json").exists()
+    assert written["voxbench"]["asr"] == "local/whisper-tiny.en"
+    assert report.summary["asr"] == "local/whisper-tiny.en"
     assert len(written["chunks"]) >= 4 and "blue" in written["text"].lower()
     (score,) = report.scores
     assert score.metrics["tor"] == 1
@@ -232,6 +239,8 @@ def test_interruption_transcribes_only_after_the_interrupt_in_fdb_v1(tmp_path: P
     # One speech region after the interrupt end, with a little context around it.
     assert len(asr.slices) == 1 and asr.slices[0] < 6.0
     assert asr.slices[0] == pytest.approx(end - start + 0.4, abs=0.15)
-    chunk = json.loads((folder / "output.json").read_text())["chunks"][0]
+    assert not (folder / "output.json").exists()  # the corpus is never written
+    derived = tmp_path / "fdb_derived" / "synthetic_user_interruption" / "1" / "output.json"
+    chunk = json.loads(derived.read_text())["chunks"][0]
     assert chunk["timestamp"][0] == pytest.approx(start - 0.2 + 0.2, abs=0.1)
     assert report.scores[0].metrics["latency"] == pytest.approx(chunk["timestamp"][0] - 4.0)

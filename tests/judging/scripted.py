@@ -83,12 +83,14 @@ class JudgeScript(Script):
     """A grader for the fake server: fails what the test says, passes the rest.
 
     ``verdicts[turn][dimension] = (passed, cause)``; ``missing_call_cause[turn]``;
+    ``free_text_equivalent[turn]``: its answer on free-text arguments code could not match;
     ``raw[turn]``: raw replies to give, in order, before judging normally (``[FOREVER]``:
     garbage every time); ``tool``: answer through that forced tool call (Anthropic).
     """
 
     verdicts: dict[str, dict[str, tuple[bool, str | None]]] = field(default_factory=dict)
     missing_call_cause: dict[str, str] = field(default_factory=dict)
+    free_text_equivalent: dict[str, bool] = field(default_factory=dict)
     raw: dict[str, list[str]] = field(default_factory=dict)
     tool: str | None = None
     seen: list[dict[str, Any]] = field(default_factory=list)
@@ -118,6 +120,7 @@ class JudgeScript(Script):
             ],
             "missing_call_cause": self.missing_call_cause.get(turn),
             "missing_call_reasoning": "scripted" if turn in self.missing_call_cause else "",
+            "free_text_arguments_equivalent": self.free_text_equivalent.get(turn),
         }
         if self.tool:
             return Reply(calls=(ScriptCall(self.tool, answer),))

@@ -53,14 +53,41 @@ def judge_server(script: JudgeScript, **server_options: Any) -> Iterator[FakeOpe
 
 def test_judge_writes_judgments_scorecard_report_and_compat(monkeypatch, capsys, tmp_path):
     _, _, run = asyncio.run(scripted_run(tmp_path, {"6": Act(calls=[], say="Sure.")}))
-    code, out = voxbench(monkeypatch, capsys, "judge", str(run), "--compat", "conversation-bench")
+    with judge_server(JudgeScript()) as server:
+        code, out = voxbench(
+            monkeypatch,
+            capsys,
+            "judge",
+            str(run),
+            "--compat",
+            "conversation-bench",
+            "--judge",
+            "openai-compatible:m",
+            "--judge-base-url",
+            server.url,
+        )
     assert code == 0, out
-    assert "conversation-bench compat: tool_use_correct 9/10" in out
+    assert "conversation-bench compat: turn_taking" not in out  # a text run: not analysed
+    assert "tool_use_correct 9/10" in out and "instruction_following 10/10" in out
     for name in ("judged.jsonl", "scorecard.json", "report.md", "compat_conversation_bench.json"):
         assert (run / name).is_file(), name
     card = json.loads((run / "scorecard.json").read_text())
     assert card["checks"]["end_state"]["explained_by"] == ["turn 6 tool_use"]
+    assert card["scoring_rules"] == "conversation-bench" and card["strict_pass_note"] is None
     assert "### Turn 6" in (run / "report.md").read_text()
+
+
+def test_compat_without_an_llm_judge_is_refused_and_writes_nothing(monkeypatch, capsys, tmp_path):
+    _, _, run = asyncio.run(scripted_run(tmp_path))
+    for extra in ([], ["--judge", "openai-compatible:m", "--deterministic-only"]):
+        code, out = voxbench(monkeypatch, capsys, "judge", str(run), "--compat", "aiewf", *extra)
+        assert code == 2, out
+        assert "--compat" in out and "needs an LLM judge" in out and "not comparable" in out
+        assert not (run / "compat_aiewf.json").exists()
+        assert not (run / "scorecard.json").exists()
+    # Without --compat the code-only scorecard says what its strict pass rests on.
+    code, out = voxbench(monkeypatch, capsys, "judge", str(run))
+    assert code == 0 and "not comparable" in out and "not judged" in out
 
 
 def test_judge_with_an_llm_then_show_keeps_its_verdicts(monkeypatch, capsys, tmp_path):
@@ -94,13 +121,15 @@ def test_judge_deterministic_only_ignores_the_judge(monkeypatch, capsys, tmp_pat
         "--deterministic-only",
     )
     assert code == 0, out
-    assert "instruction_following" not in out
+    # No rate for it: it is listed as not judged instead.
+    assert not re.search(r"instruction_following\s+│\s+\d", out)
+    assert re.search(r"not judged\s+│\s+instruction_following", out)
 
 
 def test_bad_judge_options_are_messages(monkeypatch, capsys, tmp_path):
     _, _, run = asyncio.run(scripted_run(tmp_path))
-    code, out = voxbench(monkeypatch, capsys, "judge", str(run), "--compat", "aiewf")
-    assert code == 2 and "--compat" in out and "conversation-bench" in out
+    code, out = voxbench(monkeypatch, capsys, "judge", str(run), "--compat", "mystery-bench")
+    assert code == 2 and "--compat" in out and "aiewf, conversation-bench" in out
     code, out = voxbench(monkeypatch, capsys, "judge", str(run), "--judge", "anthropic:claude-x")
     assert code == 3 and "ANTHROPIC_API_KEY" in out
     code, out = voxbench(monkeypatch, capsys, "judge", str(run), "--judge", "mystery:model")
@@ -112,12 +141,15 @@ def test_compare_two_runs(monkeypatch, capsys, tmp_path):
     no_calls = {str(i): Act(calls=[]) for i in range(10)}
     _, _, b = asyncio.run(scripted_run(tmp_path / "b", no_calls))
     out_file = tmp_path / "cmp.json"
-    code, out = voxbench(monkeypatch, capsys, "compare", str(a), str(b), "--json", str(out_file))
+    code, out = voxbench(monkeypatch, capsys, "compare", str(a), str(b), "--out", str(out_file))
     assert code == 0, out
     assert "strict per-turn pass" in out and "exact McNemar" in out
     data = json.loads(out_file.read_text())
     tool = next(d for d in data["dimensions"] if d["dimension"] == "tool_use")
     assert (tool["only_a_passed"], tool["only_b_passed"], tool["p_value"]) == (5, 0, 0.0625)
+    # --json means what it means everywhere: the document on stdout, alone.
+    code, stdout, _ = invoke(monkeypatch, capsys, "compare", str(a), str(b), "--json")
+    assert code == 0 and json.loads(stdout) == data
 
 
 def test_run_with_judge(monkeypatch, capsys, tmp_path):
@@ -175,8 +207,22 @@ def test_a_run_judged_in_the_old_scorecard_format_is_judged_again_and_shown(
     assert code == 0, out
     assert "strict per-turn pass" in out and "end state" in out
     card = json.loads((run / "scorecard.json").read_text())
-    assert card["schema_version"] == 2
+    assert card["schema_version"] == 3
     assert card["checks"]["end_state"]["explained_by"] == ["turn 6 tool_use"]
+    # A format 2 scorecard (before judged dimensions and absorbed counts) is still read,
+    # its absorbed failures taken out of the passes.
+    for key in ("judged", "scoring_rules", "strict_pass_covers", "strict_pass_note"):
+        card.pop(key)
+    for score in [card["strict_pass"], *card["dimensions"]]:
+        if score["absorbed_turns"]:
+            score["passed"] += len(score["absorbed_turns"])
+        score.pop("absorbed")
+    card["schema_version"] = 2
+    (run / "scorecard.json").write_text(json.dumps(card))
+    read = RunDirectory(run).scorecard()
+    assert read is not None and read.judged is None
+    state = read.dimension("state")
+    assert state is not None and state.absorbed == len(state.absorbed_turns) > 0
 
 
 def test_a_judge_that_never_answers_leaves_turns_undecided_not_failed(

@@ -55,3 +55,11 @@ def test_audio_that_says_something_else_is_not_corroborated() -> None:
         evidence = spoken_evidence(said, heard)
         assert evidence.texts == (heard,)
         assert "does not match" in evidence.source
+
+
+def test_heard_contractions_are_no_word_errors() -> None:
+    # The heard-vs-transcript WER uses the field's normaliser (Whisper's English one).
+    from voxbench.judging.spoken import spoken_evidence
+
+    assert spoken_evidence("You're all set.", "you are all set").speech_wer == 0.0
+    assert spoken_evidence("I'm sorry", "I am sorry").speech_wer == 0.0

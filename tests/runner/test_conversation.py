@@ -203,3 +203,59 @@ async def test_secrets_in_options_never_reach_run_json(tmp_path: Path) -> None:
     text = (path / "run.json").read_text()
     assert "abcdefghijklmnop" not in text
     assert json.loads(text)["target"]["args"]["api_key"] == "***"
+
+
+async def test_a_reconnect_hands_the_last_sessions_resume_handle_to_the_next(
+    tmp_path: Path,
+) -> None:
+    sessions: list[ScriptedSession] = []
+
+    class Resumable(ScriptedSession):
+        def resume_handle(self) -> str | None:
+            return f"handle-of-{sessions.index(self)}-after-{len(self.turns_heard)}"
+
+    def factory() -> ScriptedSession:
+        async def drop(s: ScriptedSession, _: str) -> None:
+            if len(sessions) == 1:
+                await s.emit_error(
+                    category="connectivity", message="socket closed", fatal=True, retryable=True
+                )
+                await asyncio.sleep(3600)
+            await s.say("back")
+
+        session = Resumable({1: drop})
+        sessions.append(session)
+        return session
+
+    run = await run_scripted(tmp_path, factory, only_turns="0-2")
+    assert run.turns()[1].reconnected
+    assert sessions[0].setup.resume_handle is None
+    # The dropped session heard turns 0 and 1; its handle goes to the next, with history.
+    assert sessions[1].setup.resume_handle == "handle-of-0-after-2"
+    assert sessions[1].history_len == 2
+
+
+async def test_a_connection_lost_between_turns_is_replaced_before_the_next_turn(
+    tmp_path: Path,
+) -> None:
+    sessions: list[ScriptedSession] = []
+
+    def factory() -> ScriptedSession:
+        async def answer_then_drop(s: ScriptedSession, _: str) -> None:
+            await s.say("ok")
+            await s.complete()
+            await s.emit_error(
+                category="connectivity", message="socket closed", fatal=True, retryable=True
+            )
+
+        session = ScriptedSession({0: answer_then_drop})
+        sessions.append(session)
+        return session
+
+    run = await run_scripted(tmp_path, factory, only_turns="0-1", turn_timeout=5.0)
+    records = run.turns()
+    # Turn 1 went to a fresh session at once: no timeout, no retry on the dead one.
+    assert [r.status for r in records] == ["ok", "ok"] and records[1].retries == 0
+    assert len(sessions) == 2 and sessions[1].turns_heard == [sessions[1].texts[1]]
+    dropped = [e for e in run.events() if e.type == "target_error"]
+    assert dropped and dropped[0].turn is None

@@ -1,4 +1,4 @@
-"""Comparing two runs with a paired test, and the ConversationBench-compatible summary."""
+"""Comparing two runs with a paired test, and the compat summaries (ConversationBench, AIEWF)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from voxbench.benchmarks.compat import load_compat_profile
+from voxbench.core.benchmark import CompatProfile
 from voxbench.core.errors import RunError
 from voxbench.core.records import Judgment
 from voxbench.judging.run import JudgeOptions, judge_run
 from voxbench.scoring.compare import compare_runs
-from voxbench.scoring.compat import conversation_bench_summary
+from voxbench.scoring.compat import compat_summary, missing_llm_dimensions
 from voxbench.scoring.scorecard import build_scorecard
 from voxbench.testing import FakeOpenAIServer
 
@@ -19,12 +21,18 @@ from ..judging.scripted import Act, JudgeScript, scripted_run
 NO_CALLS = {str(i): Act(calls=[]) for i in range(10)}
 
 
-async def judged(tmp_path: Path, plan: dict[str, Act] | None = None, judge_url: str | None = None):
+async def judged(
+    tmp_path: Path,
+    plan: dict[str, Act] | None = None,
+    judge_url: str | None = None,
+    profile: CompatProfile | None = None,
+):
     benchmark, records, _ = await scripted_run(tmp_path, plan)
+    scoring = profile.scoring if profile is not None else None
     options = (
-        JudgeOptions(judge="openai-compatible/m", base_url=judge_url)
+        JudgeOptions(judge="openai-compatible/m", base_url=judge_url, scoring=scoring)
         if judge_url
-        else JudgeOptions(deterministic_only=True)
+        else JudgeOptions(deterministic_only=True, scoring=scoring)
     )
     result = await judge_run(benchmark, records, options=options)
     card = build_scorecard(
@@ -62,43 +70,69 @@ async def test_compare_refuses_different_benchmarks(tmp_path: Path) -> None:
 
 
 async def test_compat_reproduces_the_public_tool_use_floor(tmp_path: Path) -> None:
-    benchmark, card, result = await judged(tmp_path, NO_CALLS)
-    summary = conversation_bench_summary(benchmark, card, result.records, result.judgments)
+    profile = load_compat_profile("conversation-bench")
+    benchmark, card, result = await judged(tmp_path, NO_CALLS, profile=profile)
+    summary = compat_summary(profile, benchmark, card, result.records, result.judgments)
     # Five of smoke's ten turns need no call: an agent that never calls a tool gets 50% on
     # the public rule; voxbench's own tool_use also fails it on those five turns only.
     assert summary["passes"]["tool_use_correct"] == 5
     assert summary["category_totals"]["tool_use_correct"] == 10
     assert summary["passes"]["instruction_following"] is None
-    assert any("every turn without a required call" in n for n in summary["notes"])
+    # Without an LLM judge there is nothing comparable to count (the evaluation refuses).
+    assert missing_llm_dimensions(profile, result.judgments) == [
+        "instruction_following",
+        "kb_grounding",
+    ]
+
+
+PLAN_SPURIOUS_AND_EARLY = {
+    "3": Act(calls=[("register_for_session", {"name": "Priya Raman", "session_id": "H-103"})]),
+    "4": Act(
+        calls=[
+            ("register_for_session", {"name": "Priya Raman", "session_id": "H-104"}),
+            (
+                "submit_dietary_request",
+                {"name": "Priya Raman", "dietary_preference": "vegetarian"},
+            ),
+        ]
+    ),
+    "5": Act(calls=[]),
+}
 
 
 async def test_compat_differs_where_voxbench_is_stricter(tmp_path: Path) -> None:
-    plan = {
-        "3": Act(calls=[("register_for_session", {"name": "Priya Raman", "session_id": "H-103"})]),
-        "4": Act(
-            calls=[
-                ("register_for_session", {"name": "Priya Raman", "session_id": "H-104"}),
-                (
-                    "submit_dietary_request",
-                    {"name": "Priya Raman", "dietary_preference": "vegetarian"},
-                ),
-            ]
-        ),
-        "5": Act(calls=[]),
-    }
     async with FakeOpenAIServer(JudgeScript()) as server:
-        benchmark, card, result = await judged(tmp_path, plan, judge_url=server.url)
-    summary = conversation_bench_summary(benchmark, card, result.records, result.judgments)
-    ours = card.dimension("tool_use")
+        _, ours_card, _ = await judged(tmp_path / "ours", PLAN_SPURIOUS_AND_EARLY, server.url)
+        profile = load_compat_profile("conversation-bench")
+        benchmark, card, result = await judged(
+            tmp_path / "cb", PLAN_SPURIOUS_AND_EARLY, server.url, profile
+        )
+    summary = compat_summary(profile, benchmark, card, result.records, result.judgments)
     # Ours: the spurious call (turn 3) and the early one (due on turn 5) fail.
-    assert ours.failed_turns == ["3", "5"]
-    # Public rule: a spurious call never fails, an early call passes where it was due.
+    assert ours_card.dimension("tool_use").failed_turns == ["3", "5"]
+    # ConversationBench: a turn expecting no call passes whatever was called, an early call
+    # satisfies the turn it was due on.
+    assert card.dimension("tool_use").failed_turns == []
     assert summary["passes"]["tool_use_correct"] == 10
     assert summary["passes"]["instruction_following"] == 10
     assert summary["category_totals"]["state_tracking"] == 4
     assert summary["category_totals"]["ambiguity_handling"] == 1
-    assert summary["turn_pass"] == {"count": 10, "total": 10, "rate": 1.0}
+    assert summary["turn_pass"]["count"] == 10 and summary["turn_pass"]["rate"] == 1.0
     assert summary["judge_name"].startswith("openai-compatible/m@")
+    assert card.scoring_rules == "voxbench"  # build_scorecard's default; evaluation names it
+
+
+async def test_aiewf_fails_a_call_on_a_turn_that_expects_none(tmp_path: Path) -> None:
+    profile = load_compat_profile("aiewf")
+    async with FakeOpenAIServer(JudgeScript()) as server:
+        benchmark, card, result = await judged(
+            tmp_path, PLAN_SPURIOUS_AND_EARLY, server.url, profile
+        )
+    summary = compat_summary(profile, benchmark, card, result.records, result.judgments)
+    # AIEWF: the call on turn 3 (which expects none) fails it; the early call still counts.
+    assert card.dimension("tool_use").failed_turns == ["3"]
+    assert summary["compat"] == "aiewf" and summary["passes"]["tool_use_correct"] == 9
+    assert summary["turn_pass"]["count"] == 9
 
 
 def test_compare_reports_unpaired_turns() -> None:

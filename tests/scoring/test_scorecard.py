@@ -45,10 +45,41 @@ def test_undecided_turns_are_left_out_of_the_denominator_counted_and_listed() ->
             j("4", "kb_grounding", None),  # does not apply: not scored
         ],
     )
-    assert (score.passed, score.scored, score.rate) == (2, 3, 0.6667)
+    # Turn 3 failed only because of turn 1: not a pass, not a second failure either.
+    assert (score.passed, score.scored, score.rate) == (1, 3, 0.3333)
     assert score.failed_turns == ["1"] and score.undecided_turns == ["2"]
     assert score.undecided == 1
-    assert score.absorbed_turns == ["3"]
+    assert score.absorbed_turns == ["3"] and score.absorbed == 1
+
+
+def test_absorbed_failures_are_never_shown_as_passes() -> None:
+    """Issue 12: an agent whose end state differs on 40 turns, every difference caused by an
+    earlier missing call, reads "0/40 passed, 40 caused by earlier misses", not 40/40."""
+    records = [record(str(i)) for i in range(41)]
+    judgments = [j("0", "tool_use", False)]
+    judgments += [j(str(i), "state", True, absorbed_by="turn 0 tool_use") for i in range(1, 41)]
+    card = build_scorecard(
+        run_id="r", benchmark="b", target="t", records=records, judgments=judgments
+    )
+    state = card.dimension("state")
+    assert state is not None
+    assert (state.passed, state.scored, state.rate, state.absorbed) == (0, 40, 0.0, 40)
+    assert state.absorbed_note == "40 caused by earlier misses"
+    assert state.failed_turns == []  # each failure is still charged once, to turn 0
+    # The strict pass charges the root turn only.
+    assert card.strict_pass.failed_turns == ["0"]
+
+
+def test_a_format_2_scorecard_is_read_with_absorbed_failures_taken_out_of_passes() -> None:
+    old = {
+        "dimension": "state",
+        "passed": 40,
+        "scored": 40,
+        "rate": 1.0,
+        "absorbed_turns": [str(i) for i in range(40)],
+    }
+    score = DimensionScore.model_validate(old)
+    assert (score.passed, score.absorbed, score.rate) == (0, 40, 0.0)
 
 
 def test_strict_pass_needs_a_completed_turn_and_every_dimension() -> None:
@@ -198,3 +229,60 @@ def test_exact_mcnemar() -> None:
     assert mcnemar_exact(0, 0) == 1.0
     assert abs(mcnemar_exact(6, 0) - 0.03125) < 1e-12
     assert mcnemar_exact(3, 3) == 1.0
+
+
+def _fact_free_benchmark():
+    from voxbench.core.benchmark import Benchmark, Expectation, ExpectedCall, ToolSpec, Turn
+
+    call = ExpectedCall(name="book", args={"session_id": "S1"})
+    return Benchmark(
+        id="b",
+        version="1",
+        description="tool calls only",
+        system_prompt="{knowledge_base}",
+        current_date="2025-06-02",
+        knowledge_base="kb",
+        tools=(ToolSpec(name="book", description="d"),),
+        turns=(
+            Turn(id="0", text="hi", golden_text="hello"),
+            Turn(
+                id="1", text="book", golden_text="done", expect=Expectation(required_calls=(call,))
+            ),
+        ),
+    )
+
+
+def test_strict_pass_on_tool_use_alone_is_marked_not_comparable() -> None:
+    """Issue 12 item 1: a benchmark without facts or state judged without an LLM judge."""
+    benchmark = _fact_free_benchmark()
+    records = [record("0"), record("1")]
+    code_only = [j("0", "tool_use", True), j("1", "tool_use", True)]
+    card = build_scorecard(
+        run_id="r",
+        benchmark="b",
+        target="t",
+        records=records,
+        judgments=code_only,
+        rule_table=benchmark,
+    )
+    assert card.judged is not None
+    assert card.judged.deterministic == ["tool_use"] and card.judged.llm == []
+    assert card.judged.not_judged == ["instruction_following", "kb_grounding"]
+    assert card.strict_pass_note == "tool use only — not comparable"
+    assert card.strict_pass_covers == ["tool_use"]
+
+    judged = code_only + [
+        j(t, d, True, judge="openai/gpt-x")
+        for t in "01"
+        for d in ("instruction_following", "kb_grounding")
+    ]
+    card = build_scorecard(
+        run_id="r",
+        benchmark="b",
+        target="t",
+        records=records,
+        judgments=judged,
+        rule_table=benchmark,
+    )
+    assert card.strict_pass_note is None and card.judged.not_judged == []
+    assert card.judged.llm == ["instruction_following", "kb_grounding"]

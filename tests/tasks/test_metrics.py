@@ -40,14 +40,24 @@ def pooled(name: str, pairs: list[tuple[str, ScoringContext]], seed: int | None 
 
 
 def test_wer_pools_errors_over_words_after_normalisation() -> None:
-    # "It's 8 o'clock." vs "its eight": normalised equal → 0 errors of 2 words.
+    # Whisper's English normaliser: "It's 8 o'clock." and "it is eight" are both "it is 8"
+    # → 0 errors of 3 words ("its eight" would be 2 errors: "its" is another word than "it's").
     # "the cat sat" vs "the bat sat down": 1 substitution + 1 insertion over 3 words.
     out = pooled(
-        "wer", [("its eight", ctx("It's 8 o'clock.")), ("the bat sat down", ctx("the cat sat"))]
+        "wer",
+        [("it is eight", ctx("It's 8 o'clock.")), ("the bat sat down", ctx("the cat sat"))],
     )
-    assert out["value"] == pytest.approx(100 * 2 / 5, abs=0.01)
+    assert out["value"] == pytest.approx(100 * 2 / 6, abs=0.01)
     assert out["n"] == 2
     assert out["ci"][0] <= out["value"] <= out["ci"][1]
+    assert out["normalizer"] == "whisper-english+voxbench"
+
+
+def test_wer_scores_contractions_as_their_expansions() -> None:
+    # The field's normaliser: "I'm" = "I am", "You're all set" = "you are all set".
+    pairs = [("I am", ctx("I'm")), ("you are all set", ctx("You're all set"))]
+    assert pooled("wer", pairs)["value"] == 0.0
+    assert pooled("wer", [("bonjour", ctx("Bonjour", "fr"))])["normalizer"] == "basic"
 
 
 def test_wer_non_english_uses_basic_normalisation_and_cer_for_no_space_languages() -> None:

@@ -11,12 +11,18 @@ forty five", "one fifteen pm"; a dash between small numbers or times is said "to
 → "one to three pm"). A bare "9.30" or "1245" elsewhere stays a number. Compounds
 ("after-party", "afterparty", "after party") differ in spacing only, which no single-text
 rule can undo; ``join_compounds`` lines two texts up word by word before they are compared.
+
+WER uses ``normalize_english``: Whisper's English normaliser (the field's reference, which
+expands contractions and writes numbers as digits) after the time rules above.
+``normalize_text`` (numbers spelled out) stays the spoken form facts are checked in.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+from functools import cache, lru_cache
 
 _ONES = [
     "zero",
@@ -160,8 +166,8 @@ def _spoken_times(t: str) -> str:
     return t
 
 
-def normalize_text(text: str) -> str:
-    """Lower-case words with numbers spelled out and punctuation removed."""
+def _times_said(text: str) -> str:
+    """Lower-cased ``text`` with times, a.m./p.m., o'clock and dotted acronyms as they are said."""
     t = unicodedata.normalize("NFKC", text).lower()
     t = re.sub(r"(?<=\d)\s?([ap])\.?m\b\.?", r" \1m ", t)  # "5pm", "5 p.m." → "5 pm"
     t = _spoken_times(t)
@@ -174,8 +180,13 @@ def normalize_text(text: str) -> str:
     t = re.sub(r"\bo'clock\b", " ", t)
     t = re.sub(r"\b([ap])\.?\s?m\.?(?=\W|$)", r" \1m ", t)  # a.m. / p.m. / am / pm
     t = re.sub(r"\b((?:[a-z]\.){2,})", lambda m: m.group(1).replace(".", ""), t)  # a.s.r. → asr
+    return re.sub(r"\b(\d{1,2}):(\d{2})\b", _clock, t)
+
+
+def normalize_text(text: str) -> str:
+    """Lower-case words with numbers spelled out and punctuation removed."""
+    t = _times_said(text)
     t = re.sub(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)", _money, t)
-    t = re.sub(r"\b(\d{1,2}):(\d{2})\b", _clock, t)
     t = re.sub(r"(?<=\d),(?=\d{3}\b)", "", t)  # thousands separators
     t = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", lambda m: f" {_ordinal(int(m.group(1)))} ", t)
     t = re.sub(r"\d+\.\d+|\d+", lambda m: f" {_decimal(m.group(0))} ", t)
@@ -203,3 +214,36 @@ def join_compounds(words: list[str], other: list[str]) -> list[str]:
             out.append(words[i])
             i += 1
     return out
+
+
+# -- WER: Whisper's English normaliser, with what it lacks ----------------------------------------
+
+ENGLISH_WER_NORMALIZER = "whisper-english+voxbench"
+"""The name outputs give the normaliser of English WER: Whisper's ``EnglishTextNormalizer``
+(package ``whisper-normalizer``) after voxbench's pass over times."""
+
+
+@cache
+def _whisper_english() -> Callable[[str], str]:
+    # Imported on first use: ``regex`` and the number tables cost ~40 ms at import.
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    return EnglishTextNormalizer()
+
+
+@lru_cache(maxsize=1024)  # WER and CER of one record normalise the same two texts
+def normalize_english(text: str) -> str:
+    """English text as the field compares it for WER: Whisper's English normaliser (contractions
+    expanded, "ninety dollars" → "$90", British → American spelling, fillers and
+    ``[tags]`` out), after voxbench says times the way they are spoken, which Whisper's leaves
+    half-done ("8:30 a.m." → "8 30 a m" but "eight thirty am" → "830 am"; "five o'clock" →
+    "50 clock"), and keeps words in round brackets, which Whisper's drops."""
+    t = _times_said(text)
+    # Whisper's drops text in round brackets as a non-speech note ("(laughs)"); an agent's
+    # "(student ID checked at the door)" is spoken by its TTS. Square-bracketed tags
+    # ("[laughter]") are still dropped.
+    t = re.sub(r"[()]", " ", t)
+    t = re.sub(r"\bcannot\b", "can not", t)  # Whisper expands "can't" to "can not"
+    t = re.sub(r"\bokay\b", "ok", t)
+    t = re.sub(r"(?<=\d)\s+%", "%", t)  # "50 %" and "fifty percent" → "50%"
+    return _whisper_english()(t)

@@ -1,4 +1,8 @@
-"""Word error rate between a reference and a hypothesis, after normalisation."""
+"""Word error rate between a reference and a hypothesis, after normalisation.
+
+English text is normalised the way the field does for WER (``normalize_english``, named
+``ENGLISH_WER_NORMALIZER`` in outputs), so "I'm" against "I am" is no error.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from dataclasses import dataclass
 
 import jiwer
 
-from voxbench.audio.textnorm import join_compounds, normalize_text
+from voxbench.audio.textnorm import join_compounds, normalize_english
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,8 @@ def word_errors(
     if len(refs) != len(hyps):
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
     if normalize:
-        refs = [normalize_text(r) for r in refs]
-        hyps = [normalize_text(h) for h in hyps]
+        refs = [normalize_english(r) for r in refs]
+        hyps = [normalize_english(h) for h in hyps]
     s = d = i = n = 0
     for ref, hyp in zip(refs, hyps, strict=True):
         ref_words, hyp_words = ref.split(), hyp.split()

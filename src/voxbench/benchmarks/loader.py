@@ -31,7 +31,15 @@ from voxbench.core.yamlfile import read_text_file, read_yaml
 
 BUILTIN_DIR = Path(__file__).parent / "data"
 FILES = ("benchmark.yaml", "knowledge_base.md", "tools.yaml", "turns.yaml", "backend.yaml")
-_HEADER_KEYS = {"id", "version", "description", "current_date", "system_prompt", "dimensions"}
+_HEADER_KEYS = {
+    "id",
+    "version",
+    "description",
+    "current_date",
+    "system_prompt",
+    "dimensions",
+    "scoring",
+}
 PROMPT_VARIABLES = ("knowledge_base", "current_date", "tools")
 """The ``{name}`` placeholders a system prompt template may use."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

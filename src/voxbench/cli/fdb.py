@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,17 @@ from voxbench.cli.console import make_console
 from voxbench.core.errors import ConfigError, RunIncompleteError
 from voxbench.core.session import Session
 from voxbench.fullduplex.annotations import load_gt_distribution
+from voxbench.fullduplex.corpus import DERIVED_DIR
 from voxbench.fullduplex.driver import drive_corpus
 from voxbench.fullduplex.gating import compare
+from voxbench.fullduplex.html import write_fdb_html
 from voxbench.fullduplex.judge import ChatJudge
+from voxbench.fullduplex.report import REPORT_FILE, STAGE_HEADER, metric_cell, stage_rows
 from voxbench.fullduplex.sample_context import MODES
 from voxbench.fullduplex.scoring import score_directory
 from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT, StreamOptions
 from voxbench.fullduplex.summary import TIMING_METRICS, read_summary, write_csv
+from voxbench.fullduplex.timings import RunTotals, read_records, run_totals, stage_timings
 from voxbench.fullduplex.transcripts import DEFAULT_ASR, TranscriptStore
 from voxbench.targets.registry import canonical_name, check_target_options, resolve_target
 
@@ -33,9 +38,11 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 console = make_console()
+messages = make_console(stderr=True)
+"""Progress and messages: stderr, so that stdout carries only results (a table, JSON or CSV)."""
 
 
-def _progress(out: Console = console) -> Progress:
+def _progress(out: Console = messages) -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -98,7 +105,9 @@ def run_command(
     out: Path = typer.Option(
         None, "--out", help="Mirror the corpus here (default: beside inputs)."
     ),
-    concurrency: int = typer.Option(1, "--concurrency", "-j", help="Samples streamed at once."),
+    concurrency: int = typer.Option(
+        1, "--concurrency", help="Samples streamed at once (-j is --judge everywhere)."
+    ),
     realtime: bool = typer.Option(
         None, "--realtime/--virtual", help="Clock (default: virtual for in-process targets)."
     ),
@@ -113,7 +122,19 @@ def run_command(
     barge_in: bool = typer.Option(True, "--barge-in/--no-barge-in", help="Client-side barge-in."),
     clean: bool = typer.Option(True, "--clean/--no-clean", help="v1.5: also run clean_input.wav."),
     benchmark: str = typer.Option(
-        None, "--benchmark", help="Knowledge base for local agents (local/baseline needs one)."
+        None,
+        "--benchmark",
+        "-b",
+        help="Knowledge base for local agents (local/baseline needs one).",
+    ),
+    category: list[str] = typer.Option(
+        [],
+        "--category",
+        help="Only this category (pause_handling, smooth_turn_taking, user_interruption,"
+        " backchannel, behavior) or subset folder; repeatable.",
+    ),
+    limit: int = typer.Option(
+        None, "--limit", help="At most N samples of each category (the first, in corpus order)."
     ),
 ) -> None:
     """Stream every input.wav to a target and write time-aligned output.wav files."""
@@ -138,7 +159,8 @@ def run_command(
         report = asyncio.run(
             drive_corpus(
                 corpus, make, name, out_dir=out, concurrency=concurrency, opts=opts,
-                with_clean=clean, on_start=started, on_done=done,
+                with_clean=clean, on_start=started, on_done=done, categories=category,
+                limit=limit,
             )
         )  # fmt: skip
     console.print(
@@ -157,7 +179,10 @@ def run_command(
             expected="sample folders with input.wav and an annotation (pause.json, "
             "turn_taking.json, interrupt.json or metadata.json)",
         )
+    records = read_records(report.record_files)
+    _print_stage_timings({"stage_timings": stage_timings(records)})
     console.print(f"score with: voxbench fdb score {escape(str(out or corpus))}")
+    console.print(run_totals(records).line())
     if report.failed:
         raise RunIncompleteError(
             f"{len(report.failed)} of {len(report.failed) + len(report.completed)} "
@@ -165,16 +190,20 @@ def run_command(
         )
 
 
-def _cell(stats: dict[str, Any] | None, timing: bool) -> str:
-    if not stats or not stats.get("n"):
-        return "—"
-    text = f"{stats['mean']:.3f} ± {stats['std']:.3f}"
-    if timing:
-        text += f"\np50 {stats['p50']:.2f} p90 {stats['p90']:.2f} p99 {stats['p99']:.2f}"
-    return text
+def _print_stage_timings(summary: dict[str, Any], out: Console = console) -> None:
+    rows = stage_rows(summary)
+    if not rows:
+        return
+    table = Table(title="stage timings (wall seconds; errored samples excluded)",
+                  title_justify="left")  # fmt: skip
+    for col in STAGE_HEADER:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*(escape(c) for c in row))
+    out.print(table)
 
 
-def _print_summary(summary: dict[str, Any]) -> None:
+def _print_summary(summary: dict[str, Any], out: Console = console) -> None:
     for category in dict.fromkeys(r["category"] for r in summary["rows"]):
         rows = [r for r in summary["rows"] if r["category"] == category]
         metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
@@ -182,7 +211,10 @@ def _print_summary(summary: dict[str, Any]) -> None:
         for col in ("target", "subset", "samples", "errors", *metrics):
             table.add_column(col)
         for r in rows:
-            cells = [_cell(r["metrics"].get(m), m in TIMING_METRICS) for m in metrics]
+            cells = [
+                metric_cell(r["metrics"].get(m), m in TIMING_METRICS, multiline=True)
+                for m in metrics
+            ]
             table.add_row(
                 escape(r["target"]),
                 escape(r["subset"]),
@@ -190,55 +222,84 @@ def _print_summary(summary: dict[str, Any]) -> None:
                 str(r["errors"]),
                 *cells,
             )
-        console.print(table)
+        out.print(table)
     for line in summary.get("method", []):
-        console.print(f"[dim]method: {escape(line)}[/dim]")
+        out.print(f"[dim]method: {escape(line)}[/dim]")
     for note in summary.get("notes", []):
-        console.print(f"[yellow]note[/yellow]: {escape(note)}")
+        out.print(f"[yellow]note[/yellow]: {escape(note)}")
+    _print_stage_timings(summary, out)
 
 
 @app.command("score")
 def score_command(
     out_dir: Path = typer.Argument(..., help="A directory of outputs (FDB layout)."),
     mode: str = typer.Option("fdb-v1", "--mode", help="fdb-v1 (public scripts) or voxbench."),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    csv_file: Path = typer.Option(None, "--csv", help="Write the summary as CSV."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON (stdout)."),
+    csv_file: str = typer.Option(
+        None, "--csv", help="Write the summary as CSV to FILE, or to stdout with '-'."
+    ),
+    results: Path = typer.Option(
+        None,
+        "--out",
+        help="Write scores, summary, fdb_report.md and derived transcripts here"
+        " (default: OUT_DIR; sample folders are never written).",
+    ),
     baseline: Path = typer.Option(None, "--baseline", help="Gate against a stored summary."),
     tolerance: float = typer.Option(0.02, "--tolerance", help="Allowed worsening of rates."),
     latency_tolerance: float = typer.Option(
         0.1, "--latency-tolerance", help="Allowed latency increase (s)."
     ),
     judge: str = typer.Option(
-        None, "--judge", help="LLM judge, provider/model (OpenAI-compatible)."
+        None, "--judge", "-j", help="LLM judge, provider/model (OpenAI-compatible)."
     ),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Judge endpoint override."),
     judge_seed: int = typer.Option(0, "--judge-seed"),
     asr: str = typer.Option(DEFAULT_ASR, "--asr", help="ASR for outputs without output.json."),
+    no_asr: bool = typer.Option(
+        False,
+        "--no-asr",
+        help="Metadata mode: score from the existing output.json files only, never transcribe.",
+    ),
     gt: Path = typer.Option(
         None, "--gt", help="icc_gt_distribution.json (default: found upwards)."
     ),
-    target: str = typer.Option(None, "--target", help="Target name when no run record says it."),
+    target: str = typer.Option(
+        None, "--target", "-t", help="Target name when no run record says it."
+    ),
     vad_model: Path = typer.Option(
         None,
         "--vad-model",
         help="Another Silero VAD ONNX file for fdb-v1 mode (default: silero-vad 6.0's, shipped"
         " with faster-whisper); its SHA-256 is recorded in the summary.",
     ),
+    html: bool = typer.Option(
+        False, "--html", help="Also write fdb_report_<mode>.html: every sample with players."
+    ),
+    embed_audio: bool = typer.Option(
+        False, "--embed-audio", help="With --html: put the audio into the page."
+    ),
 ) -> None:
-    """Score outputs; writes fdb_scores_<mode>.jsonl and fdb_summary_<mode>.json there."""
+    """Score outputs; writes fdb_scores_<mode>.jsonl, fdb_summary_<mode>.json, fdb_report.md."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}", field="--mode", expected=" or ".join(MODES))
+    to_stdout = csv_file == "-"
+    if json_out and to_stdout:
+        raise ConfigError(
+            "--json and --csv - both write to stdout", field="--csv", expected="a FILE with --json"
+        )
     _existing_dir(out_dir, "OUT_DIR", "a directory of FDB outputs")
     if gt is not None:
         load_gt_distribution(gt)  # a missing or broken --gt file is one error, not one per sample
+    store = TranscriptStore(None if no_asr else asr)
+    # With --json or --csv -, stdout carries only that document; the rest goes to stderr.
+    out = messages if (json_out or to_stdout) else console
     chat_judge = ChatJudge(judge, base_url=judge_base_url, seed=judge_seed) if judge else None
     try:
-        # With --json, stdout carries only the JSON document.
-        with _progress(make_console(stderr=True) if json_out else console) as progress:
+        with _progress() as progress:
             task = progress.add_task(f"score ({mode})", total=None, last="")
             report = score_directory(
-                out_dir, mode=mode, transcripts=TranscriptStore(asr), judge=chat_judge,  # type: ignore[arg-type]
-                gt_file=gt, target=target, vad_model=vad_model,
+                out_dir, mode=mode, transcripts=store, judge=chat_judge,  # type: ignore[arg-type]
+                gt_file=gt, target=target, vad_model=vad_model, results_dir=results,
                 on_found=lambda n: progress.update(task, total=n),
                 progress=lambda s: progress.update(task, advance=1, last=s.relative),
             )  # fmt: skip
@@ -254,37 +315,68 @@ def score_command(
             expected="sample folders with output.wav or output.json (see voxbench fdb run)",
         )
     summary = report.summary
-    if csv_file is not None:
-        write_csv(summary, csv_file)
+    if to_stdout:
+        write_csv(summary, sys.stdout)
+    elif csv_file is not None:
+        write_csv(summary, Path(csv_file))
+    if html:
+        results = report.results_dir or Path(out_dir)
+        page = write_fdb_html(results, mode=mode, embed_audio=embed_audio, samples_dir=out_dir)
+        make_console(stderr=json_out or to_stdout).print(
+            f"report: {escape(str(page))}", soft_wrap=True
+        )
     if json_out:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
-        _print_summary(summary)
+        _print_summary(summary, out)  # on stderr when stdout carries the CSV
+    _say_transcribed(report, store, messages)
+    if report.results_dir is not None:
+        messages.print(f"report: {escape(str(report.results_dir / REPORT_FILE))}")
     if baseline is not None:
-        results = compare(
+        gates = compare(
             summary,
             read_summary(baseline),
             tolerance=tolerance,
             latency_tolerance=latency_tolerance,
         )
-        regressions = [r for r in results if r.regressed]
-        for r in results:
+        regressions = [r for r in gates if r.regressed]
+        for r in gates:
             mark = "[red]REGRESSED[/red]" if r.regressed else "[green]ok[/green]"
-            make_console(stderr=json_out).print(
+            out.print(
                 f"{mark} {r.category}/{r.subset} {r.metric}: {r.baseline:.3f} → {r.current:.3f} "
                 f"(Δ {r.delta:+.3f}, tolerance {r.tolerance:g})"
             )
         if regressions:
+            out.print(_final_line(report.scores, summary))
             _fail()
-    _refuse_unscored(report.scores, make_console(stderr=True) if json_out else console)
-
-
-def _refuse_unscored(scores: list[Any], out: Console) -> None:
-    """Name every sample that could not be scored; the scoring is then incomplete (exit 4)."""
-    errors = [s for s in scores if s.error]
+    errors = [s for s in report.scores if s.error]
     for score in errors:
         out.print(f"[red]✗[/red] {escape(score.sample)}: {escape(score.error)}", soft_wrap=True)
+    out.print(_final_line(report.scores, summary))
     if errors:
         raise RunIncompleteError(
-            f"{len(errors)} of {len(scores)} sample(s) could not be scored (listed above)"
+            f"{len(errors)} of {len(report.scores)} sample(s) could not be scored (listed above)"
         )
+
+
+def _say_transcribed(report: Any, store: TranscriptStore, out: Console) -> None:
+    """Say whether ASR ran, with which engine, and where its transcripts went."""
+    made = len(report.transcribed)
+    reused = sum(store.engines.values()) - made
+    if made:
+        where = report.results_dir / DERIVED_DIR if report.results_dir else "memory"
+        out.print(
+            f"transcribed {made} output(s) with {escape(str(store.asr_name))} "
+            f"→ {escape(str(where))}"
+        )
+    if reused > 0:
+        out.print(f"reused {reused} transcript(s) made earlier by {escape(report.summary['asr'])}")
+    if not store.engines:
+        out.print("no ASR ran: every word came from the outputs' own ASR files")
+
+
+def _final_line(scores: list[Any], summary: dict[str, Any]) -> str:
+    """Samples scored ok / with errors, and the run's average time to first audio."""
+    errors = sum(1 for s in scores if s.error)
+    ttft = (summary.get("run_totals") or {}).get("average_ttft")
+    return RunTotals(len(scores) - errors, errors, ttft).line()

@@ -16,6 +16,7 @@ from voxbench.cli.gates import (
 )
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run
+from voxbench.judging.audio.rubric import parse_options
 from voxbench.report.terminal import scorecards_table
 
 console = make_console()
@@ -45,12 +46,31 @@ def judge_command(
     compat: str = typer.Option(
         None,
         "--compat",
-        help="Also write a summary with another benchmark's counting rules: conversation-bench.",
+        help="Judge by a public benchmark's rules and write its summary: conversation-bench, "
+        "aiewf. Needs --judge (refused without one: the numbers would not be comparable).",
     ),
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Ask the LLM judge again even for turns judged before."
     ),
     fail_under: list[str] = typer.Option(None, "--fail-under", help=FAIL_UNDER_HELP),
+    audio_rubric: str = typer.Option(
+        None,
+        "--audio-rubric",
+        help="Judge the agent's audio (conversation.wav) with this rubric, built-in name or "
+        "file: one dimension audio_<criterion> per criterion (see voxbench rubric show).",
+    ),
+    audio_judge: str = typer.Option(
+        None, "--audio-judge", help="The judge that hears the audio (provider/model)."
+    ),
+    audio_judge_base_url: str = typer.Option(
+        None, "--audio-judge-base-url", help="Endpoint of the audio judge."
+    ),
+    audio_option: list[str] = typer.Option(
+        None, "--audio-option", help="A parameter of the audio rubric, KEY=VALUE."
+    ),
+    audio_samples: int = typer.Option(
+        1, "--audio-samples", min=1, help="Judge each turn's audio N times (the mean decides)."
+    ),
 ) -> None:
     """Judge a run: writes judged.jsonl, scorecard.json and report.md, prints the scorecard."""
     gates = parse_fail_under(fail_under)
@@ -64,6 +84,11 @@ def judge_command(
             deterministic_only=deterministic_only,
             compat=compat,
             use_cache=not no_cache,
+            audio_rubric=audio_rubric,
+            audio_judge=audio_judge,
+            audio_judge_base_url=audio_judge_base_url,
+            audio_rubric_options=parse_options(audio_option, field="--audio-option"),
+            audio_samples=audio_samples,
         ),
     )
     card = result.card
@@ -79,7 +104,7 @@ def judge_command(
         totals = result.compat["category_totals"]
         n = result.compat["turns_scored"]
         console.print(
-            "conversation-bench compat: "
+            f"{result.compat['compat']} compat: "
             + ", ".join(
                 f"{dim} {value}/{totals.get(dim, n)}"
                 for dim, value in passes.items()

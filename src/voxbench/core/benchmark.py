@@ -35,10 +35,12 @@ class ArgMatcher(Strict):
     Exactly one rule applies: ``exact`` (equal after JSON normalisation), ``normalized``
     (case, whitespace and punctuation folded), ``one_of`` (any listed value, normalized),
     ``fuzzy`` (rapidfuzz token-set ratio ≥ the given 0–100 score), ``regex`` (search,
-    case-insensitive) or ``any`` (present with any value).
+    case-insensitive), ``free_text`` (judged for meaning: a normalised token match, and the
+    LLM judge decides a mismatch when one is given) or ``any`` (present with any value).
+    Ids, dates and enums keep ``exact`` / ``one_of``: only prose should be ``free_text``.
     """
 
-    rule: Literal["exact", "normalized", "one_of", "fuzzy", "regex", "any"]
+    rule: Literal["exact", "normalized", "one_of", "fuzzy", "regex", "free_text", "any"]
     values: tuple[Any, ...] = ()
     min_ratio: float = 85.0
 
@@ -48,7 +50,7 @@ class ArgMatcher(Strict):
         # YAML shorthand: "exact" | "normalized" | "any" | {fuzzy: 80} | {one_of: [...]} |
         # {regex: "..."}; the long form {rule: ..., values: ..., min_ratio: ...} also works.
         if isinstance(data, str):
-            if data not in ("exact", "normalized", "any", "fuzzy"):
+            if data not in ("exact", "normalized", "any", "fuzzy", "free_text"):
                 raise ValueError(f"unknown matcher {data!r}")
             return {"rule": data}
         if isinstance(data, dict) and "rule" not in data:
@@ -64,7 +66,7 @@ class ArgMatcher(Strict):
             if key == "regex":
                 return {"rule": "regex", "values": (str(value),)}
             raise ValueError(
-                f"unknown matcher {key!r} (exact, normalized, one_of, fuzzy, regex, any)"
+                f"unknown matcher {key!r} (exact, normalized, one_of, fuzzy, regex, free_text, any)"
             )
         return data
 
@@ -234,6 +236,63 @@ class DimensionRules(Strict):
         return tuple(dims)
 
 
+NoCallTurnRule = Literal["fail_unexpected_calls", "pass_any_call", "pass_if_no_call"]
+DueTurnRule = Literal["penalize_due_turn", "credit_due_turn"]
+
+
+class ToolUseRules(Strict):
+    """How ``tool_use`` is decided on a turn: one benchmark family's counting rules, as data.
+
+    - ``no_expected_call_turn``: a turn that requires no call. ``fail_unexpected_calls``
+      (voxbench): a call that is neither allowed nor credited to a neighbouring turn fails
+      it; ``pass_any_call``: it passes whatever was called; ``pass_if_no_call``: it passes
+      only when no call was made (calls credited to a neighbouring turn excepted).
+    - ``early_calls``: a required call made one turn early. ``penalize_due_turn`` (voxbench):
+      the turn it was due on fails, once; ``credit_due_turn``: it is already satisfied there.
+    - ``late_calls``: a required call made one turn late. ``penalize_due_turn``: the turn it
+      was due on fails (the turn it was made on is credited); ``credit_due_turn``: the late
+      call rescues the turn it was due on.
+    """
+
+    no_expected_call_turn: NoCallTurnRule = "fail_unexpected_calls"
+    early_calls: DueTurnRule = "penalize_due_turn"
+    late_calls: DueTurnRule = "penalize_due_turn"
+
+
+class ScoringRules(Strict):
+    """A benchmark's scoring rules (``scoring:`` in ``benchmark.yaml``, or a compat profile).
+
+    ``arguments``: ``declared`` compares each argument with its matcher (``match:``, or the
+    default: exact ids and non-strings, normalized strings); ``upstream_semantic`` compares
+    every string argument that is not an id the way ConversationBench/AIEWF do (see
+    ``core.matching.upstream_text_matches``) and lets the LLM judge decide a mismatch.
+    """
+
+    tool_use: ToolUseRules = Field(default_factory=ToolUseRules)
+    arguments: Literal["declared", "upstream_semantic"] = "declared"
+    judge_sees_turn_taking: bool = False
+    """Tell the LLM judge each turn's turn-taking verdict, and to be lenient on instruction
+    following when turn-taking failed on that turn (garbled audio), as ConversationBench's
+    and AIEWF's judges are."""
+
+
+class CompatProfile(Strict):
+    """A public benchmark's counting rules, so voxbench's numbers can sit beside its
+    published ones (``voxbench judge --compat NAME``)."""
+
+    name: str
+    title: str
+    scoring: ScoringRules
+    llm_dimensions: tuple[str, ...] = ("instruction_following", "kb_grounding")
+    """Dimensions its pass needs that only an LLM judge decides."""
+    turn_pass: tuple[str, ...] = ("tool_use", "instruction_following", "kb_grounding")
+    """Dimensions that must all pass on a turn for its per-turn pass."""
+    reproduces: tuple[str, ...] = ()
+    """What the profile reproduces, one line each (shown in the summary and the README)."""
+    cannot_reproduce: tuple[str, ...] = ()
+    """What it cannot, one line each."""
+
+
 class Benchmark(Strict):
     """A loaded benchmark package."""
 
@@ -250,6 +309,9 @@ class Benchmark(Strict):
     turns: tuple[Turn, ...]
     backend: dict[str, Any] = Field(default_factory=dict)
     """The tool backend simulator's spec (``backend.yaml``), validated by ``benchmarks``."""
+    scoring: ScoringRules = Field(default_factory=ScoringRules)
+    """How its turns are scored; not part of ``content_hash`` (a run can be re-judged under
+    other rules without being re-run)."""
     root: Path | None = Field(default=None, exclude=True)
 
     def render_system_prompt(self) -> str:
@@ -288,5 +350,5 @@ class Benchmark(Strict):
     @property
     def content_hash(self) -> str:
         """A short hash of everything that defines the benchmark (not its location)."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        blob = json.dumps(self.model_dump(mode="json", exclude={"scoring"}), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]

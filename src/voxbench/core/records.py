@@ -7,8 +7,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
-SCORECARD_SCHEMA = 2
-"""``scorecard.json``'s format: 2 made its checks, counts and latency typed."""
+SCORECARD_SCHEMA = 3
+"""``scorecard.json``'s format: 2 made its checks, counts and latency typed; 3 added which
+dimensions were judged and by what, the rules they were judged by, what strict pass covers,
+and absorbed failures counted apart from passes. Format 2 files are still read."""
 
 
 class Record(BaseModel):
@@ -59,6 +61,19 @@ class ToolCallRecord(Record):
     result: Any = None
     is_duplicate: bool = False
     t_requested: float | None = None
+
+
+class NudgeExchange(Record):
+    """A harness follow-up inside a turn and the agent's answer to it (AIEWF's nudge).
+
+    Kept apart from the turn's own answer and calls: upstream leaves its recovery turns out
+    of the judgment, so no judge reads this; the conversation history does."""
+
+    user_text: str
+    missing: list[str] = Field(default_factory=list)
+    """The required calls (tool names) whose absence triggered it."""
+    assistant_text: str = ""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
 
 
 class TurnTimings(Record):
@@ -119,6 +134,8 @@ class TurnRecord(Record):
     reconnected: bool = False
     state_after: dict[str, Any] = Field(default_factory=dict)
     """Backend snapshot after the turn (the expected-state check reads it)."""
+    nudge: NudgeExchange | None = None
+    """The harness's follow-up when the answer lacked a required call (never scored)."""
 
     @property
     def spoken_text(self) -> str:
@@ -149,10 +166,15 @@ class Judgment(Record):
 
 
 class DimensionScore(Record):
-    """Passes over decided turns for one dimension, with a 95% Wilson score interval."""
+    """Passes over decided turns for one dimension, with a 95% Wilson score interval.
+
+    A failure absorbed into an earlier root cause is never a pass: it is counted in
+    ``absorbed`` (and ``absorbed_turns``), not in ``passed``, so ``passed + absorbed +
+    len(failed_turns) == scored``. ``rate`` is ``passed / scored``."""
 
     dimension: str
     passed: int
+    """Turns that passed on their own (absorbed failures excluded)."""
     scored: int
     """Turns decided (passed or failed); undecided turns are not in the denominator."""
     rate: float | None
@@ -163,15 +185,35 @@ class DimensionScore(Record):
     undecided_turns: list[str] = Field(default_factory=list)
     """Turns the judge could not decide (neither passed nor failed)."""
     absorbed_turns: list[str] = Field(default_factory=list)
-    """Turns whose failure is counted on its root cause elsewhere (counted as passed)."""
+    """Turns that failed only because of an earlier failure, counted on that root cause."""
+    absorbed: int = 0
+    """How many (``absorbed_turns``); neither passed nor counted as this dimension's failure."""
 
     @model_validator(mode="before")
     @classmethod
     def _count_undecided(cls, data: Any) -> Any:
         # Scorecards written before the count existed list the turns only.
         if isinstance(data, dict) and "undecided" not in data and data.get("undecided_turns"):
-            return {**data, "undecided": len(data["undecided_turns"])}
+            data = {**data, "undecided": len(data["undecided_turns"])}
+        # Format 2 counted absorbed failures as passes: take them out of ``passed``.
+        if isinstance(data, dict) and "absorbed" not in data and data.get("absorbed_turns"):
+            absorbed = len(data["absorbed_turns"])
+            passed = max(0, int(data.get("passed", 0)) - absorbed)
+            scored = data.get("scored") or 0
+            data = {
+                **data,
+                "absorbed": absorbed,
+                "passed": passed,
+                "rate": round(passed / scored, 4) if scored else data.get("rate"),
+            }
         return data
+
+    @property
+    def absorbed_note(self) -> str | None:
+        """``"40 caused by earlier misses"``, or None when nothing was absorbed."""
+        if not self.absorbed:
+            return None
+        return f"{self.absorbed} caused by earlier misses"
 
 
 class LatencySummary(Record):
@@ -270,10 +312,26 @@ class RunCounts(Record):
     absorbed: int = 0
 
 
+class JudgedDimensions(Record):
+    """Which dimensions were judged on a run, and by what."""
+
+    deterministic: list[str] = Field(default_factory=list)
+    """Decided by code (tool use, facts, state)."""
+    llm: list[str] = Field(default_factory=list)
+    """Decided by an LLM judge (instruction following, grounding, ...)."""
+    analysis: list[str] = Field(default_factory=list)
+    """Read off the audio analysis (turn taking)."""
+    not_judged: list[str] = Field(default_factory=list)
+    """In the benchmark's rule table but judged by nothing on this run (no ``--judge``)."""
+
+
+NOT_COMPARABLE_TOOL_USE = "tool use only — not comparable"
+
+
 class Scorecard(Record):
     """The scores of one run (``scorecard.json``)."""
 
-    schema_version: Literal[2] = SCORECARD_SCHEMA
+    schema_version: Literal[2, 3] = SCORECARD_SCHEMA
     run_id: str
     benchmark: str
     target: str
@@ -296,6 +354,17 @@ class Scorecard(Record):
     too_many_undecided: bool = False
     """More than ``undecided_limit`` of the judged turns are undecided: the scores rest on
     too few decided turns to be read as the run's result."""
+    judged: JudgedDimensions | None = None
+    """Which dimensions were judged, and by what (None: a format 2 scorecard)."""
+    scoring_rules: str = "voxbench"
+    """The rules the run was judged by: ``voxbench`` (its own), ``benchmark`` (its
+    package's ``scoring:`` block) or a compat profile's name."""
+    strict_pass_covers: list[str] = Field(default_factory=list)
+    """The dimensions the strict per-turn pass is over on this run."""
+    strict_pass_note: str | None = None
+    """Why the strict pass cannot be set beside a published number, when it cannot:
+    ``"tool use only — not comparable"`` when no LLM judge ran on a benchmark without
+    facts or state checks."""
 
     @property
     def undecided_share(self) -> float:

@@ -49,6 +49,10 @@ class SessionSetup(BaseModel):
     history: list[HistoryMessage] = Field(default_factory=list)
     """Conversation so far (resume, reconnect); empty for a fresh run."""
     modality: Literal["text", "audio"] = "text"
+    resume_handle: str | None = None
+    """What the previous session of this conversation gave as ``Session.resume_handle()``
+    (a reconnect): a target that keeps the conversation server-side resumes it instead of
+    replaying ``history``, and replays ``history`` when the server refuses the handle."""
 
 
 class TargetInfo(BaseModel):
@@ -101,3 +105,9 @@ class Session(abc.ABC):
     @abc.abstractmethod
     async def close(self) -> None:
         """Release connections; safe to call twice."""
+
+    def resume_handle(self) -> str | None:
+        """A provider handle to the conversation as of the last completed turn, with which a
+        new session continues it server-side (``SessionSetup.resume_handle``); None when
+        the target keeps no such state or holds no current handle (then history is replayed)."""
+        return None

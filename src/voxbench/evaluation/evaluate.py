@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from voxbench.analysis import load_or_analyse
+from voxbench.benchmarks.compat import load_compat_profile
 from voxbench.benchmarks.loader import load_run_benchmark
+from voxbench.core.benchmark import Benchmark, CompatProfile, ScoringRules
 from voxbench.core.errors import ConfigError, RunLockedError
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
@@ -30,8 +32,10 @@ from voxbench.judging.base import JudgeOptions
 from voxbench.judging.run import judge_run
 from voxbench.report.markdown import render_report
 from voxbench.runner.config import parse_turn_selection
-from voxbench.scoring.compat import COMPAT_NAMES, conversation_bench_summary
+from voxbench.scoring.compat import compat_summary, missing_llm_dimensions
+from voxbench.scoring.compat_files import conversation_bench_files
 from voxbench.scoring.scorecard import DEFAULT_UNDECIDED_LIMIT, build_scorecard
+from voxbench.store import index_finished_run
 
 if TYPE_CHECKING:
     from voxbench.providers.completion import TextCompletionClient
@@ -51,18 +55,35 @@ class EvaluationOptions:
     skip_turn_taking: bool = False
     deterministic_only: bool = False
     compat: str | None = None
-    """Also write a summary with another benchmark's counting rules (``COMPAT_NAMES``)."""
+    """Judge by a public benchmark's rules and write its summary
+    (``benchmarks.compat.compat_names``); needs an LLM judge."""
     use_cache: bool = True
     cache_dir: Path | None = None
     concurrency: int | None = None
     judge_client: TextCompletionClient | None = None
     """An LLM judge client to use instead of building one from ``judge`` (tests)."""
+    audio_rubric: str | None = None
+    """Judge the agent's audio with this rubric (built-in name or file), one dimension per
+    criterion; needs ``audio_judge``."""
+    audio_judge: str | None = None
+    audio_judge_base_url: str | None = None
+    audio_rubric_options: dict[str, str] = field(default_factory=dict)
+    audio_samples: int = 1
+    audio_client: Any = None
+    """An audio judge client instead of one built from ``audio_judge`` (tests)."""
     max_undecided_share: float | None = DEFAULT_UNDECIDED_LIMIT
     """Above this share of undecided turns the evaluation reports ``too_many_undecided``
     (None: never)."""
 
-    def judge_options(self) -> JudgeOptions:
-        """The options of the judging stage."""
+    @property
+    def llm_judge_asked(self) -> bool:
+        """An LLM judge will run (a model or a client is given, code-only was not asked)."""
+        return (self.judge is not None or self.judge_client is not None) and (
+            not self.deterministic_only
+        )
+
+    def judge_options(self, scoring: ScoringRules | None = None) -> JudgeOptions:
+        """The options of the judging stage (``scoring``: a compat profile's rules)."""
         turns = (
             parse_turn_selection(self.only_turns)
             if isinstance(self.only_turns, str)
@@ -78,7 +99,36 @@ class EvaluationOptions:
             cache_dir=self.cache_dir,
             concurrency=self.concurrency,
             client=self.judge_client,
+            scoring=scoring,
+            audio_rubric=self.audio_rubric,
+            audio_judge=self.audio_judge,
+            audio_judge_base_url=self.audio_judge_base_url,
+            audio_rubric_options=dict(self.audio_rubric_options),
+            audio_samples=self.audio_samples,
+            audio_client=self.audio_client,
         )
+
+
+def compat_profile(options: EvaluationOptions) -> CompatProfile | None:
+    """The compat profile ``options`` ask for; refused (exit code 2) without an LLM judge.
+
+    Without one, instruction following and grounding are not judged, and on a benchmark with
+    no fact or state checks the numbers would measure tool use alone while sitting inside the
+    published range: no summary is better than a misleading one."""
+    if options.compat is None:
+        return None
+    profile = load_compat_profile(options.compat)
+    if not options.llm_judge_asked:
+        raise ConfigError(
+            f"a {profile.title}-compatible summary needs an LLM judge: its pass counts "
+            f"{' and '.join(profile.llm_dimensions)}, which only a model judges; without one "
+            "the numbers would measure tool use alone and are not comparable with published "
+            "ones",
+            field="--compat",
+            expected="--judge PROVIDER:MODEL (without --deterministic-only), or leave out "
+            "--compat for voxbench's own scorecard",
+        )
+    return profile
 
 
 @dataclass
@@ -192,12 +242,7 @@ async def evaluate_run_async(
     With ``write=False`` nothing is written and no lock is taken: a run still being
     recorded (or judged) elsewhere can be looked at."""
     options = options or EvaluationOptions()
-    if options.compat is not None and options.compat not in COMPAT_NAMES:
-        raise ConfigError(
-            f"unknown compatibility summary {options.compat!r}",
-            field="--compat",
-            expected=", ".join(COMPAT_NAMES),
-        )
+    profile = compat_profile(options)
     limit = options.max_undecided_share
     if limit is not None and not 0 <= limit <= 1:
         raise ConfigError(
@@ -205,7 +250,7 @@ async def evaluate_run_async(
             field="max_undecided_share",
             expected="a number from 0 to 1 (0.2: more than 20% of turns undecided is too many)",
         )
-    judge_options = options.judge_options()
+    judge_options = options.judge_options(profile.scoring if profile is not None else None)
     run_dir = RunDirectory.open_existing(path)
     # Checked before the lock is taken or anything is measured: a wrong selection changes
     # nothing.
@@ -240,17 +285,32 @@ async def evaluate_run_async(
             latency=analysis.latency if analysis is not None else None,
             judges=merged.judges,
             undecided_limit=limit,
+            rule_table=benchmark,
+            scoring_rules=_rules_name(profile, benchmark.scoring),
         )
         summary = None
-        if options.compat is not None:
-            summary = conversation_bench_summary(benchmark, card, merged.records, merged.judgments)
+        if profile is not None:
+            missing = missing_llm_dimensions(profile, merged.judgments)
+            if missing:  # the benchmark's rule table never asks the judge for them
+                raise ConfigError(
+                    f"no judgment of {', '.join(missing)} on this run: a "
+                    f"{profile.title}-compatible summary cannot be counted",
+                    field="--compat",
+                    expected="a benchmark whose rule table scores "
+                    + ", ".join(profile.llm_dimensions),
+                )
+            summary = compat_summary(profile, benchmark, card, merged.records, merged.judgments)
         if write:
             run_dir.write_judgments(merged.judgments)
             run_dir.write_scorecard(card)
-            if summary is not None and options.compat is not None:
-                run_dir.write_json(run_dir.compat_file(options.compat), summary)
+            if summary is not None and profile is not None:
+                run_dir.write_json(run_dir.compat_file(profile.name), summary)
+                if profile.name == "conversation-bench":
+                    _write_upstream_files(run_dir, benchmark, merged, summary, analysis)
             report = render_report(card, merged.records, merged.judgments, summary)
             run_dir.write_text(run_dir.report_file, report)
+    if write:  # the judged run joins the results store (a failure there is only a warning)
+        index_finished_run(run_dir.path)
     return Evaluation(
         card=card,
         judgments=merged.judgments,
@@ -258,6 +318,29 @@ async def evaluate_run_async(
         compat=summary,
         analysis=analysis,
     )
+
+
+def _rules_name(profile: CompatProfile | None, own: ScoringRules) -> str:
+    """What the scorecard says the run was judged by."""
+    if profile is not None:
+        return profile.name
+    return "voxbench" if own == ScoringRules() else "benchmark"
+
+
+def _write_upstream_files(
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    merged: _Merged,
+    summary: dict[str, Any],
+    analysis: RunAnalysis | None,
+) -> None:
+    """ConversationBench's own file names and layout, so its scripts read this run."""
+    rows, upstream_summary, markdown = conversation_bench_files(
+        benchmark, merged.records, merged.judgments, summary, analysis
+    )
+    run_dir.write_jsonl(run_dir.path / RunDirectory.CB_JUDGED, rows)
+    run_dir.write_json(run_dir.path / RunDirectory.CB_SUMMARY, upstream_summary)
+    run_dir.write_text(run_dir.path / RunDirectory.CB_ANALYSIS, markdown)
 
 
 def evaluate_run(

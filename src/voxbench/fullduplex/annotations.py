@@ -198,12 +198,20 @@ def load_asr(path: Path) -> AsrTranscript:
     return load_json_file(path, _ASR, expected)
 
 
-def save_asr(path: Path, transcript: AsrTranscript) -> None:
-    """Write an ASR file in the corpus format (atomically: a killed write leaves no half file)."""
-    payload = {
+def save_asr(
+    path: Path, transcript: AsrTranscript, provenance: dict[str, Any] | None = None
+) -> None:
+    """Write an ASR file in the corpus format (atomically: a killed write leaves no half file).
+
+    ``provenance`` (which engine made it, from which audio) goes under an extra key that
+    readers of the corpus format ignore."""
+    payload: dict[str, Any] = {
         "text": transcript.text,
         "chunks": [{"text": c.text, "timestamp": list(c.timestamp)} for c in transcript.chunks],
     }
+    if provenance is not None:
+        payload["voxbench"] = provenance
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)

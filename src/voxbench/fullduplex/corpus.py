@@ -52,7 +52,9 @@ _ANNOTATION_CATEGORY: tuple[tuple[str, Category], ...] = (
     (INTERRUPT_FILE, "user_interruption"),
 )
 _SAMPLE_MARKERS = {INPUT_WAV, OUTPUT_WAV, OUTPUT_JSON, *(name for name, _ in _ANNOTATION_CATEGORY)}
-_IGNORED_DIRS = {"__MACOSX", "__pycache__"}
+DERIVED_DIR = "fdb_derived"
+"""Files scoring computes from samples (transcripts, judge answers), mirroring their layout."""
+_IGNORED_DIRS = {"__MACOSX", "__pycache__", DERIVED_DIR}
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ import asyncio
 import json
 import logging
 import shutil
-from collections.abc import Callable
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +29,7 @@ from voxbench.core.secrets import redact
 from voxbench.core.session import Session
 from voxbench.fullduplex.annotations import GT_DISTRIBUTION_FILE
 from voxbench.fullduplex.corpus import (
+    CATEGORIES,
     CLEAN_INPUT_WAV,
     CLEAN_OUTPUT_WAV,
     INPUT_WAV,
@@ -67,6 +70,12 @@ class DriveReport:
     failed: dict[Path, str] = field(default_factory=dict)
     skipped: list[SkippedSample] = field(default_factory=list)
 
+    @property
+    def record_files(self) -> list[Path]:
+        """The run record of every sample this pass covered (driven now or before)."""
+        dests = [*self.completed, *self.resumed, *self.failed]
+        return [d / RUN_RECORD_FILE for d in dests]
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -105,7 +114,9 @@ _DERIVED = {
     OUTPUT_WAV: ("output.json", FULL_OUTPUT_JSON, RELEVANCE_CACHE, BEHAVIOR_CACHE),
     CLEAN_OUTPUT_WAV: ("clean_output.json", BEHAVIOR_CACHE),
 }
-"""Files computed from an output wav, stale once the wav is rewritten."""
+"""Files computed from an output wav, stale once the wav is rewritten (ASR files beside it;
+the rest is what earlier versions kept there; scoring now keeps its own under
+``fdb_derived/``, checked against the wav's hash)."""
 
 
 def _forget_derived(dest: Path, output_name: str) -> None:
@@ -148,6 +159,7 @@ async def drive_sample(
         "streams": [],
     }
     _write_record(dest, record)
+    began = time.monotonic()
     try:
         for input_name, output_name in _streams(sample, with_clean):
             audio = read_wav(sample.file(input_name))
@@ -171,6 +183,7 @@ async def drive_sample(
         record["status"] = "failed"
         record["error"] = f"{type(exc).__name__}: {exc}"
     record["finished_at"] = _now()
+    record["wall_s"] = round(time.monotonic() - began, 4)
     _write_record(dest, record)
     return record
 
@@ -186,11 +199,48 @@ def _copy_ground_truth(scan_root: Path, samples: list[FdbSample], out_dir: Path)
         return
 
 
+def select_samples(
+    samples: list[FdbSample], categories: Sequence[str] = (), limit: int | None = None
+) -> list[FdbSample]:
+    """The samples of the named categories (or subsets), at most ``limit`` of each category.
+
+    A name is a category (``pause_handling``, ...) or a subset folder (``candor_pause_handling``);
+    ``limit`` keeps the first samples of each category in corpus order, so the same command
+    picks (and resumes) the same samples."""
+    if limit is not None and limit < 1:
+        raise ConfigError(f"must be at least 1, got {limit}", field="--limit")
+    subsets = {s.subset for s in samples}
+    unknown = [c for c in categories if c not in CATEGORIES and c not in subsets]
+    if unknown:
+        raise ConfigError(
+            f"unknown category {', '.join(map(repr, unknown))}",
+            field="--category",
+            expected="one of " + ", ".join(CATEGORIES)
+            + (" or a subset of this corpus: " + ", ".join(sorted(subsets)) if subsets else ""),
+        )  # fmt: skip
+    wanted = set(categories)
+    chosen = [s for s in samples if not wanted or s.category in wanted or s.subset in wanted]
+    if limit is None:
+        return chosen
+    taken: Counter[str] = Counter()
+    out = []
+    for sample in chosen:
+        if taken[sample.category] < limit:
+            taken[sample.category] += 1
+            out.append(sample)
+    return out
+
+
 def plan_corpus(
-    corpus: str | Path, out_dir: str | Path | None
+    corpus: str | Path,
+    out_dir: str | Path | None,
+    *,
+    categories: Sequence[str] = (),
+    limit: int | None = None,
 ) -> tuple[CorpusScan, Path | None, list[tuple[FdbSample, Path]], list[Path]]:
     """The samples to drive (with their destination) and those a previous run completed."""
     scan = scan_corpus(corpus)
+    scan.samples = select_samples(scan.samples, categories, limit)
     dest_root = Path(out_dir).resolve() if out_dir is not None else None
     todo: list[tuple[FdbSample, Path]] = []
     resumed: list[Path] = []
@@ -226,6 +276,8 @@ async def drive_corpus(
     with_clean: bool = True,
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[FdbSample, dict[str, Any]], None] | None = None,
+    categories: Sequence[str] = (),
+    limit: int | None = None,
 ) -> DriveReport:
     """Drive every sample of ``corpus`` through ``make_session`` (a target factory)."""
     if concurrency < 1:
@@ -233,7 +285,9 @@ async def drive_corpus(
     opts = opts or StreamOptions()
     if opts.realtime is False:
         _check_virtual(make_session)
-    scan, dest_root, todo, resumed = plan_corpus(corpus, out_dir)
+    scan, dest_root, todo, resumed = plan_corpus(
+        corpus, out_dir, categories=categories, limit=limit
+    )
     report = DriveReport(resumed=resumed, skipped=list(scan.skipped))
     if on_start is not None:
         on_start(len(todo), len(report.resumed))

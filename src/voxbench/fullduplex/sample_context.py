@@ -90,12 +90,22 @@ class ScoringContext:
         gt_file: Path | None = None,
         target: str | None = None,
         vad_model: Path | None = None,
+        derived_root: Path | None = None,
     ) -> None:
         self.transcripts = transcripts
         self.judge = judge
         self.gt_file = gt_file
         self.target = target
         self.vad_model = vad_model
+        self.derived_root = derived_root
+        """Where files computed from a sample go (transcripts, judge answers), mirroring the
+        samples' layout; never the sample folders themselves. None: nothing is kept."""
+
+    def derived(self, sample: FdbSample, name: str) -> Path | None:
+        """The path of a file computed from ``sample`` (None when nothing is kept)."""
+        if self.derived_root is None:
+            return None
+        return self.derived_root / sample.relative / name
 
     # -- transcripts and audio ---------------------------------------------------------------------------------
 
@@ -109,8 +119,16 @@ class ScoringContext:
     ) -> list[TimedWord]:
         """The output's ASR words (transcribing the wav when its ASR file is missing)."""
         words = self.transcripts.words(
-            sample.file(json_name), sample.file(wav_name), crop_from=crop_from
+            sample.file(json_name),
+            sample.file(wav_name),
+            crop_from=crop_from,
+            derived=self.derived(sample, json_name),
         )
+        if words is None and sample.has(wav_name):
+            raise ConfigError(
+                f"no {json_name}, and the metadata mode (--no-asr) does not transcribe "
+                f"{wav_name}", file=sample.path, expected=f"an ASR file {json_name}",
+            )  # fmt: skip
         if words is None:
             raise ConfigError(
                 f"neither {json_name} nor {wav_name}", file=sample.path,
@@ -172,7 +190,7 @@ class ScoringContext:
         """``(rating, note)``: from the judge (cached per judge and reply), else, with
         ``use_stored``, from the public scripts' ``rating.json`` (rated on their reply)."""
         if self.judge is not None:
-            cached = _read_cache(sample.file(RELEVANCE_CACHE))
+            cached = _read_cache(self.derived(sample, RELEVANCE_CACHE))
             if cached and cached.get("judge") == self.judge.name and cached.get("reply") == reply:
                 return float(cached["rating"]), None
             try:
@@ -180,7 +198,7 @@ class ScoringContext:
             except ProviderError as exc:
                 return None, f"judge error: {exc}"
             _write_cache(
-                sample.file(RELEVANCE_CACHE),
+                self.derived(sample, RELEVANCE_CACHE),
                 {
                     "judge": r.judge,
                     "seed": r.seed,
@@ -206,7 +224,7 @@ class ScoringContext:
         if self.judge is None:
             return None, "behaviour not judged: no judge configured (--judge provider/model)"
         key = [[w.text, w.start, w.end] for w in words]
-        cached = _read_cache(sample.file(BEHAVIOR_CACHE))
+        cached = _read_cache(self.derived(sample, BEHAVIOR_CACHE))
         if cached and cached.get("judge") == self.judge.name and cached.get("words") == key:
             return str(cached["label"]), None
         try:
@@ -214,14 +232,14 @@ class ScoringContext:
         except ProviderError as exc:
             return None, f"judge error: {exc}"
         _write_cache(
-            sample.file(BEHAVIOR_CACHE),
+            self.derived(sample, BEHAVIOR_CACHE),
             {"judge": b.judge, "seed": b.seed, "label": b.label, "reason": b.reason, "words": key},
         )
         return b.label, None
 
 
-def _read_cache(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
+def _read_cache(path: Path | None) -> dict[str, Any] | None:
+    if path is None or not path.is_file():
         return None
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
@@ -230,7 +248,10 @@ def _read_cache(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _write_cache(path: Path, value: dict[str, Any]) -> None:
+def _write_cache(path: Path | None, value: dict[str, Any]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)

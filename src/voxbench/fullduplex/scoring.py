@@ -1,8 +1,10 @@
 """Score a directory of model outputs (FDB layout) in ``fdb-v1`` or ``voxbench`` mode.
 
 One bad sample (malformed annotation, unreadable wav) becomes an error row for that sample;
-the others are still scored. Per-sample scores go to ``fdb_scores_<mode>.jsonl`` and the
-summary to ``fdb_summary_<mode>.json`` in the scored directory.
+the others are still scored. Per-sample scores go to ``fdb_scores_<mode>.jsonl``, the summary
+to ``fdb_summary_<mode>.json`` and a readable report to ``fdb_report.md``, in the results
+directory (the scored directory unless told otherwise). Nothing is written into a sample
+folder: transcripts voxbench makes and judge answers go under ``fdb_derived/`` there.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voxbench.core.artifact_names import fdb_summary_name
 from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.fullduplex import score_fdb_v1, score_voxbench
 from voxbench.fullduplex.corpus import (
+    DERIVED_DIR,
     OUTPUT_JSON,
     OUTPUT_WAV,
     FdbSample,
@@ -25,9 +29,13 @@ from voxbench.fullduplex.corpus import (
     scan_corpus,
 )
 from voxbench.fullduplex.judge import ChatJudge
+from voxbench.fullduplex.report import REPORT_FILE, render_report
 from voxbench.fullduplex.sample_context import MODES, Mode, SampleScore, ScoringContext
 from voxbench.fullduplex.summary import summarize, write_json
+from voxbench.fullduplex.timings import read_records, run_totals, stage_timings
 from voxbench.fullduplex.transcripts import TranscriptStore
+from voxbench.runner.config import DEFAULT_RUNS_DIR
+from voxbench.store import index_finished_run
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +53,9 @@ class ScoreReport:
     summary: dict[str, Any]
     skipped: list[SkippedSample] = field(default_factory=list)
     transcribed: list[Path] = field(default_factory=list)
+    """Derived transcripts this scoring made (one per output it ran ASR on)."""
+    results_dir: Path | None = None
+    """Where the scores, summary and report were written (None: not written)."""
 
 
 def _target_of(sample: FdbSample, default: str) -> str:
@@ -109,6 +120,16 @@ def find_scorable(
     return samples, skipped, notes
 
 
+def scores_file(root: Path, mode: str) -> Path:
+    """Where a scoring pass writes its per-sample scores."""
+    return root / f"fdb_scores_{mode}.jsonl"
+
+
+def summary_file(root: Path, mode: str) -> Path:
+    """Where a scoring pass writes its summary."""
+    return root / fdb_summary_name(mode)
+
+
 def score_directory(
     out_dir: str | Path,
     *,
@@ -121,12 +142,15 @@ def score_directory(
     progress: Callable[[FdbSample], None] | None = None,
     on_found: Callable[[int], None] | None = None,
     vad_model: Path | None = None,
+    results_dir: str | Path | None = None,
 ) -> ScoreReport:
     """Score every sample under ``out_dir``; write the per-sample scores and the summary.
 
     ``vad_model``: the Silero ONNX file fdb-v1 mode runs (default: the one faster-whisper
     ships, equal to silero-vad 6.0's); the summary records its SHA-256, since two Silero
-    releases give different segments."""
+    releases give different segments. ``results_dir``: where the files go (default
+    ``out_dir``). The summary's ``asr`` names the engines whose transcripts were used (None
+    when every word came from the directory's own ASR files)."""
     if mode not in MODES:
         raise VoxbenchError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     root = Path(out_dir)
@@ -135,25 +159,46 @@ def score_directory(
         raise ConfigError(
             "no such file", file=vad_model, field="--vad-model", expected="a Silero VAD ONNX model"
         )
-    ctx = ScoringContext(store, judge=judge, gt_file=gt_file, target=target, vad_model=vad_model)
+    results = Path(results_dir) if results_dir is not None else root
+    ctx = ScoringContext(
+        store, judge=judge, gt_file=gt_file, target=target, vad_model=vad_model,
+        derived_root=results / DERIVED_DIR if write else None,
+    )  # fmt: skip
     samples, skipped, notes = find_scorable(root, mode)
     if on_found is not None:
         on_found(len(samples))
     scores = score_samples(samples, ctx, mode, progress)
+    records = read_records(s.file(RUN_RECORD_FILE) for s in samples)
+    totals = run_totals(records)
     meta = {
         "scored_dir": str(root.resolve()),
-        "asr": store.asr_name,
+        "asr": ", ".join(sorted(store.engines)) or None,
+        "transcribed": len(store.transcribed),
+        "transcripts_by_engine": dict(sorted(store.engines.items())),
         "vad_model": _describe_model(vad_model),
         "judge": judge.describe() if judge is not None else None,
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in skipped],
     }
     summary = summarize(scores, mode=mode, meta=meta)
     summary["notes"] = notes + summary["notes"]
-    if write:
-        lines = "".join(json.dumps(s.to_json(), ensure_ascii=False) + "\n" for s in scores)
-        (root / f"fdb_scores_{mode}.jsonl").write_text(lines, encoding="utf-8")
-        write_json(summary, root / f"fdb_summary_{mode}.json")
-    return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
+    summary["stage_timings"] = stage_timings(records)
+    summary["run_totals"] = {
+        "records": len(records),
+        "ok": totals.ok,
+        "errors": totals.errors,
+        "average_ttft": totals.average_ttft,
+    }
+    if not write:
+        return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
+    results.mkdir(parents=True, exist_ok=True)
+    lines = "".join(json.dumps(s.to_json(), ensure_ascii=False) + "\n" for s in scores)
+    scores_file(results, mode).write_text(lines, encoding="utf-8")
+    write_json(summary, summary_file(results, mode))
+    (results / REPORT_FILE).write_text(render_report(results), encoding="utf-8")
+    # A scored directory can lie anywhere (beside the corpus's inputs by default): its
+    # scoring joins the store of the runs directory voxbench runs write to.
+    index_finished_run(results, runs_dir=DEFAULT_RUNS_DIR)
+    return ScoreReport(mode, scores, summary, skipped, list(store.transcribed), results)
 
 
 def _describe_model(path: Path | None) -> dict[str, str]:

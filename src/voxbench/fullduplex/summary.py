@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -144,20 +144,25 @@ def summary_columns(summary: dict[str, Any]) -> list[str]:
     return cols
 
 
-def write_csv(summary: dict[str, Any], path: Path) -> None:
-    """One line per row of the summary; blank where a metric does not apply."""
+def write_csv(summary: dict[str, Any], dest: Path | TextIO) -> None:
+    """One line per row of the summary; blank where a metric does not apply.
+
+    ``dest``: a file path, or an open text stream (``sys.stdout`` for ``--csv -``)."""
+    if isinstance(dest, Path):
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with dest.open("w", newline="", encoding="utf-8") as f:
+            write_csv(summary, f)
+        return
     cols = summary_columns(summary)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=cols)
-        writer.writeheader()
-        for row in summary["rows"]:
-            flat: dict[str, Any] = {k: row[k] for k in cols[1:7]}
-            flat["mode"] = summary["mode"]
-            for name, stats in row["metrics"].items():
-                for stat, value in stats.items():
-                    flat[f"{name}_{stat}"] = "" if value is None else value
-            writer.writerow(flat)
+    writer = csv.DictWriter(dest, fieldnames=cols, lineterminator="\n")
+    writer.writeheader()
+    for row in summary["rows"]:
+        flat: dict[str, Any] = {k: row[k] for k in cols[1:7]}
+        flat["mode"] = summary["mode"]
+        for name, stats in row["metrics"].items():
+            for stat, value in stats.items():
+                flat[f"{name}_{stat}"] = "" if value is None else value
+        writer.writerow(flat)
 
 
 def write_json(summary: dict[str, Any], path: Path) -> None:

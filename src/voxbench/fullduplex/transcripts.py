@@ -1,20 +1,29 @@
-"""The model's words with timestamps: read from an ASR file, or transcribed and written.
+"""The model's words with timestamps: read from an ASR file, or transcribed (and kept apart).
 
 The corpus convention: ``output.json`` beside ``output.wav`` holds the words of the whole
 output on its timeline, except for user interruption, where the public ASR step
 transcribes only the audio after the interrupt ends (and shifts the times back onto the
 original timeline). voxbench mode needs the whole interruption output too (to see the model
-talk over the interrupt), which it keeps in ``output_full.json``.
+talk over the interrupt), which it calls ``output_full.json``.
+
+An ASR file found beside the wav is read as it is. What voxbench transcribes itself is never
+written into the corpus: it goes to a derived file (under the scoring's results directory)
+that records the engine and the SHA-256 of the audio it heard, and is reused only for that
+same audio. With no engine (``asr=None``, the metadata mode) nothing is transcribed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+from collections import Counter
 from pathlib import Path
 
 from voxbench.audio.asr import ASREngine
 from voxbench.audio.vad import detect_speech
 from voxbench.audio.wav import Audio, read_wav
+from voxbench.core.errors import ConfigError
 from voxbench.fullduplex.annotations import AsrTranscript, TimedWord, load_asr, save_asr
 from voxbench.providers.speech import get_asr
 
@@ -26,18 +35,34 @@ REGION_GAP_MS = 700
 REGION_MARGIN_S = 0.2
 
 
-class TranscriptStore:
-    """Gives the words of an output wav, transcribing it (once) when its ASR file is missing."""
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
-    def __init__(self, asr: str | ASREngine = DEFAULT_ASR, *, write: bool = True) -> None:
+
+class TranscriptStore:
+    """Gives the words of an output wav, transcribing it (once) when no ASR file has them.
+
+    ``asr=None`` is the metadata mode: words come only from existing ASR files."""
+
+    def __init__(self, asr: str | ASREngine | None = DEFAULT_ASR, *, write: bool = True) -> None:
         self._asr_spec = asr
         self._asr: ASREngine | None = asr if not isinstance(asr, str) else None
         self.write = write
         self.transcribed: list[Path] = []
+        """Derived files written by this store (one per transcription it ran)."""
+        self.engines: Counter[str] = Counter()
+        """Engine name → transcripts by that engine that scoring used (made now or reused)."""
 
     @property
-    def asr_name(self) -> str:
-        return self._asr_spec if isinstance(self._asr_spec, str) else self._asr_spec.name
+    def asr_name(self) -> str | None:
+        """The engine this store transcribes with; None in the metadata mode."""
+        if self._asr_spec is None or isinstance(self._asr_spec, str):
+            return self._asr_spec
+        return self._asr_spec.name
+
+    @property
+    def can_transcribe(self) -> bool:
+        return self._asr_spec is not None
 
     def _engine(self) -> ASREngine:
         if self._asr is None:
@@ -70,22 +95,51 @@ class TranscriptStore:
         return AsrTranscript(text=" ".join(t for t in texts if t), chunks=chunks)
 
     def words(
-        self, json_path: Path, wav_path: Path, *, crop_from: float = 0.0
+        self,
+        json_path: Path,
+        wav_path: Path,
+        *,
+        crop_from: float = 0.0,
+        derived: Path | None = None,
     ) -> list[TimedWord] | None:
-        """Words from ``json_path``; when it is missing, transcribe ``wav_path`` and write it.
+        """Words from ``json_path`` (the corpus's ASR file); else from ``derived`` when it was
+        made from this very wav; else transcribe ``wav_path`` and keep it in ``derived``.
 
-        None when neither file exists.
-        """
+        None when there is no ASR file and nothing to transcribe (no wav, or no engine)."""
         if json_path.is_file():
             return list(load_asr(json_path).chunks)
         if not wav_path.is_file():
             return None
+        source = {"file": wav_path.name, "sha256": _sha256(wav_path), "crop_from": crop_from}
+        if derived is not None:
+            reused = _read_derived(derived, source)
+            if reused is not None:
+                engine, transcript = reused
+                self.engines[engine] += 1
+                return list(transcript.chunks)
+        if not self.can_transcribe:
+            return None
         transcript = self.transcribe(wav_path, crop_from=crop_from)
-        if self.write:
-            save_asr(json_path, transcript)
-            self.transcribed.append(json_path)
-            log.info("transcribed %s → %s", wav_path, json_path.name)
+        name = str(self.asr_name)
+        self.engines[name] += 1
+        if self.write and derived is not None:
+            save_asr(derived, transcript, {"asr": name, "source": source})
+            self.transcribed.append(derived)
+            log.info("transcribed %s with %s → %s", wav_path, name, derived)
         return list(transcript.chunks)
+
+
+def _read_derived(path: Path, source: dict[str, object]) -> tuple[str, AsrTranscript] | None:
+    """A derived transcript made by some engine from ``source`` (same audio, same crop)."""
+    if not path.is_file():
+        return None
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8")).get("voxbench") or {}
+        if meta.get("source") != source or not isinstance(meta.get("asr"), str):
+            return None
+        return meta["asr"], load_asr(path)
+    except (OSError, ValueError, AttributeError, ConfigError):
+        return None
 
 
 def speech_regions(audio: Audio) -> list[tuple[float, float]]:

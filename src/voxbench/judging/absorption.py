@@ -13,6 +13,9 @@ Rules (all in code, so every move is visible in the judgment it touches):
 - A required call missed because asking was right (the judge says the request was genuinely
   ambiguous, and passes ``ambiguity_handling``) is not a failure, on turns that score
   ambiguity only.
+- Free-text arguments: a required call whose only fault is a free-text argument code could
+  not match word for word passes when the judge says the made argument means the same
+  (``free_text_arguments_equivalent``); ids, dates and enums stay code's.
 - Deterministic guard: the LLM never overrides code's facts. A turn on which the agent made a
   must-not-claim claim cannot pass ``kb_grounding``, whatever the judge said.
 - The rules run as one pass over all of a run's judgments, after every judge has run
@@ -118,6 +121,22 @@ def combine_turn(
         or checks.malformed
     )
     cause = verdict.missing_call_cause if verdict is not None else None
+    if (
+        tool_use.passed is False
+        and tool_use.absorbed_by is None
+        and checks.only_free_text_mismatches
+        and verdict is not None
+        and verdict.free_text_arguments_equivalent is True
+    ):
+        tool_use = tool_use.model_copy(
+            update={
+                "passed": True,
+                "reasoning": "the free-text arguments code could not match word for word mean "
+                "the same as the expected ones (judged by the LLM judge); code found: "
+                + tool_use.reasoning,
+                "details": tool_use.details | {"decided_by": judge_name},
+            }
+        )
     if pure_miss and tool_use.passed is False and tool_use.absorbed_by is None:
         target = ABSORBING.get(cause or "")
         if target in llm and llm[target].passed is not None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from voxbench.core.benchmark import Benchmark
+from voxbench.core.benchmark import Benchmark, ScoringRules
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.records import Judgment, TurnRecord
 from voxbench.core.rundir import RunDirectory
@@ -43,6 +43,18 @@ class JudgeOptions:
     """Turns the LLM judge asks at once; None: its default."""
     client: TextCompletionClient | None = None
     """An LLM judge client to use instead of building one from ``judge`` (tests)."""
+    scoring: ScoringRules | None = None
+    """Scoring rules to judge by instead of the benchmark's own (a compat profile's)."""
+    audio_rubric: str | None = None
+    """An audio rubric (built-in name or file) to judge the agent's audio with."""
+    audio_judge: str | None = None
+    """The judge that hears the audio, as ``provider/model``."""
+    audio_judge_base_url: str | None = None
+    audio_rubric_options: dict[str, str] = field(default_factory=dict)
+    """The rubric's parameters (``--audio-option target_accent=british``)."""
+    audio_samples: int = 1
+    audio_client: Any = None
+    """An audio judge client to use instead of building one from ``audio_judge`` (tests)."""
 
 
 @dataclass
@@ -78,6 +90,12 @@ class JudgeContext:
     """Why measuring the run failed, when it did."""
     findings: dict[str, JudgeFindings] = field(default_factory=dict)
     """The findings of the judges that ran before, by judge name."""
+
+    @property
+    def scoring(self) -> ScoringRules:
+        """The rules this run is judged by: the options' (a compat profile), else the
+        benchmark's own."""
+        return self.options.scoring or self.benchmark.scoring
 
     @property
     def selected_records(self) -> list[TurnRecord]:

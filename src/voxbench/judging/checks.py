@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxbench.benchmarks.backend import state_matches
-from voxbench.core.benchmark import ExpectedCall, FactPattern, Turn
-from voxbench.core.matching import call_matches, value_matches
+from voxbench.core.benchmark import ExpectedCall, FactPattern, ScoringRules, ToolUseRules, Turn
+from voxbench.core.matching import call_matches, upstream_text_matches, value_matches
 from voxbench.core.records import ToolCallRecord, TurnRecord
 from voxbench.judging.spoken import fact_holds, spoken_evidence
 
@@ -51,6 +51,9 @@ class WrongArguments:
     expected: str
     made: str
     differences: list[str]
+    free_text_only: bool = False
+    """Every differing argument is free text (judged for meaning): an LLM judge, when one
+    runs, decides whether the made call says the same thing."""
 
 
 @dataclass
@@ -86,10 +89,30 @@ class TurnChecks:
     """Audio runs: WER of the heard audio against the provider transcript."""
     state_checked: bool = False
     state_diff: list[str] = field(default_factory=list)
+    rules: ToolUseRules = field(default_factory=ToolUseRules)
+    """The benchmark family's tool-use rules: which findings fail the turn."""
+
+    @property
+    def penalized_shifts(self) -> list[ShiftedCall]:
+        """This turn's required calls made a turn early or late that fail it (by the rules)."""
+        rule = {"early": self.rules.early_calls, "late": self.rules.late_calls}
+        return [s for s in self.shifted_out if rule[s.when] == "penalize_due_turn"]
 
     @property
     def tool_problems(self) -> list[str]:
-        """Why tool use fails on this turn, one readable line each."""
+        """Why tool use fails on this turn under its rules, one readable line each.
+
+        Code finds the same things under every rule set; the rules only decide which
+        findings fail the turn (see ``core.benchmark.ToolUseRules``)."""
+        no_call_rule = self.rules.no_expected_call_turn
+        if not self.required and no_call_rule == "pass_any_call":
+            return []
+        if not self.required and no_call_rule == "pass_if_no_call":
+            # Any call not credited to a neighbouring turn fails it, allowed or not.
+            lines = [f"forbidden call {c}" for c in self.forbidden]
+            lines += [f"call {c} made on a turn that expects none" for c in self.allowed]
+            lines += [f"call {c} made on a turn that expects none" for c in self.spurious]
+            return lines + [f"malformed call {c}" for c in self.malformed]
         lines = [f"missing call {describe_expected(c)}" for c in self.missing]
         lines += [
             f"wrong arguments: made {w.made} instead of {w.expected} ({'; '.join(w.differences)})"
@@ -97,12 +120,22 @@ class TurnChecks:
         ]
         lines += [
             f"{s.call} made one turn {s.when} (on turn {s.made_turn}, credited there)"
-            for s in self.shifted_out
+            for s in self.penalized_shifts
         ]
         lines += [f"forbidden call {c}" for c in self.forbidden]
         lines += [f"spurious call {c} (neither required nor allowed)" for c in self.spurious]
         lines += [f"malformed call {c}" for c in self.malformed]
         return lines
+
+    @property
+    def only_free_text_mismatches(self) -> bool:
+        """Tool use fails here only on free-text arguments (an LLM judge may decide them)."""
+        problems = self.tool_problems
+        return (
+            bool(self.wrong_args)
+            and len(problems) == len(self.wrong_args)
+            and all(w.free_text_only for w in self.wrong_args)
+        )
 
     @property
     def tool_ok(self) -> bool:
@@ -139,6 +172,11 @@ class TurnChecks:
                 for s in self.credited
             ],
             "duplicate_calls": self.duplicates,
+            "free_text_argument_mismatches": [
+                {"expected": w.expected, "made": w.made, "differences": w.differences}
+                for w in self.wrong_args
+                if w.free_text_only
+            ],
             "facts_missing": [f.name for f in self.facts_missing],
             "false_claims": self.false_claims,
             "state_diff": self.state_diff,
@@ -149,20 +187,66 @@ def _usable(call: ToolCallRecord) -> bool:
     return not call.is_duplicate and call.parse_error is None
 
 
-def _argument_differences(want: ExpectedCall, args: dict[str, Any]) -> list[str]:
-    out = []
+def is_identifier(arg: str) -> bool:
+    """Arguments every rule set compares exactly: ``id`` and ``*_id``."""
+    return arg.strip().lower() == "id" or arg.strip().lower().endswith("_id")
+
+
+def is_free_text(want: ExpectedCall, arg: str, scoring: ScoringRules) -> bool:
+    """Whether argument ``arg`` of ``want`` is free text, judged for meaning.
+
+    Under ``upstream_semantic`` every string argument that is not an id is; otherwise the
+    arguments the benchmark declares ``free_text``."""
+    if scoring.arguments == "upstream_semantic":
+        return isinstance(want.args.get(arg), str) and not is_identifier(arg)
+    return want.matcher_for(arg).rule == "free_text"
+
+
+def argument_matches(want: ExpectedCall, arg: str, actual: Any, scoring: ScoringRules) -> bool:
+    """Whether a made call's argument ``arg`` matches ``want``'s golden value."""
+    golden = want.args[arg]
+    if scoring.arguments == "upstream_semantic" and isinstance(golden, str):
+        if is_identifier(arg):  # their harness: ids equal once trimmed, case included
+            return isinstance(actual, str) and actual.strip() == golden.strip()
+        return isinstance(actual, str) and upstream_text_matches(golden, actual)
+    return value_matches(want.matcher_for(arg), golden, actual)
+
+
+def required_call_matches(
+    want: ExpectedCall, name: str, args: dict[str, Any], scoring: ScoringRules
+) -> bool:
+    """Whether a made call satisfies a required call under the benchmark's argument rule."""
+    if scoring.arguments == "declared":
+        return call_matches(want, name, args)
+    return want.name == name and all(
+        arg in args and argument_matches(want, arg, args[arg], scoring) for arg in want.args
+    )
+
+
+def _argument_differences(
+    want: ExpectedCall, args: dict[str, Any], scoring: ScoringRules
+) -> tuple[list[str], bool]:
+    """Readable differences, and whether every differing argument is free text."""
+    out: list[str] = []
+    free = True
     for arg, golden in want.args.items():
         if arg not in args:
             out.append(f"{arg}: missing (expected {golden!r})")
-        elif not value_matches(want.matcher_for(arg), golden, args[arg]):
+            free = False
+        elif not argument_matches(want, arg, args[arg], scoring):
             out.append(f"{arg}: expected {golden!r}, got {args[arg]!r}")
-    return out
+            free = free and is_free_text(want, arg, scoring)
+    return out, free and bool(out)
 
 
-def check_turn(turn: Turn, record: TurnRecord) -> TurnChecks:
-    """Phase 1: every deterministic check of ``turn`` on what happened in ``record``."""
+def check_turn(turn: Turn, record: TurnRecord, scoring: ScoringRules | None = None) -> TurnChecks:
+    """Phase 1: every deterministic check of ``turn`` on what happened in ``record``, under
+    the benchmark's ``scoring`` rules (voxbench's own when None)."""
+    scoring = scoring or ScoringRules()
     expect = turn.expect
-    checks = TurnChecks(turn=turn.id, index=record.index, status=record.status)
+    checks = TurnChecks(
+        turn=turn.id, index=record.index, status=record.status, rules=scoring.tool_use
+    )
     checks.required = len(expect.required_calls)
     calls = record.tool_calls
     checks.duplicates = [describe_call(c.name, c.arguments) for c in calls if c.is_duplicate]
@@ -178,7 +262,9 @@ def check_turn(turn: Turn, record: TurnRecord) -> TurnChecks:
             (
                 i
                 for i, c in enumerate(calls)
-                if i not in claimed and _usable(c) and call_matches(want, c.name, c.arguments)
+                if i not in claimed
+                and _usable(c)
+                and required_call_matches(want, c.name, c.arguments, scoring)
             ),
             None,
         )
@@ -198,7 +284,10 @@ def check_turn(turn: Turn, record: TurnRecord) -> TurnChecks:
         if i in claimed:
             continue
         # A repeat of a required call (a retry after a transient error) is justified.
-        if any(call_matches(r, call.name, call.arguments) for r in expect.required_calls):
+        if any(
+            required_call_matches(r, call.name, call.arguments, scoring)
+            for r in expect.required_calls
+        ):
             continue
         if any(call_matches(a, call.name, call.arguments) for a in expect.allowed_calls):
             checks.allowed.append(text)
@@ -235,8 +324,11 @@ def check_turn(turn: Turn, record: TurnRecord) -> TurnChecks:
     return checks
 
 
-def pair_wrong_arguments(record: TurnRecord, checks: TurnChecks) -> None:
+def pair_wrong_arguments(
+    record: TurnRecord, checks: TurnChecks, scoring: ScoringRules | None = None
+) -> None:
     """Report a missing call and a spurious call of the same tool as one wrong-argument call."""
+    scoring = scoring or ScoringRules()
     calls = record.tool_calls
     for want in list(checks.missing):
         for i in list(checks.unmatched_calls):
@@ -247,11 +339,13 @@ def pair_wrong_arguments(record: TurnRecord, checks: TurnChecks) -> None:
             checks.missing.remove(want)
             checks.unmatched_calls.remove(i)
             checks.spurious.remove(text)
+            differences, free_text_only = _argument_differences(want, call.arguments, scoring)
             checks.wrong_args.append(
                 WrongArguments(
                     expected=describe_expected(want),
                     made=text,
-                    differences=_argument_differences(want, call.arguments),
+                    differences=differences,
+                    free_text_only=free_text_only,
                 )
             )
             break

@@ -6,7 +6,10 @@ come from the benchmark, never from what a judge returned):
 - ``tool_use`` (every turn): every required call made with matching arguments, no forbidden
   call, no spurious call (neither required nor allowed). A model that never calls a tool
   cannot score high, and one that calls tools at random fails. A call made one turn early
-  or late is credited where it was made and counted once, on the turn it was due.
+  or late is credited where it was made and counted once, on the turn it was due. These
+  are voxbench's rules; a benchmark (or a compat profile) may state its family's own
+  (``core.benchmark.ScoringRules``: what a turn expecting no call needs, whether an early
+  or a late call satisfies the turn it was due on, how free-text arguments match).
 - ``facts`` (turns listing must-mention facts or must-not-claim claims): over what the agent
   said (the heard transcript in audio runs). A false claim always fails; a missing
   report of an action the agent did not perform is counted on that missing action.
@@ -23,7 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from voxbench.core.benchmark import Benchmark, Turn
+from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER
+from voxbench.core.benchmark import Benchmark, ScoringRules, Turn
 from voxbench.core.records import CheckTotals, EndState, Judgment, TurnRecord
 from voxbench.judging.base import JudgeContext, JudgeFindings
 from voxbench.judging.cascade import CascadeResult, absorb_cascades
@@ -80,6 +84,14 @@ def _tool_use(turn: Turn, c: TurnChecks) -> Judgment:
     if c.required:
         on_time = c.required - len(c.missing) - len(c.wrong_args) - len(c.shifted_out)
         summary = f"{on_time}/{c.required} required calls made on time"
+        excused = [s for s in c.shifted_out if s not in c.penalized_shifts]
+        if excused:
+            summary += "; " + ", ".join(
+                f"{s.call} made one turn {s.when} counts here (the benchmark's rule)"
+                for s in excused
+            )
+    elif c.rules.no_expected_call_turn == "pass_any_call" and (c.spurious or c.forbidden):
+        summary = "no call required on this turn; any call passes (the benchmark's rule)"
     elif c.matched or c.credited or c.allowed:
         summary = "no call required on this turn"
     else:
@@ -108,7 +120,10 @@ def _facts(turn: Turn, c: TurnChecks, absorbed_root: str | None) -> Judgment:
     ]
     reasoning = f"{c.facts - len(c.facts_missing)}/{c.facts} facts mentioned"
     if c.speech_wer is not None:
-        reasoning += f" (checked on: {c.facts_source}; heard-vs-transcript WER {c.speech_wer:.2f})"
+        reasoning += (
+            f" (checked on: {c.facts_source}; heard-vs-transcript WER {c.speech_wer:.2f}, "
+            f"{ENGLISH_WER_NORMALIZER} normaliser)"
+        )
     if c.false_claims:
         reasoning += f", {len(c.false_claims)} false claim(s)"
     passed = not counted and not claims
@@ -127,6 +142,7 @@ def _facts(turn: Turn, c: TurnChecks, absorbed_root: str | None) -> Judgment:
             "false_claims": c.false_claims,
             "source": c.facts_source,
             "speech_wer": c.speech_wer,
+            "speech_wer_normalizer": ENGLISH_WER_NORMALIZER if c.speech_wer is not None else None,
         },
     )
 
@@ -190,14 +206,18 @@ def totals_of(checks: list[TurnChecks], cascade: CascadeResult) -> CheckTotals:
     )
 
 
-def judge_deterministic(benchmark: Benchmark, records: list[TurnRecord]) -> DeterministicResult:
-    """Judge every recorded turn of a run (records in conversation order)."""
+def judge_deterministic(
+    benchmark: Benchmark, records: list[TurnRecord], scoring: ScoringRules | None = None
+) -> DeterministicResult:
+    """Judge every recorded turn of a run (records in conversation order) under ``scoring``
+    (default: the benchmark's own rules)."""
+    scoring = scoring or benchmark.scoring
     by_id = {t.id: t for t in benchmark.turns}
     pairs = [(by_id[r.turn], r) for r in records if r.turn in by_id]
     turns = [t for t, _ in pairs]
     kept = [r for _, r in pairs]
-    checks = [check_turn(t, r) for t, r in pairs]
-    realign_calls(turns, kept, checks)
+    checks = [check_turn(t, r, scoring) for t, r in pairs]
+    realign_calls(turns, kept, checks, scoring)
     cascade = absorb_cascades(benchmark, turns, kept, checks)
     judgments: list[Judgment] = []
     for pos, (turn, c) in enumerate(zip(turns, checks, strict=True)):
@@ -227,7 +247,7 @@ class DeterministicJudge:
 
     async def judge(self, context: JudgeContext) -> JudgeFindings:
         """Judge every recorded turn; the findings keep the per-turn ``TurnChecks``."""
-        result = judge_deterministic(context.benchmark, context.records)
+        result = judge_deterministic(context.benchmark, context.records, context.scoring)
         return JudgeFindings(
             judgments=result.judgments,
             stats=result.totals,

@@ -96,10 +96,22 @@ def _history_entry(record: TurnRecord) -> dict[str, Any]:
     return entry
 
 
+def turn_taking_view(issues: list[str] | None) -> str:
+    """A turn's turn-taking verdict as the judge reads it (``issues`` None: not measured)."""
+    if issues is None:
+        return "not analysed (no audio analysis for this turn)"
+    return "failed: " + "; ".join(issues) if issues else "ok"
+
+
 def turn_view(
-    turn: Turn, record: TurnRecord, checks: TurnChecks, dimensions: list[str]
+    turn: Turn,
+    record: TurnRecord,
+    checks: TurnChecks,
+    dimensions: list[str],
+    turn_taking: str | None = None,
 ) -> dict[str, Any]:
-    """The turn under review, as the judge sees it."""
+    """The turn under review, as the judge sees it (``turn_taking``: its turn-taking
+    verdict, when the benchmark's rules pass it to the judge)."""
     view: dict[str, Any] = {
         "turn": turn.id,
         "categories": list(turn.categories),
@@ -115,6 +127,8 @@ def turn_view(
     view["expected_calls"] = [describe_expected(c) for c in turn.expect.required_calls]
     view["tool_calls"] = [_call_view(c) for c in record.tool_calls]
     view["status"] = record.status
+    if turn_taking is not None:
+        view["turn_taking"] = turn_taking
     if record.errors:
         view["errors"] = record.errors
     view["code_findings"] = checks.summary()
@@ -149,8 +163,12 @@ class LLMJudge:
         cache: JudgmentCache | None = None,
         max_attempts: int = MAX_ATTEMPTS,
         concurrency: int = CONCURRENCY,
+        turn_taking: dict[str, list[str]] | None = None,
     ) -> None:
         self.client = client
+        self.turn_taking = turn_taking
+        """Per turn id, its turn-taking issues (empty: clean), told to the judge; None: the
+        judge is not told (the benchmark's rules do not ask for it)."""
         self.cache = cache
         self.max_attempts = max(1, max_attempts)
         self.concurrency = max(1, concurrency)
@@ -171,7 +189,9 @@ class LLMJudge:
         all_dims: list[str] = []
         for turn in benchmark.turns:
             all_dims += [d for d in llm_dimensions(benchmark, turn) if d not in all_dims]
-        system = render_system(benchmark.render_system_prompt(), all_dims)
+        system = render_system(
+            benchmark.render_system_prompt(), all_dims, turn_taking=self.turn_taking is not None
+        )
         semaphore = asyncio.Semaphore(self.concurrency)
         jobs: list[tuple[Turn, TurnRecord, list[TurnRecord]]] = []
         for pos, record in enumerate(records):
@@ -216,8 +236,13 @@ class LLMJudge:
         if not record.spoken_text.strip() and not record.tool_calls:
             outcome.decided_by_code = f"no response from the assistant ({record.status})"
             return outcome
+        told = None
+        if self.turn_taking is not None:
+            told = turn_taking_view(self.turn_taking.get(turn.id))
         user = render_user(
-            [_history_entry(r) for r in history], turn_view(turn, record, checks, dims), dims
+            [_history_entry(r) for r in history],
+            turn_view(turn, record, checks, dims, told),
+            dims,
         )
         outcome.cache_key = cache_key(self.name, self.version, self._endpoint, system, user)
         if self.cache is not None:

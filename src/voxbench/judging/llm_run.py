@@ -12,6 +12,7 @@ from voxbench.judging.cache import JudgmentCache
 from voxbench.judging.deterministic import JUDGE_NAME as DETERMINISTIC
 from voxbench.judging.deterministic import DeterministicResult
 from voxbench.judging.llm_judge import CONCURRENCY, LLMJudge, TurnOutcome, make_judge_client
+from voxbench.judging.turn_taking import turn_taking_issues
 
 NAME = "llm"
 
@@ -60,7 +61,13 @@ class LLMRunJudge:
         assert isinstance(deterministic, DeterministicResult)
         client = options.client or make_judge_client(str(options.judge), base_url=options.base_url)
         cache = JudgmentCache(options.cache_dir) if options.use_cache else None
-        judge = LLMJudge(client, cache=cache, concurrency=options.concurrency or CONCURRENCY)
+        told = turn_taking_issues(context) if context.scoring.judge_sees_turn_taking else None
+        judge = LLMJudge(
+            client,
+            cache=cache,
+            concurrency=options.concurrency or CONCURRENCY,
+            turn_taking=told,
+        )
         try:
             outcomes = await judge.judge_turns(
                 context.benchmark, context.records, deterministic.checks, context.selected

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
-PROMPT_REVISION = 1
+PROMPT_REVISION = 2
 """A readable counter next to the hash; the hash alone decides the version."""
 
 CAUSES = (
@@ -105,16 +105,32 @@ genuinely ambiguous and asking was right), declined_or_unclear, or other; and ex
 "missing_call_reasoning". Otherwise set "missing_call_cause" to null and \
 "missing_call_reasoning" to "".
 
+When code_findings list "free_text_argument_mismatches" (a free-text argument of a \
+required call that code could not match word for word), decide whether each made argument \
+says the same thing as the expected one: meaning counts, not wording (case, punctuation, \
+articles, word order, spelling variants and near-synonyms do not matter; different content \
+does). Set "free_text_arguments_equivalent" to true when every one does, false when one \
+does not, and null when there are none.
+{turn_taking_rule}
 Answer with one JSON object and nothing else, with exactly one entry in "verdicts" for each \
 dimension listed in "grade", in this shape:
 {{"verdicts": [{{"dimension": "...", "passed": true|false, "reasoning": "why, citing what \
 was said", "evidence": ["short quotes from the turn"], "cause": null|"..."}}], \
-"missing_call_cause": null|"...", "missing_call_reasoning": "..."}}
+"missing_call_cause": null|"...", "missing_call_reasoning": "...", \
+"free_text_arguments_equivalent": null|true|false}}
 
 <assistant_instructions>
 {instructions}
 </assistant_instructions>
 """
+
+TURN_TAKING_RULE = """
+The turn under review says whether its turn-taking (measured from the audio: interruptions, \
+overlaps, missing or late audio) failed, in "turn_taking". When it failed, be lenient on \
+instruction_following: the caller's words may have reached the assistant garbled, so do not \
+fail it for answering a slightly different question than the one asked.
+"""
+"""Added to the instructions when the benchmark's rules pass turn-taking verdicts to the judge."""
 
 USER_TEMPLATE = """\
 <conversation_so_far>
@@ -149,6 +165,8 @@ class TurnVerdict(BaseModel):
     verdicts: list[DimensionVerdict]
     missing_call_cause: Literal[MISSING_CALL_CAUSES] | None = None  # type: ignore[valid-type]
     missing_call_reasoning: str = ""
+    free_text_arguments_equivalent: StrictBool | None = None
+    """Whether the made free-text arguments mean what the expected ones do (None: none)."""
 
 
 def reply_schema() -> dict[str, Any]:
@@ -176,8 +194,14 @@ def reply_schema() -> dict[str, Any]:
                 "enum": [*MISSING_CALL_CAUSES, None],
             },
             "missing_call_reasoning": {"type": "string"},
+            "free_text_arguments_equivalent": {"type": ["boolean", "null"]},
         },
-        "required": ["verdicts", "missing_call_cause", "missing_call_reasoning"],
+        "required": [
+            "verdicts",
+            "missing_call_cause",
+            "missing_call_reasoning",
+            "free_text_arguments_equivalent",
+        ],
         "additionalProperties": False,
     }
 
@@ -218,10 +242,15 @@ def as_data(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_system(instructions: str, dimensions: list[str]) -> str:
-    """The system text: rules, dimension guide and the assistant's instructions."""
+def render_system(instructions: str, dimensions: list[str], *, turn_taking: bool = False) -> str:
+    """The system text: rules, dimension guide and the assistant's instructions
+    (``turn_taking``: the judge is told each turn's turn-taking verdict)."""
     guide = "\n".join(f"- {d}: {DIMENSION_GUIDE.get(d, GENERIC_GUIDE)}" for d in dimensions)
-    return SYSTEM_TEMPLATE.format(dimension_guide=guide, instructions=instructions)
+    return SYSTEM_TEMPLATE.format(
+        dimension_guide=guide,
+        instructions=instructions,
+        turn_taking_rule=TURN_TAKING_RULE if turn_taking else "",
+    )
 
 
 def render_user(history: list[dict[str, Any]], turn: dict[str, Any], dimensions: list[str]) -> str:
@@ -240,6 +269,7 @@ def judge_version(judge_name: str) -> str:
         {
             "system": SYSTEM_TEMPLATE,
             "user": USER_TEMPLATE,
+            "turn_taking": TURN_TAKING_RULE,
             "guide": DIMENSION_GUIDE,
             "generic": GENERIC_GUIDE,
             "schema": reply_schema(),

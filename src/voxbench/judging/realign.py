@@ -10,8 +10,7 @@ as a single wrong-argument call.
 
 from __future__ import annotations
 
-from voxbench.core.benchmark import Turn
-from voxbench.core.matching import call_matches
+from voxbench.core.benchmark import ScoringRules, Turn
 from voxbench.core.records import TurnRecord
 from voxbench.judging.checks import (
     ShiftedCall,
@@ -19,16 +18,24 @@ from voxbench.judging.checks import (
     describe_call,
     describe_expected,
     pair_wrong_arguments,
+    required_call_matches,
 )
 
 
-def realign_calls(turns: list[Turn], records: list[TurnRecord], checks: list[TurnChecks]) -> None:
+def realign_calls(
+    turns: list[Turn],
+    records: list[TurnRecord],
+    checks: list[TurnChecks],
+    scoring: ScoringRules | None = None,
+) -> None:
     """Credit calls made one turn off their requirement (in place, over the whole run).
 
     ``turns``, ``records`` and ``checks`` are parallel lists in conversation order. Only
     turns that are adjacent in the benchmark (index differs by one) are realigned, so a run
-    of selected turns never credits a call across a gap.
+    of selected turns never credits a call across a gap. Whether a shifted call still
+    fails the turn it was due on is the benchmark's rule (``TurnChecks.rules``).
     """
+    scoring = scoring or ScoringRules()
     for pos, (turn, check) in enumerate(zip(turns, checks, strict=True)):
         for want in list(check.missing):
             for other, when in ((pos - 1, "early"), (pos + 1, "late")):
@@ -42,7 +49,7 @@ def realign_calls(turns: list[Turn], records: list[TurnRecord], checks: list[Tur
                     (
                         i
                         for i in neighbour.unmatched_calls
-                        if call_matches(want, calls[i].name, calls[i].arguments)
+                        if required_call_matches(want, calls[i].name, calls[i].arguments, scoring)
                     ),
                     None,
                 )
@@ -66,4 +73,4 @@ def realign_calls(turns: list[Turn], records: list[TurnRecord], checks: list[Tur
                 check.shifted_out.append(shift)
                 break
     for record, check in zip(records, checks, strict=True):
-        pair_wrong_arguments(record, check)
+        pair_wrong_arguments(record, check, scoring)

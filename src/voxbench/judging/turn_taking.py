@@ -78,6 +78,22 @@ def turn_taking_judgments(analysis: RunAnalysis, records: list[TurnRecord]) -> l
     return out
 
 
+def turn_taking_issues(context: JudgeContext) -> dict[str, list[str]]:
+    """Per measured turn, its turn-taking issues (empty: clean); empty when the run has no
+    usable turn-taking analysis (a text run, skipped, or a failed analysis)."""
+    if TurnTakingJudge().skip_reason(context) is not None:
+        return {}
+    analysis = context.analysis
+    if analysis is None or not analysis.turn_taking:
+        return {}
+    out: dict[str, list[str]] = {}
+    for record in context.records:
+        measured = analysis.turn(record.turn)
+        if measured is not None and measured.scored:
+            out[record.turn] = list(measured.issues)
+    return out
+
+
 class TurnTakingJudge:
     """Turn-taking of audio runs, from the measures of ``analysis.json`` (as a ``RunJudge``)."""
 

@@ -41,18 +41,47 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in lines)
 
 
+def _absorbed(score: DimensionScore) -> str:
+    note = score.absorbed_note
+    return "" if note is None else f"{note}: {_turns(score.absorbed_turns)}"
+
+
+def judged_lines(card: Scorecard) -> list[str]:
+    """Which dimensions were judged and by what, and what the strict pass covers."""
+    out = []
+    if card.strict_pass_note:
+        out.append(f"**Strict per-turn pass: {card.strict_pass_note}.**")
+    judged = card.judged
+    if judged is not None:
+        kinds = [
+            ("by code", judged.deterministic),
+            ("by an LLM judge", judged.llm),
+            ("from the audio analysis", judged.analysis),
+        ]
+        parts = [f"{label}: {', '.join(dims)}" for label, dims in kinds if dims]
+        out.append("- Judged " + "; ".join(parts) if parts else "- Nothing was judged")
+        if judged.not_judged:
+            out.append(f"- Not judged (no LLM judge given): {', '.join(judged.not_judged)}")
+    if card.scoring_rules != "voxbench":
+        out.append(f"- Scoring rules: {card.scoring_rules}")
+    return out + [""] if out else []
+
+
 def scorecard_section(card: Scorecard) -> list[str]:
     """The scorecard as markdown tables and lines."""
     out = [
-        "| dimension | passed / decided | rate | 95% CI | failed turns | undecided | absorbed |",
+        *judged_lines(card),
+        "| dimension | passed / decided | rate | 95% CI | failed turns | undecided | "
+        "failed because of an earlier miss |",
         "|---|---:|---:|---|---|---|---|",
     ]
     for score in [card.strict_pass, *card.dimensions]:
         name = "**strict per-turn pass**" if score is card.strict_pass else score.dimension
+        if score is card.strict_pass and card.strict_pass_note:
+            name += f" ({card.strict_pass_note})"
         out.append(
             f"| {name} | {score.passed}/{score.scored} | {_pct(score.rate)} | {_ci(score)} | "
-            f"{_turns(score.failed_turns)} | {_undecided(score)} | "
-            f"{_turns(score.absorbed_turns)} |"
+            f"{_turns(score.failed_turns)} | {_undecided(score)} | {_absorbed(score)} |"
         )
     out.append("")
     summary = card.undecided_summary()
@@ -61,7 +90,7 @@ def scorecard_section(card: Scorecard) -> list[str]:
         out += [mark + summary + f" (turns {_turns(card.undecided_turns)}).", ""]
     c = card.checks
     if c is not None:
-        out += _checks_lines(c)
+        out += checks_lines(c)
     for judge, status in card.judge_status.items():
         out.append(f"- {_JUDGE_LABELS.get(judge, judge.replace('-', ' ').capitalize())}: {status}")
     counts = {k: v for k, v in card.counts.model_dump().items() if k not in ("turns", "ok") and v}
@@ -93,7 +122,8 @@ def _ms(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds * 1000:.0f}"
 
 
-def _checks_lines(c: CheckTotals) -> list[str]:
+def checks_lines(c: CheckTotals) -> list[str]:
+    """The deterministic checks' totals, one ``- `` line each (the HTML report shows them too)."""
     out = []
     for rate, label in (
         (c.tool_use_over_tool_turns, "turns involving tools"),
@@ -191,10 +221,11 @@ def failures_section(records: list[TurnRecord], judgments: list[Judgment]) -> li
 
 
 def compat_section(summary: dict[str, Any]) -> list[str]:
-    """The ConversationBench-compatible summary."""
+    """The compat summary (ConversationBench, AIEWF, ...)."""
+    title = summary.get("title", "ConversationBench")
     out = [
         "",
-        "## ConversationBench-compatible summary",
+        f"## {title}-compatible summary",
         "",
         "| dimension | passes | of | rate |",
         "|---|---:|---:|---:|",
@@ -205,9 +236,12 @@ def compat_section(summary: dict[str, Any]) -> list[str]:
         rate = summary["rates"].get(dim)
         out.append(f"| {dim} | {'—' if value is None else value} | {den} | {_pct(rate)} |")
     tp = summary["turn_pass"]
-    out.append(
-        f"| turn_pass (tool ∧ instruction ∧ kb) | {tp['count'] if tp['count'] is not None else '—'} | {tp['total']} | {_pct(tp['rate'])} |"
-    )
+    over = " ∧ ".join(tp.get("dimensions", ["tool", "instruction", "kb"]))
+    count = tp["count"] if tp["count"] is not None else "—"
+    out.append(f"| turn_pass ({over}) | {count} | {tp['total']} | {_pct(tp['rate'])} |")
+    if summary.get("reproduces"):
+        out += ["", "Reproduced from the public benchmark:"]
+        out += [f"- {line}" for line in summary["reproduces"]]
     out += ["", "Differences from the public benchmark's counting:"]
     out += [f"- {note}" for note in summary["notes"]]
     return out

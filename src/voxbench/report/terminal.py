@@ -29,7 +29,23 @@ def _rate(score: DimensionScore | None) -> str:
             text += f" [{score.ci95[0]:.0%}–{score.ci95[1]:.0%}]"
     if score.undecided:
         text += f" [yellow]· {score.undecided} undecided[/yellow]"
+    if score.absorbed_note:
+        text += f" [cyan]· {score.absorbed_note}[/cyan]"
     return text
+
+
+def _strict(card: Scorecard) -> str:
+    text = f"[b]{_rate(card.strict_pass)}[/b]"
+    if card.strict_pass_note:
+        text += f"\n[bold red]{escape(card.strict_pass_note)}[/bold red]"
+    return text
+
+
+def _judged(card: Scorecard, kind: str) -> str:
+    if card.judged is None:
+        return "—"
+    dims = getattr(card.judged, kind)
+    return ", ".join(dims) if dims else "—"
 
 
 def _share(value: Rate | None) -> str:
@@ -56,6 +72,13 @@ def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Ta
         for c in cards
         if (line := c.undecided_summary()) is not None
     ]
+    notes += [
+        f"{c.target}: strict pass is {c.strict_pass_note}"
+        if len(cards) > 1
+        else f"strict pass is {c.strict_pass_note}"
+        for c in cards
+        if c.strict_pass_note
+    ]
     table = Table(
         title=title,
         title_justify="left",
@@ -69,7 +92,17 @@ def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Ta
     dims: list[str] = []
     for card in cards:
         dims += [d.dimension for d in card.dimensions if d.dimension not in dims]
-    table.add_row("[b]strict per-turn pass[/b]", *(f"[b]{_rate(c.strict_pass)}[/b]" for c in cards))
+    table.add_row("[b]strict per-turn pass[/b]", *(_strict(c) for c in cards))
+    for label, kind in (
+        ("judged by code", "deterministic"),
+        ("judged by an LLM", "llm"),
+        ("judged from audio", "analysis"),
+        ("not judged", "not_judged"),
+    ):
+        if any(c.judged is not None and getattr(c.judged, kind) for c in cards):
+            table.add_row(label, *(_judged(c, kind) for c in cards))
+    if any(c.scoring_rules != "voxbench" for c in cards):
+        table.add_row("scoring rules", *(escape(c.scoring_rules) for c in cards))
     for dim in dims:
         table.add_row(dim, *(_rate(c.dimension(dim)) for c in cards))
     checks = [c.checks for c in cards]
@@ -178,6 +211,16 @@ def turns_table(
         if rec.heard_text is not None:  # audio runs: what local ASR heard, too
             heard = rec.heard_text if width is None else _clip(rec.heard_text, width)
             said = f"{said}\n[dim]heard: {escape(heard)}[/dim]"
+        if rec.nudge is not None:  # the harness's follow-up: shown, never scored
+            answer = (
+                rec.nudge.assistant_text
+                if width is None
+                else _clip(rec.nudge.assistant_text, width)
+            )
+            said += f"\n[dim]after the harness nudge {escape(repr(rec.nudge.user_text))}: {escape(answer)}[/dim]"
+            calls += "".join(
+                f"\n{c.name} (after the nudge, not scored)" for c in rec.nudge.tool_calls
+            )
         table.add_row(
             escape(rec.turn),
             escape(rec.user_text if width is None else _clip(rec.user_text, width)),
@@ -198,12 +241,23 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _side(passed: int, scored: int, rate: float | None, absorbed: int) -> str:
+    text = f"{passed}/{scored}" + (f" {rate:.0%}" if rate is not None else "")
+    if absorbed:
+        text += f" [cyan]· {absorbed} caused by earlier misses[/cyan]"
+    return text
+
+
 def comparison_table(comparison: Comparison) -> Table:
     """Per-dimension rates of two runs, their difference and the paired test."""
+    caption = [comparison.test]
+    for side, note in (("A", comparison.strict_note_a), ("B", comparison.strict_note_b)):
+        if note:
+            caption.append(f"{side}'s strict pass is {note}")
     table = Table(
         title=f"{comparison.benchmark}: {comparison.target_a} (A) vs {comparison.target_b} (B)",
         title_justify="left",
-        caption=comparison.test,
+        caption="\n".join(caption),
     )
     for col in ("dimension", "A", "B", "B − A", "paired", "only A / only B", "p"):
         table.add_column(col, justify="left" if col == "dimension" else "right")
@@ -214,8 +268,8 @@ def comparison_table(comparison: Comparison) -> Table:
             p = f"[b]{p}[/b]"
         table.add_row(
             "[b]strict per-turn pass[/b]" if d.dimension == "strict_pass" else d.dimension,
-            f"{d.a_passed}/{d.a_scored}" + (f" {d.a_rate:.0%}" if d.a_rate is not None else ""),
-            f"{d.b_passed}/{d.b_scored}" + (f" {d.b_rate:.0%}" if d.b_rate is not None else ""),
+            _side(d.a_passed, d.a_scored, d.a_rate, d.a_absorbed),
+            _side(d.b_passed, d.b_scored, d.b_rate, d.b_absorbed),
             diff,
             str(d.paired_turns),
             f"{d.only_a_passed} / {d.only_b_passed}",

@@ -4,7 +4,9 @@ Each dimension's outcomes are paired on the turns both runs scored and decided; 
 difference is tested with the exact McNemar test on the discordant pairs (a sign test:
 under "no difference", a turn only A passes is as likely as one only B passes). Turns
 scored in one run only are left out of the test and counted. Undecided turns (a judge
-could not decide) are left out of the rates and of the pairs, as in the scorecard.
+could not decide) are left out of the rates and of the pairs, as in the scorecard. A failure
+absorbed into an earlier root cause is not a pass here either: it is counted apart
+(``a_absorbed``), and in the pairs it is a turn that did not pass.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class DimensionComparison(BaseModel):
     p_value: float
     """Two-sided exact McNemar p-value over the paired turns."""
     unpaired_turns: int = 0
+    a_absorbed: int = 0
+    """A's turns that failed only because of an earlier miss (not in ``a_passed``)."""
+    b_absorbed: int = 0
 
 
 class Comparison(BaseModel):
@@ -53,17 +58,31 @@ class Comparison(BaseModel):
     target_b: str
     test: str = "exact McNemar (two-sided) on turns paired by id"
     dimensions: list[DimensionComparison]
+    strict_note_a: str | None = None
+    """Why A's strict pass is not comparable, when it is not (``Scorecard.strict_pass_note``)."""
+    strict_note_b: str | None = None
 
 
 def _outcomes(judgments: list[Judgment]) -> dict[str, dict[str, bool | None]]:
     out: dict[str, dict[str, bool | None]] = defaultdict(dict)
     for j in scored(judgments):
-        out[j.dimension][j.turn] = None if j.judge_failed else bool(j.passed)
+        out[j.dimension][j.turn] = None if j.judge_failed else bool(j.passed) and not j.absorbed_by
+    return out
+
+
+def _absorbed(judgments: list[Judgment]) -> dict[str, int]:
+    out: dict[str, int] = defaultdict(int)
+    for j in judgments:
+        if j.absorbed_by and j.passed and not j.judge_failed:
+            out[j.dimension] += 1
     return out
 
 
 def _compare(
-    dimension: str, a: dict[str, bool | None], b: dict[str, bool | None]
+    dimension: str,
+    a: dict[str, bool | None],
+    b: dict[str, bool | None],
+    absorbed: tuple[int, int] = (0, 0),
 ) -> DimensionComparison:
     shared = [t for t in a if t in b and a[t] is not None and b[t] is not None]
     only_a = sum(bool(a[t]) and not b[t] for t in shared)
@@ -87,6 +106,8 @@ def _compare(
         only_b_passed=only_b,
         p_value=round(mcnemar_exact(only_a, only_b), 6),
         unpaired_turns=len(set(a) ^ set(b)),
+        a_absorbed=absorbed[0],
+        b_absorbed=absorbed[1],
     )
 
 
@@ -107,11 +128,16 @@ def compare_runs(
     oa[STRICT] = dict(strict_outcomes(records_a, judgments_a))
     ob[STRICT] = dict(strict_outcomes(records_b, judgments_b))
     order = [STRICT] + [d for d in oa if d != STRICT] + [d for d in ob if d not in oa]
+    absorbed_a, absorbed_b = _absorbed(judgments_a), _absorbed(judgments_b)
     return Comparison(
         benchmark=card_a.benchmark,
         run_a=card_a.run_id,
         run_b=card_b.run_id,
         target_a=card_a.target,
         target_b=card_b.target,
-        dimensions=[_compare(d, oa.get(d, {}), ob.get(d, {})) for d in order],
+        dimensions=[
+            _compare(d, oa.get(d, {}), ob.get(d, {}), (absorbed_a[d], absorbed_b[d])) for d in order
+        ],
+        strict_note_a=card_a.strict_pass_note,
+        strict_note_b=card_b.strict_pass_note,
     )

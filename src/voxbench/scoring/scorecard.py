@@ -7,8 +7,14 @@ turn the judge could not decide is *undecided*: neither passed nor failed, left 
 denominator, counted and listed. A judge that could not answer says nothing about the agent,
 so it must not lower (or raise) its rate; the count keeps the loss visible, and
 ``too_many_undecided`` says when so much is undecided that the rates should not be trusted.
-An absorbed failure (counted on its root cause) is counted as passed here and listed, so
-every failure is counted once.
+An absorbed failure (a failure caused only by an earlier one, counted on that root cause)
+is never shown as a pass: it is counted apart (``absorbed``, "40 caused by earlier misses"),
+out of ``passed``; the strict per-turn pass still charges it once, to its root turn.
+
+The scorecard records which dimensions were judged and by what (code, an LLM judge, the
+audio analysis) and which the benchmark's rule table names but nothing judged. When the LLM
+dimensions were not judged on a benchmark with no fact or state checks, the strict per-turn
+pass rests on tool use alone and is marked "tool use only — not comparable".
 
 Strict per-turn pass: a turn fails when it did not complete or any dimension failed on it; it
 passes when it completed and every dimension passed; otherwise (its only problem is an
@@ -19,10 +25,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from voxbench.core.benchmark import Benchmark
 from voxbench.core.measures import LatencySummary
 from voxbench.core.records import (
+    NOT_COMPARABLE_TOOL_USE,
     CheckTotals,
     DimensionScore,
+    JudgedDimensions,
     Judgment,
     LLMJudgeStats,
     Rate,
@@ -33,6 +42,10 @@ from voxbench.core.records import (
 from voxbench.scoring.stats import wilson_interval
 
 STRICT = "strict_pass"
+CODE_DIMENSIONS = ("tool_use", "facts", "state")
+ANALYSIS_DIMENSIONS = ("turn_taking",)
+LLM_CORE_DIMENSIONS = ("instruction_following", "kb_grounding")
+"""The dimensions a published conversation benchmark's pass needs that only a model judges."""
 
 
 DEFAULT_UNDECIDED_LIMIT = 0.2
@@ -53,8 +66,8 @@ def decided(judgments: list[Judgment]) -> list[Judgment]:
 def dimension_score(dimension: str, judgments: list[Judgment]) -> DimensionScore:
     """Passes over decided turns for one dimension; undecided turns are counted apart."""
     counted = decided(judgments)
-    outcomes = [bool(j.passed) for j in counted]
-    passed = sum(outcomes)
+    absorbed = [j.turn for j in counted if j.passed and j.absorbed_by]
+    passed = sum(bool(j.passed) and not j.absorbed_by for j in counted)
     undecided = [j.turn for j in judgments if j.judge_failed]
     return DimensionScore(
         dimension=dimension,
@@ -65,7 +78,45 @@ def dimension_score(dimension: str, judgments: list[Judgment]) -> DimensionScore
         failed_turns=[j.turn for j in counted if j.passed is False],
         undecided=len(undecided),
         undecided_turns=undecided,
-        absorbed_turns=[j.turn for j in counted if j.passed and j.absorbed_by],
+        absorbed_turns=absorbed,
+        absorbed=len(absorbed),
+    )
+
+
+def judged_dimensions(
+    judgments: list[Judgment], benchmark: Benchmark | None, records: list[TurnRecord]
+) -> JudgedDimensions:
+    """Which dimensions were judged and by what; which the rule table names but nothing
+    judged."""
+    present = list(dict.fromkeys(j.dimension for j in scored(judgments)))
+    named: list[str] = []
+    if benchmark is not None:
+        by_id = {t.id: t for t in benchmark.turns}
+        for r in records:
+            turn = by_id.get(r.turn)
+            for dim in benchmark.dimensions.for_turn(turn) if turn is not None else ():
+                if dim not in named:
+                    named.append(dim)
+    return JudgedDimensions(
+        deterministic=[d for d in present if d in CODE_DIMENSIONS],
+        analysis=[d for d in present if d in ANALYSIS_DIMENSIONS],
+        llm=[d for d in present if d not in CODE_DIMENSIONS and d not in ANALYSIS_DIMENSIONS],
+        not_judged=[d for d in named if d not in present],
+    )
+
+
+def strict_pass_note(judged: JudgedDimensions) -> str | None:
+    """``"tool use only — not comparable"`` when strict pass rests on tool use alone because
+    the LLM dimensions were not judged; another "not comparable" line when they were not
+    judged but code checked more than tool use; None when they were judged."""
+    unjudged = [d for d in LLM_CORE_DIMENSIONS if d in judged.not_judged]
+    if not unjudged:
+        return None
+    if set(judged.deterministic) <= {"tool_use"} and not judged.llm:
+        return NOT_COMPARABLE_TOOL_USE
+    return (
+        f"{', '.join(judged.deterministic + judged.llm)} only, without "
+        f"{' and '.join(unjudged)} (no LLM judge) — not comparable"
     )
 
 
@@ -135,12 +186,16 @@ def build_scorecard(
     latency: dict[str, LatencySummary] | None = None,
     judges: list[str] | None = None,
     undecided_limit: float | None = DEFAULT_UNDECIDED_LIMIT,
+    rule_table: Benchmark | None = None,
+    scoring_rules: str = "voxbench",
 ) -> Scorecard:
     """Aggregate judgments and records into a scorecard.
 
     ``tool_turns`` (the turns involving tools) adds tool-use rates over them and over all
     turns to ``checks``; ``latency`` is the run analysis' summary, measured once; more than
-    ``undecided_limit`` of the turns undecided sets ``too_many_undecided``.
+    ``undecided_limit`` of the turns undecided sets ``too_many_undecided``; ``rule_table``
+    (the loaded benchmark) tells which dimensions should have been judged; ``scoring_rules`` names
+    the rules the judges applied.
     """
     by_dim: dict[str, list[Judgment]] = defaultdict(list)
     for j in judgments:
@@ -160,7 +215,12 @@ def build_scorecard(
                 "tool_use_over_all_turns": tool_use_rate(judgments, [r.turn for r in records]),
             }
         )
+    judged = judged_dimensions(judgments, rule_table, records)
     return Scorecard(
+        judged=judged,
+        scoring_rules=scoring_rules,
+        strict_pass_covers=judged.deterministic + judged.llm + judged.analysis,
+        strict_pass_note=strict_pass_note(judged),
         run_id=run_id,
         benchmark=benchmark,
         target=target,
@@ -187,7 +247,9 @@ __all__ = [
     "build_scorecard",
     "decided",
     "dimension_score",
+    "judged_dimensions",
     "run_counts",
+    "strict_pass_note",
     "strict_outcomes",
     "tool_use_rate",
     "undecided_turns",

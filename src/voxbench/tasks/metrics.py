@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from voxbench.audio.textnorm import normalize_text
+from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
+from voxbench.tasks import audio_judge_metric
 from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
 
 BOOTSTRAP_SAMPLES = 1000
@@ -57,9 +58,19 @@ class Metric:
 # -- text normalisation ----------------------------------------------------------------------
 
 
+BASIC_NORMALIZER = "basic"
+"""Other languages: lower-case, punctuation and symbols out, accents and marks kept (Whisper's
+basic normaliser drops combining marks, which splits words of Indic scripts)."""
+
+
+def normalizer_for(language: str) -> str:
+    """The name of the normaliser WER/CER use for ``language`` (reported beside the value)."""
+    return ENGLISH_WER_NORMALIZER if language.split("-")[0] == "en" else BASIC_NORMALIZER
+
+
 def normalize_for(text: str, language: str) -> str:
-    """English: Whisper-style (numbers spelled, punctuation out); others: basic normalisation."""
-    return normalize_text(text) if language.split("-")[0] == "en" else basic_normalize(text)
+    """English: Whisper's English normaliser plus voxbench's times; others: basic."""
+    return normalize_english(text) if language.split("-")[0] == "en" else basic_normalize(text)
 
 
 def _units(text: str, language: str, chars: bool) -> list[str]:
@@ -74,7 +85,11 @@ def _units(text: str, language: str, chars: bool) -> list[str]:
 def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> dict[str, Any]:
     ref = _units(ctx.reference, ctx.language, chars)
     hyp = _units(prediction, ctx.language, chars)
-    return {"errors": Levenshtein.distance(ref, hyp), "units": len(ref)}
+    return {
+        "errors": Levenshtein.distance(ref, hyp),
+        "units": len(ref),
+        "normalizer": normalizer_for(ctx.language),
+    }
 
 
 def _ratio_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
@@ -85,7 +100,9 @@ def _ratio_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
         total = units[idx].sum(axis=-1)
         return 100 * errors[idx].sum(axis=-1) / np.maximum(total, 1)
 
-    return _with_interval(rate, len(stats), rng)
+    pooled = _with_interval(rate, len(stats), rng)
+    names = sorted({s["normalizer"] for s in stats if s.get("normalizer")})
+    return {**pooled, "normalizer": ", ".join(names)} if names else pooled
 
 
 def _mean_pool(key: str) -> Callable[..., dict[str, Any]]:
@@ -333,17 +350,21 @@ def _sacrebleu_pool(kind: str) -> Callable[..., dict[str, Any]]:
     return pool
 
 
+def _decided_mean_pool(key: str) -> Callable[..., dict[str, Any]]:
+    """The mean of ``key`` (%) over decided records; the undecided are counted apart."""
+
+    def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+        decided = [s for s in stats if not s.get("undecided")]
+        return {**_mean_pool(key)(decided, rng), "undecided": len(stats) - len(decided)}
+
+    return pool
+
+
 # -- LLM judge (the grading itself is tasks.judge) --------------------------------------------
 
 
 def _not_judged(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
     return {"correct": 0, "undecided": 1, "reason": "not judged"}
-
-
-def _judge_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
-    """% judged correct over the decided records; the undecided are counted apart."""
-    decided = [s for s in stats if not s["undecided"]]
-    return {**_mean_pool("correct")(decided, rng), "undecided": len(stats) - len(decided)}
 
 
 # -- the registry -----------------------------------------------------------------------------
@@ -370,7 +391,10 @@ METRICS: dict[str, Metric] = {
         Metric("ter", "corpus TER (sacrebleu; lower is better)", False, _sacrebleu_score("ter"),
                _sacrebleu_pool("ter")),
         Metric("llm_judge", "the judge model finds the reply gives the reference's answer (%), "
-               "undecided records counted apart", True, _not_judged, _judge_pool, judged=True),
+               "undecided records counted apart", True, _not_judged, _decided_mean_pool("correct"),
+               judged=True),
+        Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
+               audio_judge_metric.not_judged, _decided_mean_pool("score")),
     )
 }  # fmt: skip
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import RunError
+from voxbench.store import index_finished_run
 from voxbench.tasks.cache import ResponseCache
 from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine import Engine, Progress
@@ -131,6 +132,7 @@ def run_tasks(
             info["judge"] = {"model": judge.config.model, **asdict(judge.stats)}
         run.write_info(info)
         run.write_outputs(rows, scores, markdown_report(info, scores))
+    index_finished_run(run.path)
     return TaskRunResult(run, plan, scores, engine.requests)
 
 

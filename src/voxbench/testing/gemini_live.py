@@ -21,8 +21,17 @@ repeats every structural message (``toolCall``, the terminator with its usage).
 refuses: a TEXT response modality on a native-audio model ("Cannot extract voices from a
 non-audio request"), and on a 3.x live model any ``clientContent`` but the initial history
 announced by ``setup.historyConfig.initialHistoryInClientContent`` (the 3.1 launch docs:
-typed turns go as ``realtimeInput.text``). A session that asked for ``sessionResumption``
-gets a ``sessionResumptionUpdate`` with a fresh handle after each turn.
+typed turns go as ``realtimeInput.text``).
+
+Session management, per the docs' session-management page: a session that asked for
+``sessionResumption`` gets a ``sessionResumptionUpdate {newHandle, resumable: true}`` after
+each completed turn, and a later connection whose ``setup.sessionResumption.handle`` names
+one continues that conversation (no history needed). Handles live ``handle_ttl`` seconds
+(the docs: 2 hours); an unknown or expired one is refused by closing with 1007 before
+``setupComplete`` (the docs do not give the code; the adapter treats any close there as
+a refusal). ``go_away_every=N`` stands in for the ~10-minute connection lifetime: each
+connection sends ``goAway {timeLeft}`` as its N-th response starts and drops the socket
+``go_away_time_left`` seconds later, whatever the client is doing then.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import contextlib
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -49,7 +59,7 @@ from voxbench.testing.realtime_common import (
     fault_kinds,
     wait_until,
 )
-from voxbench.testing.scripts import Reply, ScriptCall
+from voxbench.testing.scripts import Reply, Script, ScriptCall, ScriptMessage
 
 RATE = ev.OUTPUT_SAMPLE_RATE
 THOUGHT_TOKENS = 3
@@ -61,10 +71,47 @@ _CLOSES = {
 }
 
 
+@dataclass(frozen=True)
+class _Resumable:
+    """What a resumption handle restores: the conversation as of its issue."""
+
+    issued: float
+    messages: tuple[ScriptMessage, ...]
+    calls: dict[str, ScriptCall]
+
+
 class FakeGeminiLiveServer(WebsocketFake):
     """A Gemini-Live-compatible websocket server for tests and dry runs."""
 
     provider = "gemini-live"
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        go_away_every: int | None = None,
+        go_away_time_left: float = 1.0,
+        handle_ttl: float = 7200.0,
+        **options: Any,
+    ) -> None:
+        super().__init__(script, **options)
+        self.go_away_every = go_away_every
+        """Each connection's response that is announced by ``goAway`` (None: never)."""
+        self.go_away_time_left = go_away_time_left
+        self.handle_ttl = handle_ttl
+        self.handles: dict[str, _Resumable] = {}
+        """Every resumption handle issued, with what it restores."""
+        self.resumed: list[str] = []
+        """Handles that connections resumed, in order."""
+        self.go_aways = 0
+        """``goAway`` messages sent."""
+
+    def resumable(self, handle: str) -> _Resumable | None:
+        """What ``handle`` restores, or None when it is unknown or expired."""
+        state = self.handles.get(handle)
+        if state is None or time.monotonic() - state.issued > self.handle_ttl:
+            return None
+        return state
 
     @property
     def url(self) -> str:
@@ -103,6 +150,10 @@ class _Session:
         """A 3.x model's initial-history phase: clientContent is history, answered by none."""
         self.typed = False
         """Text came as realtime input inside the current activity."""
+        self.responses = 0
+        """Responses on this connection (``go_away_every`` counts them)."""
+        self.ending: asyncio.Task[None] | None = None
+        """The drop that follows a ``goAway``."""
 
     async def run(self) -> None:
         async for raw in self.ws:
@@ -118,10 +169,11 @@ class _Session:
             await self.handle(message)
 
     async def stop(self) -> None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
+        for task in (self.task, self.ending):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
     async def send(self, payload: dict[str, Any], *, structural: bool = False) -> None:
         text = json.dumps(payload)
@@ -154,6 +206,15 @@ class _Session:
         if message.realtimeInput is not None:
             self.history_open = False
         if message.setup is not None:
+            resumption = message.setup.sessionResumption
+            if resumption is not None and resumption.handle:
+                state = self.server.resumable(resumption.handle)
+                if state is None:
+                    await self.ws.close(1007, "session resumption handle is not valid")
+                    return
+                self.conversation.messages = list(state.messages)
+                self.conversation.calls = dict(state.calls)
+                self.server.resumed.append(resumption.handle)
             self.setup = message.setup
             history = message.setup.historyConfig
             self.history_open = bool(history and history.initialHistoryInClientContent)
@@ -219,12 +280,27 @@ class _Session:
 
     def start_response(self, audio: bool) -> None:
         self.server.responses += 1
+        self.responses += 1
         number, t0 = self.server.responses, time.perf_counter()
         heard = self.conversation.user_audio() if audio else None
         self.audio.clear()
         self.task = asyncio.create_task(self.respond(number, heard, t0))
 
+    async def go_away(self) -> None:
+        """Announce the end of this connection, then drop it ``time_left`` later."""
+        left = self.server.go_away_time_left
+        self.server.go_aways += 1
+        await self.send({"goAway": {"timeLeft": f"{left:g}s"}})
+
+        async def end() -> None:
+            await asyncio.sleep(left)
+            self.ws.transport.abort()
+
+        self.ending = asyncio.create_task(end())
+
     async def respond(self, number: int, heard: str | None, t0: float) -> None:
+        if self.responses == self.server.go_away_every:
+            await self.go_away()
         faults = fault_kinds(self.server.faults, number)
         self.duplicate = "duplicate" in faults
         close = next((_CLOSES[k] for k in faults if k in _CLOSES), None)
@@ -254,6 +330,9 @@ class _Session:
         )
         if self.setup is not None and self.setup.sessionResumption is not None:
             handle = self.server.new_id("resume-handle")
+            self.server.handles[handle] = _Resumable(
+                time.monotonic(), tuple(self.conversation.messages), dict(self.conversation.calls)
+            )
             await self.send({"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
         if transcribe and self.server.out_of_order:
             await self.send({"serverContent": {"inputTranscription": {"text": heard}}})

@@ -101,6 +101,12 @@ class Responder:
         await self.writer.drain()
         self.finished = True
 
+    async def send_head(self, status: int, headers: dict[str, str]) -> None:
+        """The answer to a ``HEAD`` request: headers (``content-length`` included), no body."""
+        self.writer.write(self._status_line(status, headers))
+        await self.writer.drain()
+        self.finished = True
+
     async def start(self, status: int, content_type: str, headers: dict[str, str] | None = None):
         """Begin a streamed (chunked) response."""
         head = {

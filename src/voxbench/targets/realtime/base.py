@@ -179,6 +179,27 @@ class RealtimeSession(Session, abc.ABC):
             raise ProtocolError(f"{self.provider}: setup message is not a JSON object")
         return data
 
+    async def retire_socket(self) -> None:
+        """Close the socket on purpose (a planned reconnect): its end is no drop to report.
+
+        The receive loop stops first, so nothing the old connection says reaches the
+        session; ``open_socket`` then ``start_receiving`` put a new one in its place."""
+        receiver, self._receiver = self._receiver, None
+        if receiver is not None and not receiver.done():
+            receiver.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await receiver
+        ws, self._ws = self._ws, None
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(ws.close(), timeout=2.0)
+        self._dropped = False
+
+    def closed_by_server(self) -> bool:
+        """The server ended the current connection with a close frame (it refused something)
+        rather than the connection failing."""
+        return self._ws is not None and self._ws.protocol.close_rcvd is not None
+
     def start_receiving(self) -> None:
         """Start the receive loop (after the handshake)."""
         self._receiver = asyncio.create_task(self._receive_loop())

@@ -23,10 +23,21 @@ goes back in one ``toolResponse`` per ``toolCall`` message. History is replayed 
 Native-audio models (``*native-audio*`` and the 3.x live models) answer in AUDIO only: the
 server closes with 1007 ("Cannot extract voices from a non-audio request") on a TEXT
 request, so ``output: text`` is refused for them before connecting; the answer's words come
-from the output transcription. Every session asks for ``sessionResumption`` (the latest
-handle is kept in ``resumption_handle``; option ``resumption_handle`` resumes one) and for
-``contextWindowCompression`` (a sliding window), without which the docs limit an audio
-session to about 15 minutes of context.
+from the output transcription.
+
+Every session asks for ``contextWindowCompression`` (a sliding window), without which the
+docs limit an audio session to about 15 minutes of context, and for ``sessionResumption``,
+because a connection lasts about 10 minutes. The server's ``sessionResumptionUpdate``
+handles are kept only when they hold every completed turn: one that arrives while nothing
+is in flight (no input since the server's last ``turnComplete``). That handle is
+``resume_handle()``, so the runner's reconnect after a dropped socket resumes with it and
+replays no history; a handle the server refuses (it closes the socket before
+``setupComplete``) falls back to a fresh session with the history replayed, and so does a
+reconnect with no current handle. A ``goAway`` (the connection ends after ``timeLeft``) is
+handled inside the session: at the next safe point (the server completed the turn, no call
+is pending, and a handle newer than that turn arrived) it opens a new connection with the
+handle, and sends wait for it. Option ``resumption_handle`` starts a session (one without
+history) from a given handle.
 """
 
 from __future__ import annotations
@@ -38,7 +49,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from voxbench.core.errors import ConfigError, ProtocolError
+from voxbench.core.errors import ConfigError, ProtocolError, ProviderError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -128,8 +139,19 @@ class GeminiLiveSession(RealtimeSession):
             input_sample_rate=ev.INPUT_SAMPLE_RATE,
             output_sample_rate=ev.OUTPUT_SAMPLE_RATE,
         )
-        self.resumption_handle: str | None = self.options.get("resumption_handle")
-        """The latest ``sessionResumptionUpdate`` handle, for callers that resume."""
+        self._setup: SessionSetup | None = None
+        self._handle: str | None = None
+        """The newest resumable handle that holds every completed turn (None: none is)."""
+        self._busy = False
+        """Input went out (or a response runs) since the server's last ``turnComplete``."""
+        self._ready = asyncio.Event()
+        """Clear while a ``goAway`` reconnect swaps the connection: sends wait for it."""
+        self._ready.set()
+        self._rotation: asyncio.Task[None] | None = None
+        self.resumed = False
+        """This session continued a server-side conversation from a handle (no history)."""
+        self.connections = 0
+        """Connections this session opened (a ``goAway`` reconnect adds one)."""
         self._resample = PcmResampler(ev.INPUT_SAMPLE_RATE)
         self._transcribe_input = False
         self._text: list[str] = []
@@ -139,6 +161,8 @@ class GeminiLiveSession(RealtimeSession):
         self._interrupted = False
         self._heard = False
         self._seen_calls: set[str] = set()
+        self._local_ids: set[str] = set()
+        """Ids the adapter made up for calls the server sent without one (never sent back)."""
         self._batches: list[list[tuple[str, str]]] = []
         self._results: dict[str, Any] = {}
         self._pending_complete: asyncio.Task[None] | None = None
@@ -151,11 +175,12 @@ class GeminiLiveSession(RealtimeSession):
             ("usageMetadata", self._on_usage),
             ("toolCall", self._on_tool_call),
             ("toolCallCancellation", self._on_tool_cancellation),
-            ("goAway", self._on_go_away),
-            ("sessionResumptionUpdate", self._on_resumption),
             ("turnComplete", self._on_turn_complete),
+            ("sessionResumptionUpdate", self._on_resumption),
+            ("goAway", self._on_go_away),
         ]
-        """Field → handler, in the order a combined message is processed."""
+        """Field → handler, in the order a combined message is processed (a handle that
+        comes with ``turnComplete`` is newer than the turn it completes)."""
 
     # -- connection -----------------------------------------------------------------------
 
@@ -166,8 +191,11 @@ class GeminiLiveSession(RealtimeSession):
         path = parts.path if parts.path.endswith("BidiGenerateContent") else parts.path + ev.WS_PATH
         return urlunsplit((scheme, parts.netloc, path, urlencode({"key": key}), ""))
 
-    def setup_message(self, setup: SessionSetup) -> ev.Setup:
-        """The ``setup`` payload for ``setup``."""
+    def setup_message(
+        self, setup: SessionSetup, handle: str | None = None, seed_history: bool = False
+    ) -> ev.Setup:
+        """The ``setup`` payload for ``setup``: resuming ``handle``, or a new session (whose
+        history follows when ``seed_history``)."""
         self._transcribe_input = setup.modality == "audio" or self.automatic_vad
         speech = None
         if self.voice:
@@ -197,21 +225,37 @@ class GeminiLiveSession(RealtimeSession):
             ),
             inputAudioTranscription={} if self._transcribe_input else None,
             outputAudioTranscription=None if self.text_output else {},
-            sessionResumption=ev.SessionResumptionConfig(handle=self.resumption_handle),
+            sessionResumption=ev.SessionResumptionConfig(handle=handle),
             contextWindowCompression=ev.ContextWindowCompression(slidingWindow=ev.SlidingWindow()),
             historyConfig=ev.HistoryConfig(initialHistoryInClientContent=True)
-            if self.history_in_setup and setup.history
+            if self.history_in_setup and seed_history
             else None,
         )
 
     async def start(self, setup: SessionSetup) -> None:
-        await self.open_socket(self.url(self.api_key()))
-        await self.send_message(ev.ClientMessage(setup=self.setup_message(setup)))
-        for _ in range(_SETUP_MESSAGES):
-            if "setupComplete" in await self.recv_json():
-                break
-        else:
-            raise ProtocolError(f"{self.provider}: no setupComplete after setup")
+        self._setup = setup
+        handle = setup.resume_handle
+        if handle is None and not setup.history:
+            # The option starts a run from a given handle; a later reconnect has history
+            # newer than it, so only the runner's handle (or that history) may continue.
+            handle = self.options.get("resumption_handle")
+        if handle:
+            try:
+                await self._connect(handle)
+            except ProviderError as exc:
+                if not self.closed_by_server():
+                    raise  # not a refusal: the handle may still be good for the next try
+                log.warning(
+                    "%s: the server refused the resumption handle (%s); replaying the history",
+                    self.provider,
+                    exc,
+                )
+                await self.retire_socket()
+            else:
+                self._handle, self.resumed = handle, True
+                self.start_receiving()
+                return
+        await self._connect(None, seed_history=bool(setup.history))
         if setup.history:
             # A 3.x model takes history until turnComplete: true, which triggers no answer.
             content = ev.ClientContent(
@@ -220,9 +264,25 @@ class GeminiLiveSession(RealtimeSession):
             await self.send_message(ev.ClientMessage(clientContent=content))
         self.start_receiving()
 
+    async def _connect(self, handle: str | None, seed_history: bool = False) -> None:
+        """Open a connection and complete its ``setup`` (resuming ``handle`` when given)."""
+        assert self._setup is not None
+        await self.open_socket(self.url(self.api_key()))
+        self.connections += 1
+        setup = self.setup_message(self._setup, handle, seed_history)
+        await self.send_text(ev.ClientMessage(setup=setup).to_json())
+        for _ in range(_SETUP_MESSAGES):
+            if "setupComplete" in await self.recv_json():
+                return
+        raise ProtocolError(f"{self.provider}: no setupComplete after setup")
+
     async def send_message(self, message: ev.ClientMessage) -> None:
-        """The one way out."""
+        """The one way out (after a ``goAway`` reconnect in progress)."""
+        await self._ready.wait()
         await self.send_text(message.to_json())
+
+    def resume_handle(self) -> str | None:
+        return self._handle
 
     def on_closed(self, code: int | None, reason: str) -> TargetError:
         category = "bad_request" if code == 1007 else close_category(code)
@@ -246,7 +306,7 @@ class GeminiLiveSession(RealtimeSession):
                 # An open microphone's silence must not open an activity: activityStart
                 # while the model answers would interrupt it.
                 return
-            self._in_activity = True
+            self._in_activity = self._busy = True
             await self.send_message(
                 ev.ClientMessage(realtimeInput=ev.RealtimeInput(activityStart={}))
             )
@@ -255,6 +315,8 @@ class GeminiLiveSession(RealtimeSession):
     async def _stream(self, pcm: bytes) -> None:
         if pcm:
             self._audio_turn = True
+            # An open microphone's silence (automatic activity detection) starts no turn.
+            self._busy = self._busy or not is_silent(pcm)
             blob = ev.Blob(mimeType=ev.INPUT_MIME, data=b64encode(pcm))
             await self.send_message(ev.ClientMessage(realtimeInput=ev.RealtimeInput(audio=blob)))
 
@@ -272,6 +334,7 @@ class GeminiLiveSession(RealtimeSession):
             )
         if self._text:
             text, self._text = " ".join(self._text), []
+            self._busy = True
             if self.text_as_realtime_input:
                 await self._send_realtime_text(text)
                 return
@@ -298,11 +361,14 @@ class GeminiLiveSession(RealtimeSession):
             log.warning("%s: result for unknown call %s ignored", self.provider, call_id)
             return
         self._results.setdefault(call_id, result)
+        self._busy = True
         while self._batches and all(c in self._results for c, _ in self._batches[0]):
             batch = self._batches.pop(0)
             responses = [
                 ev.FunctionResponse(
-                    id=call_id, name=name, response=_as_object(self._results.pop(call_id))
+                    id=None if call_id in self._local_ids else call_id,
+                    name=name,
+                    response=_as_object(self._results.pop(call_id)),
                 )
                 for call_id, name in batch
             ]
@@ -313,6 +379,10 @@ class GeminiLiveSession(RealtimeSession):
     async def close(self) -> None:
         if self._pending_complete is not None:
             self._pending_complete.cancel()
+        if self._rotation is not None and not self._rotation.done():
+            self._rotation.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._rotation
         await super().close()
 
     # -- outputs --------------------------------------------------------------------------
@@ -399,6 +469,8 @@ class GeminiLiveSession(RealtimeSession):
             call_id = call.id or self.next_id("call")
             if call_id in self._seen_calls:
                 continue  # a repeated toolCall message
+            if not call.id:
+                self._local_ids.add(call_id)
             self._seen_calls.add(call_id)
             batch.append((call_id, call.name))
             arguments, error = _arguments(call.args)
@@ -423,14 +495,57 @@ class GeminiLiveSession(RealtimeSession):
     def _on_go_away(self, go_away: ev.GoAway) -> None:
         self._going_away = go_away.timeLeft or "unknown"
         log.info("%s: server will disconnect (time left %s)", self.provider, self._going_away)
+        self._rotate_when_safe()
 
     def _on_resumption(self, update: ev.SessionResumptionUpdate) -> None:
-        if update.resumable and update.newHandle:
-            self.resumption_handle = update.newHandle
+        # A handle taken mid-turn would resume without part of it (or, retried, twice).
+        if update.resumable and update.newHandle and not self._busy:
+            self._handle = update.newHandle
+            self._rotate_when_safe()
+
+    def _rotate_when_safe(self) -> None:
+        """After ``goAway``: reconnect with the handle once nothing is in flight."""
+        idle = not self._busy and self._handle is not None and self._rotation is None
+        if self._going_away and idle and not self._closing:
+            self._ready.clear()  # from now on, sends wait for the new connection
+            self._rotation = asyncio.create_task(self._rotate(self._handle))
+
+    async def _rotate(self, handle: str) -> None:
+        try:
+            await self.retire_socket()
+            try:
+                await self._connect(handle)
+            except (ProviderError, ProtocolError) as exc:
+                if self.closed_by_server():
+                    self._handle = None  # refused: the runner's reconnect replays history
+                self._dropped = True
+                self.emit(
+                    TargetError(
+                        category=getattr(exc, "category", "protocol"),
+                        message=redact_text(
+                            f"{self.provider}: reconnecting after goAway failed: {exc}"
+                        ),
+                        retryable=True,
+                        fatal=True,
+                    )
+                )
+                return
+            log.info("%s: reconnected after goAway with a resumption handle", self.provider)
+            self._going_away = None
+            self.start_receiving()
+        finally:
+            self._rotation = None
+            self._ready.set()
 
     def _on_turn_complete(self, _: bool) -> None:
-        if self._batches or self._pending_complete is not None:
+        if self._batches:
             return  # calls pending: the model's turn goes on after the tool response
+        if self._busy:
+            # The server finished this turn: handles from before it no longer hold it.
+            self._busy = False
+            self._handle = None
+        if self._pending_complete is not None:
+            return
         if self._audio_turn and self._transcribe_input and not self._heard:
             # The input transcript has no ordering guarantee: give it a moment to arrive.
             self._pending_complete = asyncio.create_task(
