@@ -43,8 +43,18 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(conversation, "BACKOFF_BASE", 0.0)
 
 
+@pytest.fixture(scope="session")
+def sdk_models_loaded() -> None:
+    """The SDK type models, imported and built once per session (see ``warm_up``)."""
+    from tests.conformance.sdk_models import warm_up
+
+    warm_up()
+
+
 @pytest.fixture(autouse=True)
-def sdk_conformance(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+def sdk_conformance(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, sdk_models_loaded: None
+):
     """Every message a fake server receives or sends is checked with the official SDK's model.
 
     A test that makes a fake break the protocol on purpose is marked ``wire_nonconforming``.

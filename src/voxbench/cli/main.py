@@ -25,8 +25,10 @@ from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.download import download_command
 from voxbench.cli.fdb import app as fdb_app
+from voxbench.cli.judge_audio import app as judge_audio_app
 from voxbench.cli.matrix import matrix_command
 from voxbench.cli.report import report_command
+from voxbench.cli.rubric import app as rubric_app
 from voxbench.cli.synth import synth_command
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
@@ -56,6 +58,8 @@ app.add_typer(importing.app, name="import")
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(store.app, name="store")
 app.command("view")(view.view_command)
+app.add_typer(judge_audio_app, name="judge-audio")
+app.add_typer(rubric_app, name="rubric")
 
 
 def _version(value: bool) -> None:

@@ -58,7 +58,8 @@ def report_command(
     if run_dir.is_dir() and _is_task_run(run_dir):
         from voxbench.tasks.html import write_tasks_html
 
-        _written("report.html", write_tasks_html(run_dir, embed_audio=embed_audio))
+        page = write_tasks_html(run_dir, embed_audio=embed_audio)
+        _written(page.name, page)
         return
     modes = _fdb_modes(run_dir) if run_dir.is_dir() else []
     if modes and not (run_dir / RunDirectory.RUN).is_file():
@@ -90,7 +91,7 @@ def _conversation_reports(run_dir: Path, *, html: bool, embed_audio: bool) -> No
             evaluation.card, evaluation.records, evaluation.judgments, evaluation.compat
         )
         run.write_text(run.report_file, report)
-    _written("report.md", run.report_file)
+    _written(run.report_file.name, run.report_file)
     if html:
         path = write_run_html(
             run.path,
@@ -99,4 +100,4 @@ def _conversation_reports(run_dir: Path, *, html: bool, embed_audio: bool) -> No
             judgments=evaluation.judgments,
             analysis=evaluation.analysis,
         )
-        _written("report.html", path)
+        _written(path.name, path)

@@ -52,6 +52,8 @@ def list_command(
         spec = entry.spec
         if spec.dataset.builtin:
             dataset = f"builtin:{spec.dataset.builtin}"
+        elif spec.dataset.hub:
+            dataset = f"hub:{spec.dataset.hub}"
         else:
             dataset = f"{spec.dataset.format}:{spec.dataset.path}"
         tasks.add(

@@ -62,6 +62,15 @@ class EvaluationOptions:
     concurrency: int | None = None
     judge_client: TextCompletionClient | None = None
     """An LLM judge client to use instead of building one from ``judge`` (tests)."""
+    audio_rubric: str | None = None
+    """Judge the agent's audio with this rubric (built-in name or file), one dimension per
+    criterion; needs ``audio_judge``."""
+    audio_judge: str | None = None
+    audio_judge_base_url: str | None = None
+    audio_rubric_options: dict[str, str] = field(default_factory=dict)
+    audio_samples: int = 1
+    audio_client: Any = None
+    """An audio judge client instead of one built from ``audio_judge`` (tests)."""
     max_undecided_share: float | None = DEFAULT_UNDECIDED_LIMIT
     """Above this share of undecided turns the evaluation reports ``too_many_undecided``
     (None: never)."""
@@ -91,6 +100,12 @@ class EvaluationOptions:
             concurrency=self.concurrency,
             client=self.judge_client,
             scoring=scoring,
+            audio_rubric=self.audio_rubric,
+            audio_judge=self.audio_judge,
+            audio_judge_base_url=self.audio_judge_base_url,
+            audio_rubric_options=dict(self.audio_rubric_options),
+            audio_samples=self.audio_samples,
+            audio_client=self.audio_client,
         )
 
 

@@ -116,10 +116,11 @@ class TaskRunDir:
         _cut_torn_tail(self.path / RECORDS)
         self._records = (self.path / RECORDS).open("a", encoding="utf-8")
 
-    def append(self, row: dict[str, Any]) -> None:
-        """Append one record and flush it to the OS (a killed process loses nothing written)."""
+    def append(self, rows: list[dict[str, Any]]) -> None:
+        """Append finished records, one line each, and flush them to the OS in one write
+        (a killed process loses nothing written)."""
         assert self._records is not None, "open_records first"
-        self._records.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._records.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
         self._records.flush()
 
     def close_records(self) -> None:
