@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.benchmarks.test_importers import CB_BENCH, FIXTURES, fake_git_head, streaming_wav
@@ -112,3 +113,14 @@ def test_audio_only_dataset_takes_the_sources_from_a_checkout(tmp_path, monkeypa
     said = " ".join(stdout.split())
     assert "6 audio files" in said and "upstream commit d1c336e00000" in said
     assert "audio from the dataset arcada-labs/conversation-bench" in said
+
+
+def test_a_head_that_misses_leaves_the_connection_usable() -> None:
+    # `datasets` asks HEAD for files that may not exist, then GETs on the same connection: a
+    # 404 to a HEAD must carry no body, or the next response would be misread.
+    server = FakeHubServer({"acme/tiny": FakeRepo({"data.csv": b"a,b\n1,2\n"})})
+    with serving_in_background(server), httpx.Client(base_url=server.url) as client:
+        missing = client.head("/datasets/acme/tiny/resolve/main/tiny.py")
+        found = client.get("/datasets/acme/tiny/resolve/main/data.csv")
+    assert missing.status_code == 404 and missing.headers["x-error-code"] == "EntryNotFound"
+    assert found.status_code == 200 and found.content == b"a,b\n1,2\n"
