@@ -148,10 +148,9 @@ def main() -> None:
                   f"{os.cpu_count()} cores")  # fmt: skip
             print(f"{'C':>3} {'executor':>8} {'wall s':>7} {'runs/s':>7} {'ideal':>7} {'ratio':>6}")
             for c in (int(x) for x in args.concurrency.split(",")):
-                # Ray twice: its first pass at a new concurrency starts worker processes
-                # (each imports voxbench); the second finds them warm.
+                # Ray twice: the second pass can find worker processes the first started.
                 for executor, label in ((executors[0], "local"), (executors[1], "ray"),
-                                        (executors[1], "ray warm")):  # fmt: skip
+                                        (executors[1], "ray again")):  # fmt: skip
                     elapsed, requests = _measure(executor, args.repeats, c, base_url, root)
                     ideal = min(c, args.repeats) / (requests * latency)
                     rate = args.repeats / elapsed

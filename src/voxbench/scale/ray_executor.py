@@ -4,6 +4,10 @@
 ``ray://host:10001`` a remote cluster through Ray Client; none starts a local Ray on demand
 (and stops it after the cells are done).
 
+Cells that compute on their CPU (audio runs with local speech) are tasks that ask for a whole
+CPU; the others, which mostly wait on a provider, go to a pool of async actors (one per CPU
+of the cluster) that run many of them at once on one event loop each.
+
 Artifacts: with ``artifacts="shared"`` (default) workers write the run directories straight
 into the runs directory, which must then be the same path on every node (a cluster
 filesystem); a worker killed mid-cell is retried by Ray and the retry resumes the run from its
@@ -33,7 +37,7 @@ from typing import Any, TypeVar
 
 from voxbench.core.errors import ConfigError
 from voxbench.providers.ratelimit import LocalPacer, RateLimit, install_pacer, normalise_origin
-from voxbench.scale.cells import Cell, CellResult, failed_cell, finished, run_cell
+from voxbench.scale.cells import Cell, CellResult, failed_cell, finished, run_cell_async
 from voxbench.scale.limits import CellCallback, Limits
 
 T = TypeVar("T")
@@ -102,14 +106,32 @@ class RayPacer:
 def ray_cell(
     cell: Cell, pacer: Any, limits: Mapping[str, tuple[float, int]], returned: bool
 ) -> tuple[CellResult, dict[str, bytes] | None]:
-    """The body of a cell's Ray task."""
+    """The body of a CPU-bound cell's Ray task (a process of its own)."""
     install_pacer(RayPacer(pacer, limits) if pacer is not None else None)
+    return asyncio.run(_cell_here(cell, returned))
+
+
+class CellRunner:
+    """Runs the cells that mostly wait on a provider, many at once on one event loop: an
+    async actor (wrapped by ``ray.remote`` when a run starts), one per CPU of the cluster, so
+    eight such cells in flight cost two worker processes, not eight."""
+
+    def __init__(self, pacer: Any, limits: Mapping[str, tuple[float, int]]) -> None:
+        install_pacer(RayPacer(pacer, limits) if pacer is not None else None)
+
+    async def run(self, cell: Cell, returned: bool) -> tuple[CellResult, dict[str, bytes] | None]:
+        return await _cell_here(cell, returned)
+
+
+async def _cell_here(cell: Cell, returned: bool) -> tuple[CellResult, dict[str, bytes] | None]:
+    """Run the cell where its files are; with ``returned``, in a scratch directory whose
+    files go back to the driver."""
     if not returned:
-        return run_cell(cell), None
+        return await run_cell_async(cell), None
     scratch = Path(tempfile.mkdtemp(prefix="voxbench-cell-"))
     try:
         local = cell.model_copy(update={"path": scratch / cell.path.name})
-        result = run_cell(local)
+        result = await run_cell_async(local)
         files = {
             str(p.relative_to(local.path)): p.read_bytes()
             for p in sorted(local.path.rglob("*"))
@@ -214,6 +236,18 @@ class RayExecutor:
     ) -> list[CellResult]:
         task = ray.remote(ray_cell)
         returned = self.artifacts == "return"
+        runners: list[Any] = []
+        runner_load: Counter[int] = Counter()
+        if any(not c.cpu_bound for c in cells):
+            count = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            runner_class = ray.remote(CellRunner).options(
+                num_cpus=WAITING_CPUS,
+                max_restarts=CELL_RETRIES,
+                max_task_retries=CELL_RETRIES,
+                max_concurrency=max(1, limits.max_concurrency),
+            )
+            runners = [runner_class.remote(actor, plain) for _ in range(count)]
+        placed: dict[Any, int] = {}
         waiting = list(range(len(cells)))
         in_flight: dict[Any, int] = {}
         busy: Counter[str] = Counter()
@@ -233,11 +267,15 @@ class RayExecutor:
                     break
                 if busy[cell.provider] >= limits.slots(cell.provider):
                     continue
-                ref = task.options(
-                    num_cpus=CPU_BOUND_CPUS if cell.cpu_bound else WAITING_CPUS,
-                    max_retries=CELL_RETRIES,
-                    retry_exceptions=False,
-                ).remote(cell, actor, plain, returned)
+                if cell.cpu_bound:
+                    ref = task.options(
+                        num_cpus=CPU_BOUND_CPUS, max_retries=CELL_RETRIES, retry_exceptions=False
+                    ).remote(cell, actor, plain, returned)
+                else:  # the least busy runner
+                    r = min(range(len(runners)), key=lambda k: runner_load[k])
+                    ref = runners[r].run.remote(cell, returned)
+                    runner_load[r] += 1
+                    placed[ref] = r
                 in_flight[ref] = i
                 busy[cell.provider] += 1
                 waiting.remove(i)
@@ -248,6 +286,8 @@ class RayExecutor:
                 i = in_flight.pop(ref)
                 cell = cells[i]
                 busy[cell.provider] -= 1
+                if ref in placed:
+                    runner_load[placed.pop(ref)] -= 1
                 try:
                     result, files = ray.get(ref)
                 except Exception as exc:  # a worker lost past its retries, a bug in a cell
@@ -257,6 +297,9 @@ class RayExecutor:
                 results[i] = result
                 if on_done is not None:
                     on_done(cell, result)
+        for runner in runners:
+            with contextlib.suppress(Exception):
+                ray.kill(runner)
         return [results[i] for i in range(len(cells))]
 
 
