@@ -71,12 +71,13 @@ class TrackingServer(FakeOpenAIServer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.arrivals: list[float] = []
+        self.judged_at: list[float] = []
+        """``time.perf_counter()`` of each request, as the handler saw it."""
         self.in_flight = 0
         self.peak = 0
 
     async def handle(self, request: Request, responder: Responder) -> None:
-        self.arrivals.append(time.perf_counter())
+        self.judged_at.append(time.perf_counter())
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:

@@ -171,7 +171,7 @@ def test_judge_runs_at_its_own_concurrency_while_inference_goes_on(
     model = "{name: m, model: vllm/q, max_concurrency: 1}"
     with serving(TrackingServer(GullibleJudge(), ttfb_ms=60)) as server:
         run_yaml(_config(server.url, ", max_concurrency: 2", model) + judged_task, tmp_path, fakes)
-        arrivals, peak = server.arrivals, server.peak
+        arrivals, peak = server.judged_at, server.peak
     assert len(stamps) == 6 and len(arrivals) == 6
     assert arrivals[0] < stamps[-1]  # judging began before the last reply came
     assert peak == 2

@@ -459,7 +459,7 @@ def run_task_entries(plan: MatrixPlan) -> list[TaskLeaderboardRow]:
     again), anything else runs anew."""
     from voxbench.tasks.config import load_config
     from voxbench.tasks.run import run_tasks
-    from voxbench.tasks.rundir import TaskRunDir
+    from voxbench.tasks.rundir import RUN_JSON, TaskRunDir
 
     rows: list[TaskLeaderboardRow] = []
     for file in plan.tasks:
@@ -467,7 +467,7 @@ def run_task_entries(plan: MatrixPlan) -> list[TaskLeaderboardRow]:
         key = hashlib.sha256(text.encode()).hexdigest()[:12]
         output_dir = (plan.runs_dir / "tasks" / f"{_slug(file.stem)}_{key}").resolve()
         config = config.model_copy(update={"output_dir": str(output_dir)})
-        previous = sorted(p for p in output_dir.glob("*") if (p / "run.json").is_file())
+        previous = sorted(p for p in output_dir.glob("*") if (p / RUN_JSON).is_file())
         finished = [p for p in previous if TaskRunDir.open(p).info().get("status") == "finished"]
         action: Literal["ran", "resumed", "reused"]
         if finished:
