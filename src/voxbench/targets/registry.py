@@ -79,6 +79,7 @@ BUILTIN_PROVIDER_MODULES: tuple[str, ...] = (
     "voxbench.targets.gemini",
     "voxbench.targets.bedrock",
     "voxbench.targets.realtime.providers",
+    "voxbench.targets.agent.providers",
 )
 """Modules that register the built-in target providers on import. They must not import
 optional SDKs at module level: an SDK is imported when its provider's factory runs."""
