@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from voxbench.core.benchmark import Benchmark
@@ -278,7 +281,7 @@ def _import_class(path: str) -> type[Session]:
     assert parts is not None
     module_name, attr = parts
     try:
-        module = importlib.import_module(module_name)
+        module = _import_user_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name is not None and module_name.startswith(exc.name):
             known = ", ".join(sorted(_known_names()))
@@ -314,6 +317,27 @@ def _import_class(path: str) -> type[Session]:
             expected="a Session class that implements every abstract method",
         )
     return cls
+
+
+def _import_user_module(module_name: str) -> Any:
+    """Import a user's module; failing that, from the working directory too.
+
+    ``python -m voxbench`` puts the working directory on ``sys.path``, the installed
+    ``voxbench`` command does not (its own folder comes first instead), so ``-t agent:Agent``
+    next to ``agent.py`` found nothing. The directory is appended, never prepended: an
+    installed module of the same name still wins."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.partition(".")[0]
+        cwd = os.getcwd()
+        if exc.name != top or cwd in sys.path or "" in sys.path:
+            raise
+        if not (Path(cwd, top).is_dir() or Path(cwd, f"{top}.py").is_file()):
+            raise
+        sys.path.append(cwd)
+        importlib.invalidate_caches()
+        return importlib.import_module(module_name)
 
 
 def _import_failed(path: str, exc: Exception) -> ConfigError:

@@ -30,8 +30,8 @@ from voxbench.targets.realtime.wire import (
 )
 
 PROTOCOL = "voxbench-agent/1"
-SAMPLE_RATES = (8000, 16000, 22050, 24000, 44100, 48000)
-"""Input rates voxbench can send (it resamples to the one the agent picks)."""
+SAMPLE_RATES = (16000, 24000, 8000, 22050, 44100, 48000)
+"""Input rates voxbench offers, preferred first (it resamples to whichever the agent picks)."""
 TurnDetection = Literal["client", "agent"]
 """``client``: voxbench sends ``user.turn_end``; ``agent``: the agent's own VAD decides."""
 AudioTransport = Literal["binary", "base64"]
