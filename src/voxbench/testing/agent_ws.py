@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from http import HTTPStatus
 from typing import Any, Literal
 
@@ -45,6 +45,9 @@ from voxbench.testing.realtime_common import (
 )
 from voxbench.testing.scripts import Fault, Script, ScriptCall
 
+ToolClient = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""The benchmark tool's name and arguments → its result, for an agent that owns its tools."""
+
 _CLOSES = {"server_error": (1011, "internal error"), "unauthorized": (1008, "unauthorized")}
 
 
@@ -63,6 +66,7 @@ class FakeAgentServer(WebsocketFake):
         turn_detection: Literal["client", "agent"] | None = None,
         audio_transport: Literal["binary", "base64"] = "binary",
         vad_silence_ms: int = 1000,
+        tool_client: ToolClient | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(script, faults=faults, **kwargs)
@@ -72,6 +76,9 @@ class FakeAgentServer(WebsocketFake):
         """What the agent uses; None: what voxbench asks for (``client`` if it asks nothing)."""
         self.audio_transport = audio_transport
         self.vad_silence_ms = vad_silence_ms
+        self.tool_client = tool_client
+        """Set: the agent owns its tools and runs each call through it (e.g. an HTTP or MCP
+        client of ``voxbench tools serve``) instead of sending ``tool.call``."""
         """Silence that ends a user turn under agent turn detection (the smoke benchmark's
         speech pauses for up to 500 ms inside a turn)."""
         self.starts: list[ev.SessionStart] = []
@@ -247,7 +254,18 @@ class _AgentConnection:
         drop = "drop" in faults
         if reply.text:
             await self.speak(reply.text, t0, spoken=spoken, drop=drop)
-        made: dict[str, ScriptCall] = {}
+        while reply.calls and self.server.tool_client is not None:
+            # The agent owns its tools: it calls them itself (over a tool server), then
+            # goes on with the results, all in one response.
+            made = {self.server.new_id("call"): call for call in reply.calls}
+            self.conversation.assistant("", made)
+            for call_id, call in made.items():
+                result = await self.server.tool_client(call.name, dict(call.arguments))
+                self.conversation.result(call_id, result)
+            reply = self.conversation.reply([])
+            if reply.text:
+                await self.speak(reply.text, t0, spoken=spoken, drop=False)
+        made = {}
         for call in reply.calls:
             call_id = self.server.new_id("call")
             made[call_id] = call
