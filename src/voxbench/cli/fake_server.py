@@ -94,6 +94,14 @@ register_fake_server(
 )
 register_fake_server(
     FakeServerKind(
+        "websocket",
+        "A voice agent speaking the voxbench agent protocol (docs/agent-protocol.md) at /agent",
+        "voxbench.testing.agent_ws:FakeAgentServer",
+        "voxbench run smoke --target websocket/{url}",
+    )
+)
+register_fake_server(
+    FakeServerKind(
         "bedrock",
         "Amazon Bedrock runtime: /model/<id>/converse-stream (AWS event stream) and /converse",
         "voxbench.testing.bedrock_http:FakeBedrockServer",

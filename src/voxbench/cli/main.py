@@ -13,6 +13,7 @@ from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
 from voxbench.cli.fdb import app as fdb_app
 from voxbench.cli.synth import synth_command
+from voxbench.cli.tools import app as tools_app
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
 
@@ -36,6 +37,7 @@ app.add_typer(bench.app, name="bench")
 app.add_typer(fdb_app, name="fdb")
 app.add_typer(importing.app, name="import")
 app.add_typer(tasks.app, name="tasks")
+app.add_typer(tools_app, name="tools")
 
 
 def _version(value: bool) -> None:

@@ -42,6 +42,7 @@ async def run_with_served_tools(
     transport: Transport,
     port: int = 0,
     mapping_file: Path | None = None,
+    bridge: ToolBridge | None = None,
     agent_owns_prompt: bool = False,
     run_path: Path | None = None,
     on_ready: Callable[[str], None] | None = None,
@@ -50,10 +51,11 @@ async def run_with_served_tools(
     """Serve the benchmark's tools, then run it against ``config.target``; the run directory.
 
     The server is up (``on_ready`` gets its URL) before the first session opens, and every
-    call it gets during the run is recorded on the run's turn like an in-process call."""
+    call it gets during the run is recorded on the run's turn like an in-process call.
+    ``bridge`` (from ``build_bridge``, validated beforehand) wins over ``mapping_file``."""
     check_run_credentials(config)
     benchmark = load_benchmark(config.benchmark)
-    bridge = build_bridge(config, mapping_file)
+    bridge = bridge or build_bridge(config, mapping_file)
     factory = resolve_target(
         config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
