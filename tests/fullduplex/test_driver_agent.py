@@ -46,3 +46,24 @@ async def test_fdb_sample_through_the_agent_protocol(
         assert stream["server_speech_stopped"]
         assert first["first_audio"] > corpus_times["v1_0/candor_turn_taking/1"]["turn_end"]
     assert (tmp_path / "1" / "output.wav").is_file()
+
+
+@pytest.mark.slow
+async def test_fdb_sample_through_a_twilio_stream(
+    mini_corpus: Path, corpus_times: dict, tmp_path: Path
+) -> None:
+    from voxbench.testing.twilio_bot import FakeTwilioBot
+
+    subset = mini_corpus / "v1_0" / "candor_turn_taking"
+    async with FakeTwilioBot(_Answer(), ttfb_ms=200, vad_silence_ms=600) as bot:
+        name = f"twilio-stream/{bot.url}"
+        report = await drive_corpus(
+            subset, resolve_target(name), name, out_dir=tmp_path, opts=StreamOptions()
+        )
+    assert report.failed == {}, report.failed
+    stream = json.loads((tmp_path / "1" / "voxbench_fdb.json").read_text())["streams"][0]
+    # The bot's own VAD decides; the call's 8 kHz answer lands after the user's turn.
+    assert stream["turn_detection"] == "server" and stream["end_of_turn_sent"] == []
+    first = stream["responses"][0]
+    assert first["first_audio"] > corpus_times["v1_0/candor_turn_taking/1"]["turn_end"]
+    assert bot.starts and bot.media_in > 0 and bot.stops == 1

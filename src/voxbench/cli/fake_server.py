@@ -102,6 +102,14 @@ register_fake_server(
 )
 register_fake_server(
     FakeServerKind(
+        "twilio-stream",
+        "A telephony bot serving Twilio Media Streams (μ-law 8 kHz) at /media",
+        "voxbench.testing.twilio_bot:FakeTwilioBot",
+        "voxbench run smoke --target twilio-stream/{url} --mode audio",
+    )
+)
+register_fake_server(
+    FakeServerKind(
         "bedrock",
         "Amazon Bedrock runtime: /model/<id>/converse-stream (AWS event stream) and /converse",
         "voxbench.testing.bedrock_http:FakeBedrockServer",

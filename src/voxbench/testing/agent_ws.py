@@ -10,6 +10,8 @@ detects (agent turn detection, with ``speech.started`` / ``speech.stopped``, bar
 answered by ``agent.interrupted``). Answers stream as ``agent.text`` pieces with binary
 PCM16 (or ``agent.audio``) chunks, calls as ``tool.call`` continued on ``tool.result``, and
 every response ends with ``turn.end``. ``session.start.history`` becomes the conversation.
+With a ``tool_client`` the agent owns its tools: it calls them through that client (an HTTP
+or MCP client of ``voxbench tools serve``) and never sends ``tool.call``.
 
 Latency: each response's first output is held until ``ttfb_ms`` after its trigger (the
 ``user.turn_end``, the detected end of speech or the last ``tool.result``); the measured

@@ -1,4 +1,5 @@
-"""Registers the agent targets: ``websocket/<url>``. Adapters are imported when chosen."""
+"""Registers the agent targets: ``websocket/<url>`` and ``twilio-stream/<url>``. Adapters are
+imported when chosen."""
 
 from __future__ import annotations
 
@@ -18,6 +19,23 @@ register_provider(
         factory=_websocket,
         description="your own agent speaking the voxbench agent protocol "
         "(docs/agent-protocol.md): websocket/ws://HOST:PORT/PATH",
+        kind="realtime",
+    )
+)
+
+
+def _twilio(context: TargetContext) -> Session:
+    from voxbench.targets.agent.twilio import TwilioStreamSession
+
+    return TwilioStreamSession(context.model, base_url=context.base_url, options=context.options)
+
+
+register_provider(
+    TargetProvider(
+        name="twilio-stream",
+        factory=_twilio,
+        description="a telephony bot serving Twilio Media Streams (μ-law 8 kHz), with voxbench "
+        "as Twilio: twilio-stream/wss://HOST/PATH",
         kind="realtime",
     )
 )
