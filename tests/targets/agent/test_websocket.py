@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
+from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError, ProviderError
 from voxbench.core.events import (
@@ -16,7 +18,11 @@ from voxbench.core.events import (
     ToolCallRequested,
     TurnComplete,
 )
+from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import SessionSetup
+from voxbench.evaluation import evaluate_run
+from voxbench.runner.config import RunConfig
+from voxbench.runner.launch import run_conversation
 from voxbench.targets.agent.websocket import AgentWebsocketSession
 from voxbench.targets.registry import canonical_name, resolve_target
 from voxbench.testing.agent_ws import FakeAgentServer
@@ -177,3 +183,13 @@ async def test_an_agent_error_message_is_recorded(smoke: Benchmark) -> None:
         await session.close()
     errors = [e for e in seen if isinstance(e, TargetError)]
     assert errors[0].category == "agent" and "too many requests" in errors[0].message
+
+
+async def test_conference_scores_perfectly_through_the_protocol(tmp_path: Path) -> None:
+    conference = load_benchmark("conference")
+    async with FakeAgentServer(GoldenScript(conference)) as server:
+        config = RunConfig(benchmark="conference", target=target(server), runs_dir=tmp_path)
+        path = await run_conversation(config)
+    result = await asyncio.to_thread(evaluate_run, path)
+    assert_perfect(RunDirectory.open_existing(path), result.card, result.judgments)
+    assert len(server.starts) == 1 and len(result.records) == len(conference.turns)
