@@ -19,6 +19,7 @@ from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import SessionSetup
 from voxbench.evaluation import evaluate_run
 from voxbench.runner.config import RunConfig
+from voxbench.runner.launch import run_conversation
 from voxbench.targets.agent import twilio_events as tw
 from voxbench.targets.agent.twilio import TwilioStreamSession
 from voxbench.testing.scripts import GoldenScript, ListScript, Reply
@@ -160,3 +161,24 @@ async def test_text_mode_and_a_dropped_call() -> None:
                 break
         await session.close()
     assert seen[-1].fatal and seen[-1].category == "connectivity"
+
+
+@pytest.mark.slow
+async def test_a_call_dropped_mid_answer_is_placed_again(tmp_path: Path, smoke: Benchmark) -> None:
+    # The bot cuts the stream after the first chunk of its first answer: the runner records
+    # the drop, places a new call (a fresh stream, new ids) and the turn completes there.
+    async with FakeTwilioBot(GoldenScript(smoke), faults=["drop@1"]) as bot:
+        config = RunConfig(
+            benchmark="smoke",
+            target=f"twilio-stream/{bot.url}",
+            runs_dir=tmp_path,
+            mode="audio",
+            heard_asr="none",
+            only_turns="0",
+            turn_timeout=60.0,
+        )
+        path = await run_conversation(config)
+    (record,) = RunDirectory.open_existing(path).turns()
+    assert record.status == "ok" and record.reconnected, record.errors
+    assert len(bot.starts) == 2
+    assert bot.starts[0].streamSid != bot.starts[1].streamSid
