@@ -9,8 +9,10 @@ A minimal endpoint (its own process, so its CPU is not the client's) answers eve
   cache key, decoding, soxr resampling 22.05 → 16 kHz, WAV + base64 encoding, the cache,
   retries policy, WER scoring, records.jsonl, scores with bootstrap intervals, report.
 
-It prints throughput / ideal (C / L) and throughput / the minimal client. Figures, not
-assertions: the machine's load moves them.
+It prints throughput / ideal (C / L) and throughput / the minimal client, and each client's
+CPU time on its event loop's thread per record (``time.thread_time``): on a busy machine the
+throughputs follow the share of the cores each run got, while the CPU per record still says
+where a CPU-bound client would stand (``minimal cpu / ours cpu``). Figures, not assertions.
 
     python bench/tasks_throughput.py [--points 8:200,32:200,64:50,256:50]
 """
@@ -86,7 +88,7 @@ def _make_dataset(folder: Path, records: int) -> None:
             )
 
 
-async def _minimal(url: str, concurrency: int, records: int, wav: bytes) -> float:
+async def _minimal(url: str, concurrency: int, records: int, wav: bytes) -> tuple[float, float]:
     import httpx
 
     body = json.dumps(
@@ -128,15 +130,16 @@ async def _minimal(url: str, concurrency: int, records: int, wav: bytes) -> floa
             )
             response.json()
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.thread_time()
     await asyncio.gather(*(worker(i) for i in range(concurrency)))
     rate = records / (time.perf_counter() - started)
+    cpu_ms = 1000 * (time.thread_time() - cpu) / records
     for client in clients:
         await client.aclose()
-    return rate
+    return rate, cpu_ms
 
 
-def _ours(url: str, concurrency: int, root: Path, data: Path) -> tuple[float, int]:
+def _ours(url: str, concurrency: int, root: Path, data: Path) -> tuple[float, float, int]:
     from voxbench.tasks.config import parse_config
     from voxbench.tasks.run import run_tasks
 
@@ -149,11 +152,12 @@ def _ours(url: str, concurrency: int, root: Path, data: Path) -> tuple[float, in
         f"models: [{{name: q, model: openai-compatible/q, base_url: '{url}', max_concurrency: {concurrency}, retries: 0}}]\n"
         f"tasks: [bench_asr]\ntasks_dirs: ['{root / 'tasks'}']\noutput_dir: '{root / 'runs' / str(time.time_ns())}'\n"
     )
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.thread_time()
     result = run_tasks(parse_config(text, file=None), text)
     seconds = time.perf_counter() - started
     answered = result.scores["tasks"]["bench_asr"]["q"]["answered"]
-    return answered / seconds, result.scores["tasks"]["bench_asr"]["q"]["errors"]
+    cpu_ms = 1000 * (time.thread_time() - cpu) / max(1, answered)
+    return answered / seconds, cpu_ms, result.scores["tasks"]["bench_asr"]["q"]["errors"]
 
 
 def main() -> None:
@@ -169,7 +173,8 @@ def main() -> None:
         return
     points = [tuple(int(x) for x in p.split(":")) for p in args.points.split(",")]
     print(
-        f"{'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'minimal/s':>10} {'ours/s':>8} {'ours/ideal':>10} {'ours/minimal':>12} errors"
+        f"{'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'minimal/s':>10} {'ours/s':>8} {'ours/ideal':>10} {'ours/minimal':>12}"
+        f" {'min cpu ms':>10} {'our cpu ms':>10} {'cpu ratio':>9} errors"
     )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -186,11 +191,12 @@ def main() -> None:
                 data = root / f"data_{concurrency}_{latency_ms}"
                 _make_dataset(data, records)
                 wav = (data / "c0.wav").read_bytes()
-                minimal = asyncio.run(_minimal(url, concurrency, records, wav))
-                ours, errors = _ours(url, concurrency, root, data)
+                minimal, minimal_cpu = asyncio.run(_minimal(url, concurrency, records, wav))
+                ours, ours_cpu, errors = _ours(url, concurrency, root, data)
                 print(
                     f"{concurrency:>4} {latency_ms:>5} {records:>5} {ideal:>8.0f} {minimal:>10.1f} {ours:>8.1f} "
-                    f"{ours / ideal:>10.2f} {ours / minimal:>12.2f} {errors}",
+                    f"{ours / ideal:>10.2f} {ours / minimal:>12.2f} {minimal_cpu:>10.3f} {ours_cpu:>10.3f}"
+                    f" {minimal_cpu / ours_cpu:>9.2f} {errors}",
                     flush=True,
                 )
             finally:

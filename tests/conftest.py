@@ -29,6 +29,9 @@ def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in _SECRET_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("VOXBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    # Finished runs are indexed into this test's own results store, never one shared by
+    # tests (an FDB scoring's default store is two levels above the scored directory).
+    monkeypatch.setenv("VOXBENCH_STORE", str(tmp_path / "cache" / "voxbench.db"))
     monkeypatch.chdir(tmp_path)
 
 
@@ -40,8 +43,18 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(conversation, "BACKOFF_BASE", 0.0)
 
 
+@pytest.fixture(scope="session")
+def sdk_models_loaded() -> None:
+    """The SDK type models, imported and built once per session (see ``warm_up``)."""
+    from tests.conformance.sdk_models import warm_up
+
+    warm_up()
+
+
 @pytest.fixture(autouse=True)
-def sdk_conformance(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+def sdk_conformance(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, sdk_models_loaded: None
+):
     """Every message a fake server receives or sends is checked with the official SDK's model.
 
     A test that makes a fake break the protocol on purpose is marked ``wire_nonconforming``.

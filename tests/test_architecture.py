@@ -25,6 +25,7 @@ ROOMS = (
     "evaluation",
     "fullduplex",
     "tasks",
+    "viewer",
     "testing",
     "cli",
 )

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from voxbench.audio.wav import Audio, concatenate, read_wav, write_wav
+from voxbench.audio.wav import Audio, concatenate, read_wav, read_wav_span, write_wav
 from voxbench.core.errors import AudioError
 
 RATES = (8000, 16000, 22050, 24000, 44100, 48000)
@@ -183,3 +183,17 @@ def test_write_wav_is_atomic_and_rejects_bad_subtype(tmp_path):
         write_wav(path, tone(16000), subtype="NOPE")
     assert read_wav(path).frames == 4000  # the old file survives a failed write
     assert [p.name for p in path.parent.iterdir()] == ["x.wav"]
+
+
+def test_read_wav_span_decodes_only_the_part_asked_for(tmp_path: Path) -> None:
+    rate = 24_000
+    t = np.arange(rate * 3) / rate
+    stereo = np.stack([np.sin(2 * np.pi * 220 * t), np.sin(2 * np.pi * 330 * t)], axis=1) * 0.5
+    write_wav(tmp_path / "x.wav", Audio(stereo, rate))
+    whole = read_wav(tmp_path / "x.wav")
+    part = read_wav_span(tmp_path / "x.wav", 1.25, 2.5)
+    assert part.sample_rate == rate and part.channels == 2
+    np.testing.assert_array_equal(part.samples, whole.slice(1.25, 2.5).samples)
+    # Past the end it stops at the last frame; before the start it starts at the first.
+    assert read_wav_span(tmp_path / "x.wav", 2.5, 9.0).frames == whole.slice(2.5).frames
+    assert read_wav_span(tmp_path / "x.wav", -1.0, 0.5).frames == rate // 2

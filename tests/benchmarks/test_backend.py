@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxbench.benchmarks.backend import BackendSpec, ToolBackend, state_matches
+from voxbench.benchmarks.backend import BackendSpec, HarnessOptions, ToolBackend, state_matches
 from voxbench.benchmarks.loader import load_benchmark
 
 
@@ -156,3 +156,73 @@ def test_canned_engine_matches_by_call_then_order() -> None:
     assert b.call("reg", {"id": "B"})[0]["error"] == "FULL"
     b.begin_turn("6")
     assert b.call("reg", {"id": "C"})[0] == {"status": "success"}
+
+
+# -- harness options: voxbench's rules and upstream's ---------------------------------
+
+FULL_1 = {"status": "error", "error_code": "SESSION_FULL", "message": "Session S1 is at capacity"}
+FULL_3 = {"status": "error", "error_code": "SESSION_FULL", "message": "Session S3 is at capacity"}
+BROKEN = {"status": "error", "error_code": "INTERNAL_ERROR", "message": "could not be processed"}
+
+
+def _cascade(harness: HarnessOptions) -> ToolBackend:
+    """Turn "38": two registrations, both full; turn "40": one that fails once."""
+    reg = {"name": "reg", "args": {"name": "Jo", "session_id": "S1"}}
+    spec = BackendSpec.model_validate(
+        {
+            "engine": "canned",
+            "canned": {
+                "38": [
+                    {"call": reg, "result": FULL_1},
+                    {"call": {**reg, "args": {"name": "Jo", "session_id": "S3"}}, "result": FULL_3},
+                ],
+                "40": [{"call": {**reg, "args": {"session_id": "S5"}}, "result": BROKEN}],
+                "41": [{"result": {"status": "success", "note": "single"}, "every_call": True}],
+            },
+        }
+    )
+    return ToolBackend(spec, {"reg"}, harness=harness)
+
+
+def test_voxbench_harness_replays_a_retried_calls_own_result() -> None:
+    b = _cascade(HarnessOptions())
+    b.begin_turn("38")
+    assert b.call("reg", {"name": "Jo", "session_id": "S1"}) == (FULL_1, False)
+    # The retry gets S1's answer again, never S3's "at capacity" written for another call.
+    assert b.call("reg", {"name": "Jo", "session_id": "S1"}) == (FULL_1, False)
+    assert b.call("reg", {"name": "Jo", "session_id": "S3"}) == (FULL_3, False)
+    b.begin_turn("40")
+    assert b.call("reg", {"name": "Jo", "session_id": "S5"})[0] == BROKEN
+    assert b.call("reg", {"name": "Jo", "session_id": "S5"})[0] == BROKEN  # no silent success
+
+
+def test_upstream_harness_skips_repeats_and_hands_results_out_in_order() -> None:
+    b = _cascade(HarnessOptions(duplicate_calls="skip", canned_results="in_order"))
+    b.begin_turn("38")
+    assert b.call("reg", {"name": "Jo", "session_id": "S1"}) == (FULL_1, False)
+    # ConversationBench: a repeat of a call made in the turn, failed or not, is skipped.
+    assert b.call("reg", {"name": "Jo", "session_id": "S1"}) == (
+        {"status": "duplicate_skipped"},
+        True,
+    )
+    # The same arguments in another order are another call to upstream (it keys on the
+    # arguments as sent): it takes the next listed result.
+    assert b.call("reg", {"session_id": "S1", "name": "Jo"}) == (FULL_3, False)
+    # Past the end of the list: a plain success.
+    assert b.call("reg", {"name": "Jo", "session_id": "S9"}) == ({"status": "success"}, False)
+    b.begin_turn("40")
+    assert b.call("reg", {"name": "Jo", "session_id": "S5"})[0] == BROKEN
+    assert b.call("reg", {"name": "Jo", "session_id": "S5"})[0] == {"status": "duplicate_skipped"}
+    assert b.call("reg", {"name": "Jo ", "session_id": "S5"})[0] == {"status": "success"}
+    b.begin_turn("41")  # a single upstream value answers every call
+    assert b.call("reg", {"session_id": "A"})[0]["note"] == "single"
+    assert b.call("reg", {"session_id": "B"})[0]["note"] == "single"
+    b.forget_duplicates()  # a nudge: earlier calls are no longer repeats
+    assert b.call("reg", {"session_id": "A"}) == ({"status": "success", "note": "single"}, False)
+
+
+def test_aiewf_harness_answers_every_call_with_success() -> None:
+    b = _cascade(HarnessOptions(duplicate_calls="skip", canned_results="success"))
+    b.begin_turn("38")
+    assert b.call("reg", {"name": "Jo", "session_id": "S1"}) == ({"status": "success"}, False)
+    assert b.call("reg", {"name": "Jo", "session_id": "S1"})[1] is True

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from voxbench.benchmarks.backend import BackendSpec, ToolBackend
+from voxbench.benchmarks.backend import BackendSpec, HarnessOptions, ToolBackend
 from voxbench.benchmarks.consistency import consistency_problems
 from voxbench.benchmarks.importers import (
     UpstreamFormatError,
@@ -75,6 +75,16 @@ def aiewf_checkout(tmp_path: Path) -> Path:
     for i in range(5):
         streaming_wav(src / SHARED / "audio" / f"turn_{i:03d}.wav", 0.2)
     return src
+
+
+AIEWF_SHA = "9526aac" + "1" * 33
+
+
+def fake_git_head(src: Path, sha: str) -> None:
+    git = src / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "refs" / "heads" / "main").write_text(sha + "\n")
 
 
 # -- ConversationBench ----------------------------------------------------------------
@@ -194,13 +204,20 @@ def test_the_checkouts_own_category_table_wins(cb_checkout: Path, tmp_path: Path
 
 def test_canned_results_follow_the_call_not_the_order(cb_checkout: Path, tmp_path: Path):
     bench = load_benchmark(import_conversation_bench(cb_checkout, tmp_path / "cb").out_dir)
-    backend = ToolBackend(BackendSpec.model_validate(bench.backend), {t.name for t in bench.tools})
+    spec = BackendSpec.model_validate(bench.backend)
+    # voxbench's own harness: calls in the reverse of the golden order get their own results.
+    backend = ToolBackend(spec, {t.name for t in bench.tools}, harness=HarnessOptions())
     backend.begin_turn("2")
-    # Calls in the reverse of the golden order still get their own results.
     later, _ = backend.call("register_for_session", {"name": "lena ortiz", "session_id": "731206"})
     full, _ = backend.call("register_for_session", {"name": "Lena Ortiz", "session_id": "731205"})
     assert later == {"status": "success"}
     assert full["error_code"] == "SESSION_FULL"
+    # The package's own (upstream's) harness hands them out in call order.
+    assert spec.harness.upstream == "conversation-bench"
+    upstream = ToolBackend(spec, {t.name for t in bench.tools})
+    upstream.begin_turn("2")
+    first, _ = upstream.call("register_for_session", {"name": "Lena", "session_id": "731206"})
+    assert first["error_code"] == "SESSION_FULL"
     backend.begin_turn("5")
     assert not backend.snapshot()["ended"]
     backend.call("end_session", {})
@@ -221,10 +238,11 @@ def test_oracle_scores_full_marks_on_the_imported_conversation_bench(
 
 def test_aiewf_imports_the_default_variant(aiewf_checkout: Path, tmp_path: Path):
     assert aiewf_variants(aiewf_checkout) == ["aiwf_long_context", "aiwf_medium_context"]
-    result = import_aiewf(aiewf_checkout, tmp_path / "ae")
+    fake_git_head(aiewf_checkout, AIEWF_SHA)
+    result = import_aiewf(aiewf_checkout, tmp_path / "ae", variant="aiwf_long_context")
     bench = load_benchmark(result.out_dir)
     assert validate_benchmark(result.out_dir) == []
-    assert bench.id == "aiwf_long_context" and result.upstream_commit is None
+    assert bench.id == "aiwf_long_context" and result.upstream_commit == AIEWF_SHA
     assert bench.current_date == "2025-04-13"  # from an f-string of module constants
     assert [t.name for t in bench.tools] == [
         "end_session",
@@ -248,9 +266,9 @@ def test_aiewf_imports_the_default_variant(aiewf_checkout: Path, tmp_path: Path)
 def test_aiewf_variant_option_picks_its_prompt_and_knowledge_base(
     aiewf_checkout: Path, tmp_path: Path
 ):
-    result = import_aiewf(aiewf_checkout, tmp_path / "am", variant="aiwf_medium_context")
+    result = import_aiewf(aiewf_checkout, tmp_path / "am", upstream_commit=AIEWF_SHA)
     bench = load_benchmark(result.out_dir)
-    assert bench.id == "aiwf_medium_context"
+    assert bench.id == "aiwf_medium_context"  # the default: upstream's published table
     assert bench.current_date == "2025-04-13"  # ISO date in the prompt
     assert "(medium context)" in bench.knowledge_base
     # `+ load_kb()`: a loader recognised by the path its body reads, never called.
@@ -284,12 +302,35 @@ def test_cli_imports_both_and_the_result_validates(
     )
     assert forced.exit_code == 0, forced.output
 
+    # An exported tree (no .git) must say which upstream commit it is.
+    refused = runner.invoke(app, ["import", "aiewf", str(aiewf_checkout)])
+    assert isinstance(refused.exception, UpstreamFormatError)
+    assert "--upstream-commit" in str(refused.exception)
+    assert not Path("imported/aiwf_medium_context").exists()
+    bad = runner.invoke(app, ["import", "aiewf", str(aiewf_checkout), "--upstream-commit", "main"])
+    assert "not a commit id" in str(bad.exception)
+
     result = runner.invoke(
-        app, ["import", "aiewf", str(aiewf_checkout), "--variant", "aiwf_medium_context"]
+        app, ["import", "aiewf", str(aiewf_checkout), "--upstream-commit", AIEWF_SHA]
     )
     assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "variant: aiwf_medium_context (default: the variant of upstream's published" in said
+    assert f"upstream commit {AIEWF_SHA[:12]}" in said
+    assert "harness: aiewf (duplicate_calls=skip, canned_results=success, nudge=True," in said
     # The default destination is ./imported/<variant> (tests run in tmp_path).
     assert runner.invoke(app, ["bench", "validate", "imported/aiwf_medium_context"]).exit_code == 0
+    bench = load_benchmark(Path("imported/aiwf_medium_context"))
+    assert bench.version == f"upstream-{AIEWF_SHA[:12]}" and AIEWF_SHA in bench.description
+    assert BackendSpec.model_validate(bench.backend).harness.nudge is True
+
+
+def test_upstream_commit_must_agree_with_the_checkout(cb_checkout: Path, tmp_path: Path):
+    sha = "d1c336e" + "0" * 33
+    short = import_conversation_bench(cb_checkout, tmp_path / "a", upstream_commit="D1C336E")
+    assert short.upstream_commit == sha  # the checkout's full id is kept
+    with pytest.raises(UpstreamFormatError, match="differs from the checkout's own commit"):
+        import_conversation_bench(cb_checkout, tmp_path / "b", upstream_commit="abcdef0")
 
 
 def test_cli_current_date_option_overrides_and_supplies_the_date(cb_checkout: Path, tmp_path: Path):

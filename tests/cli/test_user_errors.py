@@ -24,7 +24,7 @@ def assert_user_error(code: int, out: str, *words: str) -> None:
 # -- defect 5: tracebacks on user mistakes --------------------------------------------------
 
 
-@pytest.mark.parametrize("what", ["foo", "pipelines"])
+@pytest.mark.parametrize("what", ["foo", "pipeline"])
 def test_list_of_an_unknown_kind_is_a_usage_error(monkeypatch, capsys, what: str) -> None:
     code, out = voxbench(monkeypatch, capsys, "list", what)
     assert_user_error(code, out, f"No such command '{what}'")

@@ -12,6 +12,7 @@ keys). ``unknown_fields`` therefore compares what was sent with what the model k
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import typing
 import warnings
@@ -314,3 +315,16 @@ def check_gemini_generate_response(message: Mapping[str, Any]) -> list[str]:
     from google.genai import types
 
     return validate(_adapter(types.GenerateContentResponse), message, json=True)
+
+
+def warm_up() -> None:
+    """Import the SDKs' type modules and build their validators once, before any test runs.
+
+    Done lazily, the first check of a session imports ``anthropic`` (about a second) or
+    ``google.genai`` inside a fake server's handler, on the event loop: a test with a
+    sub-second turn timeout would then time out on its first request.
+    """
+    for name, check in sorted(globals().items()):
+        if name.startswith("check_") and callable(check):
+            with contextlib.suppress(Exception):  # an empty message is refused: that's fine
+                check({})

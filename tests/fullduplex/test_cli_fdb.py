@@ -77,10 +77,11 @@ def test_baseline_gate_fails_on_regression_only(
 def test_run_then_score(monkeypatch, capsys, mini_corpus: Path, tmp_path: Path) -> None:
     out_dir = tmp_path / "outputs"
     args = ("fdb", "run", str(mini_corpus / "v1_0"), "--target", "tests.fullduplex.tone_session:ToneSession",
-            "--virtual", "--out", str(out_dir), "--option", "delay=0.05", "-j", "2")  # fmt: skip
+            "--virtual", "--out", str(out_dir), "--option", "delay=0.05", "--concurrency", "2")  # fmt: skip
     code, out, err = voxbench(monkeypatch, capsys, *args)
     assert code == 0, out + err
     assert "completed 5" in out
+    assert "fdb · " in err and "fdb · " not in out  # the progress bar goes to stderr
     assert len(list(out_dir.rglob("output.wav"))) == 5
     code, out, err = voxbench(monkeypatch, capsys, *args)
     assert code == 0 and "already done 5" in out

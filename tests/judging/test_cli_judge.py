@@ -141,12 +141,15 @@ def test_compare_two_runs(monkeypatch, capsys, tmp_path):
     no_calls = {str(i): Act(calls=[]) for i in range(10)}
     _, _, b = asyncio.run(scripted_run(tmp_path / "b", no_calls))
     out_file = tmp_path / "cmp.json"
-    code, out = voxbench(monkeypatch, capsys, "compare", str(a), str(b), "--json", str(out_file))
+    code, out = voxbench(monkeypatch, capsys, "compare", str(a), str(b), "--out", str(out_file))
     assert code == 0, out
     assert "strict per-turn pass" in out and "exact McNemar" in out
     data = json.loads(out_file.read_text())
     tool = next(d for d in data["dimensions"] if d["dimension"] == "tool_use")
     assert (tool["only_a_passed"], tool["only_b_passed"], tool["p_value"]) == (5, 0, 0.0625)
+    # --json means what it means everywhere: the document on stdout, alone.
+    code, stdout, _ = invoke(monkeypatch, capsys, "compare", str(a), str(b), "--json")
+    assert code == 0 and json.loads(stdout) == data
 
 
 def test_run_with_judge(monkeypatch, capsys, tmp_path):

@@ -98,3 +98,117 @@ def test_parquet_files(tmp_path: Path) -> None:
                 )
             )
         )
+
+
+# -- the Hub: datasets.load_dataset, tested offline against a prepared cache and local files ----
+
+
+def prepare_hub_cache(repo_id: str, config: str, splits: dict[str, object]) -> None:
+    """Write ``repo_id``'s ``config`` into the ``datasets`` cache as a Hub download leaves it
+    (``<cache>/<org>___<name>/<config>/0.0.0/<hash>/``), built from parquet files."""
+    from datasets.packaged_modules.parquet.parquet import Parquet
+
+    folder = Path(datasets.config.HF_DATASETS_CACHE) / "_sources" / repo_id / config
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for split, table in splits.items():
+        table.to_parquet(str(folder / f"{split}.parquet"))  # type: ignore[attr-defined]
+        files[split] = [str(folder / f"{split}.parquet")]
+    builder = Parquet(
+        cache_dir=str(datasets.config.HF_DATASETS_CACHE),
+        dataset_name=repo_id.split("/")[-1],
+        repo_id=repo_id,
+        config_name=config,
+        config_id=config,
+        hash="0123456789abcdef",
+        data_files=files,
+    )
+    builder.download_and_prepare()
+
+
+@pytest.fixture
+def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty ``datasets`` cache of this test's own; the Hub off (as ``HF_HUB_OFFLINE=1``)."""
+    import huggingface_hub.constants
+
+    from voxbench.tasks.hf import load_hub_dataset
+
+    cache = tmp_path / "hf-datasets"
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    load_hub_dataset.cache_clear()
+    yield cache
+    load_hub_dataset.cache_clear()
+
+
+def _hub_spec(**dataset: object) -> TaskSpec:
+    return TaskSpec(
+        dataset=dataset,
+        columns={"reference": "sentence", "language": "locale"},
+        metrics=["wer"],
+    )
+
+
+def test_hub_dataset_offline_from_a_warm_cache(hub_cache: Path) -> None:
+    prepare_hub_cache(
+        "vox-test/tiny", "default", {"test": _dataset(), "train": _dataset().select([0])}
+    )
+    prepare_hub_cache("vox-test/tiny", "fr", {"test": _dataset().select([0, 1])})
+    spec = _hub_spec(hub="vox-test/tiny", config="default", split="test")
+    records = list(read_records(spec))
+    assert [(r.id, r.reference, r.language) for r in records] == [
+        ("x1", "un", "fr"),
+        ("x2", "deux", "fr"),
+        ("x3", "trois", "en"),
+    ]
+    assert records[2].load_audio().duration == pytest.approx(2.0)
+    assert records[0].audio.name == "vox-test/tiny#0"
+    assert dataset_fingerprint(spec).startswith("datasets:")
+    assert (
+        len(list(read_records(_hub_spec(hub="vox-test/tiny", config="default", split="train"))))
+        == 1
+    )
+    assert len(list(read_records(_hub_spec(hub="vox-test/tiny", config="fr", split="test")))) == 2
+    with pytest.raises(ConfigError, match="holds the splits test, train"):
+        list(read_records(_hub_spec(hub="vox-test/tiny", config="default")))
+    with pytest.raises(ConfigError, match="configurations in the cache: "):
+        list(read_records(_hub_spec(hub="vox-test/tiny", split="test")))
+
+
+def test_hub_dataset_offline_without_cache_is_an_error_naming_it(hub_cache: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        list(read_records(_hub_spec(hub="vox-test/absent", config="en", split="test")))
+    message = str(caught.value)
+    assert "vox-test/absent (config en)" in message and "HF_HUB_OFFLINE" in message
+    assert caught.value.field == "dataset.hub"
+
+
+def test_hub_reference_goes_to_load_dataset_with_config_split_revision(
+    tmp_path: Path, hub_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Online, ``hub:`` is what ``datasets.load_dataset`` takes: here a local folder of parquet
+    files (the same call a Hub id gets, without network)."""
+    (tmp_path / "repo" / "data").mkdir(parents=True)
+    _dataset().to_parquet(str(tmp_path / "repo" / "data" / "test-00000-of-00001.parquet"))
+    calls = []
+    real = datasets.load_dataset
+
+    def spy(path: str, name: str | None = None, **kwargs: object) -> object:
+        calls.append((path, name, kwargs))
+        return real(path, name, **{**kwargs, "revision": None})  # a folder has no revisions
+
+    monkeypatch.setattr(datasets, "load_dataset", spy)
+    spec = _hub_spec(hub=str(tmp_path / "repo"), split="test", revision="v1.0")
+    assert [r.id for r in read_records(spec)] == ["x1", "x2", "x3"]
+    dataset_fingerprint(spec)
+    assert calls == [(str(tmp_path / "repo"), None, {"split": "test", "revision": "v1.0"})]
+
+
+def test_hub_keys_are_checked() -> None:
+    with pytest.raises(ValueError, match="exactly one of builtin, path or hub"):
+        _hub_spec(hub="a/b", path="x")
+    with pytest.raises(ValueError, match="config and revision are for a hub dataset"):
+        _hub_spec(path="x", revision="main")
+    with pytest.raises(ValueError, match="format is for a dataset under path"):
+        _hub_spec(hub="a/b", format="parquet")

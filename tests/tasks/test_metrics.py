@@ -11,8 +11,9 @@ import sacrebleu
 
 from voxbench.audio.wav import Audio
 from voxbench.tasks.answers import extract_calls, extract_choice, extract_label
-from voxbench.tasks.engine import chunk_audio, join_chunks
+from voxbench.tasks.engine import join_chunks
 from voxbench.tasks.metrics import METRICS, ScoringContext, values_equal
+from voxbench.tasks.prepare import chunk_audio
 
 
 def ctx(

@@ -8,6 +8,7 @@ of the outcome the key should change.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -253,6 +254,17 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
     "dataset.path": ("", "dataset: {path: data_csv, manifest: manifest.csv}\n", "audio"),
     "dataset.manifest": ("", "dataset: {path: data, manifest: few.jsonl}\n", "ids"),
     "dataset.format": ("", "dataset: {path: hfd, format: hf_disk, split: test}\n", "ids"),
+    "dataset.hub": ("", "dataset: {hub: vox-test/tiny, config: default, split: test}\n", "ids"),
+    "dataset.config": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\n",
+        "dataset: {hub: vox-test/tiny, config: fr, split: test}\n",
+        "ids",
+    ),
+    "dataset.revision": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, revision: v2}\n",
+        "hub_loads",
+    ),
     "dataset.split": (
         "dataset: {path: hfd, format: hf_disk, split: test}\n",
         "dataset: {path: hfd, format: hf_disk, split: train}\n",
@@ -296,7 +308,7 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
 
 
 def test_every_config_key_has_a_case() -> None:
-    assert schema_paths(EvalConfig) == set(CONFIG_CASES)
+    assert schema_paths(EvalConfig) == set(CONFIG_CASES) | set(JUDGE_CASES)
 
 
 def test_every_task_key_has_a_case() -> None:
@@ -308,6 +320,8 @@ class _Observer:
         self.tmp_path = tmp_path
         self.runs = 0
         self.backoff: list[float] = []
+        self.hub_loads: list[tuple[Any, ...]] = []
+        """``datasets.load_dataset`` calls of a run (Hub datasets)."""
         real = engine_module.backoff_delay
 
         def spy(
@@ -331,6 +345,7 @@ class _Observer:
             reply=lambda r: "one two three s1",
         )
         self.backoff.clear()
+        self.hub_loads.clear()
         try:
             result = run_yaml(text, self.tmp_path, fakes)
         except ConfigError as exc:
@@ -362,6 +377,7 @@ class _Observer:
             "row_scores": sorted(repr(r["scores"]) for r in rows),
             "output": result.run.path.parent.name,
             "description": {t: v["description"] for t, v in info["tasks"].items()},
+            "hub_loads": list(self.hub_loads),
         }
         return observed[key]
 
@@ -377,6 +393,33 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
     _write_hf_dataset(mine / "hfd")
     return _Observer(tmp_path, monkeypatch)
+
+
+def _offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[Any]) -> None:
+    """The Hub off, and ``vox-test/tiny`` (configs default and fr) in a cache of the test's own."""
+    try:
+        import datasets
+        import huggingface_hub.constants
+    except ImportError:
+        return
+    from voxbench.tasks.hf import load_hub_dataset
+
+    from .test_hf import _dataset, prepare_hub_cache
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    load_hub_dataset.cache_clear()
+    table = _dataset().rename_columns({"sentence": "reference", "locale": "language"})
+    prepare_hub_cache("vox-test/tiny", "default", {"test": table})
+    prepare_hub_cache("vox-test/tiny", "fr", {"test": table.select([0, 1])})
+    real = datasets.load_dataset
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        loads.append((args, sorted(kwargs.items())))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(datasets, "load_dataset", spy)
 
 
 def _write_hf_dataset(folder: Path) -> None:
@@ -398,10 +441,14 @@ def test_config_key_is_effective(path: str, observer: _Observer) -> None:
 
 
 @pytest.mark.parametrize("path", sorted(TASK_CASES))
-def test_task_key_is_effective(path: str, observer: _Observer, tasks_dir: Path) -> None:
+def test_task_key_is_effective(
+    path: str, observer: _Observer, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b, key = TASK_CASES[path]
-    if "hf_disk" in a + b:
+    if "hf_disk" in a + b or "hub" in a + b:
         pytest.importorskip("datasets")
+    if "hub" in a + b:
+        _offline_hub(observer.tmp_path, monkeypatch, observer.hub_loads)
     outcomes = []
     for extra in (a, b):
         if "dataset:" in extra:
@@ -413,3 +460,92 @@ def test_task_key_is_effective(path: str, observer: _Observer, tasks_dir: Path) 
         (tasks_dir / "mine" / "probe.yaml").write_text(task)
         outcomes.append(observer.outcome(M + "tasks: [probe]\n", key))
     assert outcomes[0] != outcomes[1]
+
+
+# -- the judge block: each key against fake judges on the fake OpenAI-compatible server --------
+
+J = "judge: {model: openai-compatible/judge-1, base_url: '{a}', backoff_base_s: 0{extra}}\n"
+QA = "tasks: [qa]\n"
+JUDGE_CASES: dict[str, tuple[str, str, str]] = {
+    "judge": (M + QA + J, M + QA, "error"),
+    "judge.model": (M + QA + J, M + QA + J.replace("judge-1", "judge-2"), "judge_calls"),
+    "judge.base_url": (M + QA + J, M + QA + J.replace("{a}", "{b}"), "judge_calls"),
+    "judge.api_key": (
+        M + QA + J.replace("{extra}", ", api_key: k1{extra}"),
+        M + QA + J.replace("{extra}", ", api_key: k2{extra}"),
+        "judge_calls",
+    ),
+    "judge.max_concurrency": (
+        M + QA + J.replace("{extra}", ", max_concurrency: 1"),
+        M + QA + J.replace("{extra}", ", max_concurrency: 3"),
+        "judge_peak",
+    ),
+    "judge.timeout_s": (M + QA + J, M + QA + J.replace("{extra}", ", timeout_s: 0.001"), "undecided"),
+    "judge.retries": (
+        M + QA + J.replace("{extra}", ", retries: 0"),
+        M + QA + J.replace("{extra}", ", retries: 2"),
+        "undecided",
+    ),
+    "judge.backoff_base_s": (M + QA + J, M + QA + J.replace("0{extra}", "0.001"), "backoff"),
+    "judge.rubric": (
+        M + QA + J.replace("{extra}", ", rubric: Exact words only."),
+        M + QA + J.replace("{extra}", ", rubric: Meaning only."),
+        "judge_calls",
+    ),
+}  # fmt: skip
+
+
+def test_every_judge_key_has_a_case() -> None:
+    assert {p for p in schema_paths(EvalConfig) if p.split(".")[0] == "judge"} == set(JUDGE_CASES)
+
+
+def _judge_outcome(text: str, key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    from voxbench.tasks import judge as judge_module
+
+    from .fake_judge import GullibleJudge, TrackingServer
+    from .test_http import serving
+
+    backoff: list[float] = []
+    real = judge_module.backoff_delay
+
+    def spy(attempt: int, retry_after: float | None = None, *, base: float = 1.0) -> float:
+        backoff.append(base)
+        return real(attempt, retry_after, base=0.0)
+
+    monkeypatch.setattr(judge_module, "backoff_delay", spy)
+    # A fresh pair of judges per run: the first request fails (500) and one record's first
+    # reply is unusable, so retries and backoff have something to do.
+    servers = [
+        TrackingServer(GullibleJudge({"one two three": 1}), faults=["500@1"], ttfb_ms=20)
+        for _ in "ab"
+    ]
+    with serving(servers[0]) as a, serving(servers[1]) as b:
+        text = text.replace("{extra}", "").replace("{a}", a.url).replace("{b}", b.url)
+        text += f"tasks_dirs: [mytasks]\noutput_dir: out_{len(list(tmp_path.glob('out_*')))}\n"
+        try:
+            result = run_yaml(text, tmp_path, FakeEndpoints(reply=lambda r: r.reference))
+        except ConfigError as exc:
+            return type(exc).__name__ if key == "error" else pytest.fail(str(exc))
+        calls = [
+            (name, r.headers.get("authorization"), json.dumps(r.json(), sort_keys=True))
+            for name, server in (("a", a), ("b", b))
+            for r in server.requests
+        ]
+    observed = {
+        "error": None,
+        "judge_calls": sorted(calls),
+        "judge_peak": servers[0].peak,
+        "undecided": result.scores["tasks"]["qa"]["m"]["metrics"]["llm_judge"]["undecided"],
+        "backoff": backoff,
+    }
+    return observed[key]
+
+
+@pytest.mark.parametrize("path", sorted(JUDGE_CASES))
+def test_judge_key_is_effective(
+    path: str, tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tasks_dir / "mine" / "qa.yaml").write_text("extends: tiny\nmetrics: [llm_judge]\n")
+    a, b, key = JUDGE_CASES[path]
+    first = _judge_outcome(a, key, tmp_path, monkeypatch)
+    assert first != _judge_outcome(b, key, tmp_path, monkeypatch)

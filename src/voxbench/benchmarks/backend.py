@@ -20,7 +20,9 @@ Operations (``op``):
 - ``info``: read-only lookup of a session (``session``).
 
 A call identical to an earlier successful call in the same turn is a duplicate: it gets the
-same answer without acting again, and is recorded as such.
+same answer without acting again, and is recorded as such (``harness.duplicate_calls:
+replay``). Upstream harnesses answer any repeat of a call already made in the turn, failed or
+not, with ``{"status": "duplicate_skipped"}`` instead (``skip``); see ``HarnessOptions``.
 """
 
 from __future__ import annotations
@@ -99,6 +101,47 @@ class CannedResponse(_Spec):
 
     call: ExpectedCall | None = None
     result: Any = None
+    every_call: bool = False
+    """The turn's one result answers every call (upstream gave a single value, not a list)."""
+
+
+UPSTREAM_NUDGE_TEXT = "Please go ahead."
+"""The follow-up user message AIEWF's text pipeline sends when a required call is missing.
+It is a protocol string, not prose: the model reads exactly these words, so a compat run
+sends them unchanged for its numbers to be comparable."""
+
+DUPLICATE_SKIPPED = {"status": "duplicate_skipped"}
+"""What ConversationBench's and AIEWF's harnesses answer a repeated call with."""
+
+
+class HarnessOptions(_Spec):
+    """How the harness treats the agent's calls: voxbench's rules, or an upstream harness's.
+
+    Imported benchmarks declare their upstream's harness in ``backend.yaml`` (``harness:``);
+    a run can switch it off (``-o harness=voxbench``) or change one option
+    (``-o harness.nudge=false``).
+    """
+
+    upstream: str | None = None
+    """The upstream harness these options reproduce (``conversation-bench``, ``aiewf``)."""
+    duplicate_calls: Literal["replay", "skip"] = "replay"
+    """``replay``: a repeat of a successful call in the same turn gets the same answer without
+    acting again. ``skip``: any repeat of a call already made in the turn (same name, same
+    arguments as sent, in the same order), failed or not, gets ``duplicate_skipped``."""
+    canned_results: Literal["by_call", "in_order", "success"] = "by_call"
+    """``by_call``: a canned result goes to the call it was written for (a model that reorders
+    its calls meets the same results; a retry gets its own call's result again).
+    ``in_order``: the k-th distinct call of the turn gets the k-th listed result whatever it
+    is, ``{"status": "success"}`` past the end of the list (ConversationBench).
+    ``success``: every call gets ``{"status": "success"}`` (AIEWF)."""
+    nudge: bool = False
+    """Text runs: when the reply lacks a required call, send ``nudge_text`` once as a user
+    follow-up (AIEWF). The follow-up exchange is recorded apart from the turn and never
+    scored, as upstream leaves its recovery turns out of the judgment."""
+    nudge_text: str = UPSTREAM_NUDGE_TEXT
+    nudge_match: Literal["benchmark", "aiewf"] = "benchmark"
+    """How a made call is compared with a required one to decide the nudge: the benchmark's
+    own argument matchers, or AIEWF's harness rule (``upstream_matching``)."""
 
 
 class BackendSpec(_Spec):
@@ -111,7 +154,16 @@ class BackendSpec(_Spec):
     tools: dict[str, ToolBinding] = Field(default_factory=dict)
     faults: tuple[Fault, ...] = ()
     canned: dict[str, tuple[CannedResponse, ...]] = Field(default_factory=dict)
-    """Engine ``canned``: per turn id, results matched by call, else handed out in order."""
+    """Engine ``canned``: per turn id, the results (see ``HarnessOptions.canned_results``)."""
+    harness: HarnessOptions = Field(default_factory=HarnessOptions)
+
+
+def choose_harness(
+    declared: HarnessOptions, which: str = "benchmark", overrides: dict[str, Any] | None = None
+) -> HarnessOptions:
+    """The harness a run uses: the benchmark's own (or voxbench's), with single options set."""
+    base = declared if which == "benchmark" else HarnessOptions()
+    return HarnessOptions.model_validate({**base.model_dump(), **(overrides or {})})
 
 
 def _ok(**fields: Any) -> dict[str, Any]:
@@ -130,8 +182,14 @@ def _call_key(name: str, args: dict[str, Any]) -> str:
 class ToolBackend:
     """Executes tool calls against the simulated world and keeps its state."""
 
-    def __init__(self, spec: BackendSpec, tool_names: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        spec: BackendSpec,
+        tool_names: set[str] | None = None,
+        harness: HarnessOptions | None = None,
+    ) -> None:
         self.spec = spec
+        self.harness = harness if harness is not None else spec.harness
         self.tool_names = tool_names if tool_names is not None else set(spec.tools)
         self.turn: str | None = None
         self._state: dict[str, Any] = {
@@ -146,7 +204,9 @@ class ToolBackend:
             "extra_registered": {},
         }
         self._turn_calls: dict[str, Any] = {}
+        self._calls_made: set[str] = set()
         self._canned_used: set[int] = set()
+        self._canned_next = 0
 
     # -- state -------------------------------------------------------------------------
 
@@ -154,7 +214,16 @@ class ToolBackend:
         """Start a new turn: duplicate detection and canned results are per turn."""
         self.turn = turn_id
         self._turn_calls = {}
+        self._calls_made = set()
         self._canned_used = set()
+        self._canned_next = 0
+
+    def forget_duplicates(self) -> None:
+        """A new attempt within the turn (a nudge): earlier calls are no longer repeats.
+
+        Canned results already handed out stay handed out, as upstream's index does."""
+        self._turn_calls = {}
+        self._calls_made = set()
 
     def export_state(self) -> dict[str, Any]:
         """Everything needed to restore the backend (saved with each turn for resume)."""
@@ -187,6 +256,13 @@ class ToolBackend:
 
     def call(self, name: str, args: dict[str, Any]) -> tuple[Any, bool]:
         """Execute one call; returns ``(result, is_duplicate)``."""
+        if self.harness.duplicate_calls == "skip":
+            # Upstream keys a call by its name and its arguments exactly as sent.
+            sent = name + repr(args)
+            if sent in self._calls_made:
+                return dict(DUPLICATE_SKIPPED), True
+            self._calls_made.add(sent)
+            return self._execute(name, args), False
         key = _call_key(name, args)
         if key in self._turn_calls:
             return copy.deepcopy(self._turn_calls[key]), True
@@ -404,12 +480,28 @@ class ToolBackend:
 
     def _canned(self, name: str, args: dict[str, Any]) -> Any:
         entries = self.spec.canned.get(self.turn or "", ())
-        for i, entry in enumerate(entries):
-            if i in self._canned_used or entry.call is None or entry.call.name != name:
-                continue
-            if args_match(entry.call, args):
+        rule = self.harness.canned_results
+        if rule == "success" or not entries:
+            return _ok()
+        shared = next((e for e in entries if e.every_call), None)
+        if shared is not None:
+            return copy.deepcopy(shared.result)
+        if rule == "in_order":
+            k, self._canned_next = self._canned_next, self._canned_next + 1
+            return copy.deepcopy(entries[k].result) if k < len(entries) else _ok()
+        matching = [
+            i
+            for i, e in enumerate(entries)
+            if e.call is not None and e.call.name == name and args_match(e.call, args)
+        ]
+        for i in matching:
+            if i not in self._canned_used:
                 self._canned_used.add(i)
-                return copy.deepcopy(entry.result)
+                return copy.deepcopy(entries[i].result)
+        if matching:
+            # A retry of a call already answered gets its own result again, not the next
+            # unused result (which was written for another call).
+            return copy.deepcopy(entries[matching[0]].result)
         for i, entry in enumerate(entries):
             if i not in self._canned_used and (entry.call is None or entry.call.name == name):
                 self._canned_used.add(i)
@@ -450,10 +542,14 @@ def _diff_list(where: str, want: list[Any], have: list[Any]) -> list[str]:
 
 
 __all__ = [
+    "DUPLICATE_SKIPPED",
+    "UPSTREAM_NUDGE_TEXT",
     "BackendSpec",
     "BookableSession",
     "Fault",
+    "HarnessOptions",
     "ToolBackend",
     "ToolBinding",
+    "choose_harness",
     "state_matches",
 ]

@@ -9,7 +9,9 @@ import typer
 from rich.markup import escape
 
 from voxbench.cli.console import make_console
+from voxbench.core.rundir import write_text_atomic
 from voxbench.evaluation import load_or_evaluate
+from voxbench.report.html import render_compare_html
 from voxbench.report.terminal import comparison_table
 from voxbench.scoring.compare import compare_runs
 
@@ -19,8 +21,18 @@ console = make_console()
 def compare_command(
     run_a: Path = typer.Argument(..., help="The reference run directory (A)."),
     run_b: Path = typer.Argument(..., help="The run to compare with it (B)."),
-    json_out: Path = typer.Option(
-        None, "--json", help="Also write the comparison as JSON to this file."
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the comparison as JSON on stdout instead of the table."
+    ),
+    out: Path = typer.Option(None, "--out", help="Also write the comparison as JSON to this file."),
+    html_out: Path = typer.Option(
+        None,
+        "--html",
+        help="Also write the comparison as one self-contained HTML page to this file "
+        "(side-by-side turns with players, deltas, latency distributions).",
+    ),
+    embed_audio: bool = typer.Option(
+        False, "--embed-audio", help="With --html: put the audio into the page."
     ),
 ) -> None:
     """Per-dimension pass rates of B against A, paired by turn (exact McNemar test).
@@ -30,15 +42,28 @@ def compare_command(
     """
     a, b = load_or_evaluate(run_a), load_or_evaluate(run_b)
     comparison = compare_runs(a.card, a.records, a.judgments, b.card, b.records, b.judgments)
-    console.print(comparison_table(comparison))
+    document = json.dumps(comparison.model_dump(mode="json"), indent=2) + "\n"
+    if as_json:
+        print(document, end="")
+    else:
+        console.print(comparison_table(comparison))
     judges_a = sorted(set(a.card.judges))
     judges_b = sorted(set(b.card.judges))
     if judges_a != judges_b:
-        console.print(
+        # With --json, stdout carries only the JSON document.
+        make_console(stderr=as_json).print(
             "[yellow]note:[/yellow] the runs were judged by different judges "
             f"({escape(', '.join(judges_a))} vs {escape(', '.join(judges_b))})"
         )
-    if json_out is not None:
-        json_out.write_text(
-            json.dumps(comparison.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8"
+    if html_out is not None:
+        page = render_compare_html(
+            run_a,
+            run_b,
+            embed_audio=embed_audio,
+            out_dir=html_out.parent,
+            judged=((a.card, a.judgments), (b.card, b.judgments)),
         )
+        write_text_atomic(html_out, page)
+        make_console(stderr=as_json).print(f"compare page: {escape(str(html_out))}", soft_wrap=True)
+    if out is not None:
+        out.write_text(document, encoding="utf-8")

@@ -7,8 +7,12 @@ off; text that comes from the user or their files goes through ``escape``.
 
 from __future__ import annotations
 
+import logging
+
 from rich.console import Console
 from rich.markup import escape
+
+from voxbench.core.runlog import RedactingFormatter
 
 
 def make_console(*, stderr: bool = False) -> Console:
@@ -16,4 +20,22 @@ def make_console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, emoji=False)
 
 
-__all__ = ["escape", "make_console"]
+class ConsoleLogHandler(logging.Handler):
+    """Prints ``voxbench`` log records on a console, above any live progress bar on it.
+
+    ``run`` shows warnings this way, and with ``--verbose`` every progress line too; the
+    lines are those of ``run.log`` (secrets redacted), without timestamp and logger name."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__()
+        self.console = console
+        self.setFormatter(RedactingFormatter(brief=True))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.console.print(escape(self.format(record)), highlight=False, soft_wrap=True)
+        except Exception:  # a broken console must not stop the run
+            self.handleError(record)
+
+
+__all__ = ["ConsoleLogHandler", "escape", "make_console"]

@@ -22,6 +22,7 @@ from voxbench.fullduplex.annotations import load_gt_distribution
 from voxbench.fullduplex.corpus import DERIVED_DIR
 from voxbench.fullduplex.driver import drive_corpus
 from voxbench.fullduplex.gating import compare
+from voxbench.fullduplex.html import write_fdb_html
 from voxbench.fullduplex.judge import ChatJudge
 from voxbench.fullduplex.report import REPORT_FILE, STAGE_HEADER, metric_cell, stage_rows
 from voxbench.fullduplex.sample_context import MODES
@@ -104,7 +105,9 @@ def run_command(
     out: Path = typer.Option(
         None, "--out", help="Mirror the corpus here (default: beside inputs)."
     ),
-    concurrency: int = typer.Option(1, "--concurrency", "-j", help="Samples streamed at once."),
+    concurrency: int = typer.Option(
+        1, "--concurrency", help="Samples streamed at once (-j is --judge everywhere)."
+    ),
     realtime: bool = typer.Option(
         None, "--realtime/--virtual", help="Clock (default: virtual for in-process targets)."
     ),
@@ -119,7 +122,10 @@ def run_command(
     barge_in: bool = typer.Option(True, "--barge-in/--no-barge-in", help="Client-side barge-in."),
     clean: bool = typer.Option(True, "--clean/--no-clean", help="v1.5: also run clean_input.wav."),
     benchmark: str = typer.Option(
-        None, "--benchmark", help="Knowledge base for local agents (local/baseline needs one)."
+        None,
+        "--benchmark",
+        "-b",
+        help="Knowledge base for local agents (local/baseline needs one).",
     ),
     category: list[str] = typer.Option(
         [],
@@ -244,7 +250,7 @@ def score_command(
         0.1, "--latency-tolerance", help="Allowed latency increase (s)."
     ),
     judge: str = typer.Option(
-        None, "--judge", help="LLM judge, provider/model (OpenAI-compatible)."
+        None, "--judge", "-j", help="LLM judge, provider/model (OpenAI-compatible)."
     ),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Judge endpoint override."),
     judge_seed: int = typer.Option(0, "--judge-seed"),
@@ -257,12 +263,20 @@ def score_command(
     gt: Path = typer.Option(
         None, "--gt", help="icc_gt_distribution.json (default: found upwards)."
     ),
-    target: str = typer.Option(None, "--target", help="Target name when no run record says it."),
+    target: str = typer.Option(
+        None, "--target", "-t", help="Target name when no run record says it."
+    ),
     vad_model: Path = typer.Option(
         None,
         "--vad-model",
         help="Another Silero VAD ONNX file for fdb-v1 mode (default: silero-vad 6.0's, shipped"
         " with faster-whisper); its SHA-256 is recorded in the summary.",
+    ),
+    html: bool = typer.Option(
+        False, "--html", help="Also write fdb_report_<mode>.html: every sample with players."
+    ),
+    embed_audio: bool = typer.Option(
+        False, "--embed-audio", help="With --html: put the audio into the page."
     ),
 ) -> None:
     """Score outputs; writes fdb_scores_<mode>.jsonl, fdb_summary_<mode>.json, fdb_report.md."""
@@ -305,6 +319,12 @@ def score_command(
         write_csv(summary, sys.stdout)
     elif csv_file is not None:
         write_csv(summary, Path(csv_file))
+    if html:
+        results = report.results_dir or Path(out_dir)
+        page = write_fdb_html(results, mode=mode, embed_audio=embed_audio, samples_dir=out_dir)
+        make_console(stderr=json_out or to_stdout).print(
+            f"report: {escape(str(page))}", soft_wrap=True
+        )
     if json_out:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:

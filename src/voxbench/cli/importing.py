@@ -24,7 +24,7 @@ app = typer.Typer(
 )
 console = make_console()
 
-_OUT = typer.Option(None, "--out", "-o", help="Destination directory (default ./imported/<id>).")
+_OUT = typer.Option(None, "--out", help="Destination directory (default ./imported/<id>).")
 _DATE = typer.Option(
     None, "--current-date", help="Conversation date YYYY-MM-DD (default: the prompt's own date)."
 )
@@ -38,9 +38,14 @@ _PROMPT = typer.Option(
     "({knowledge_base} marks where the knowledge base goes).",
 )
 _FORCE = typer.Option(False, "--force", help="Replace a benchmark already at --out.")
+_COMMIT = typer.Option(
+    None,
+    "--upstream-commit",
+    help="The upstream commit SHA of an exported tree (required when SRC has no .git).",
+)
 
 
-def _date(value: str | None) -> date | None:
+def parse_date(value: str | None) -> date | None:
     if value is None:
         return None
     try:
@@ -51,7 +56,7 @@ def _date(value: str | None) -> date | None:
         ) from exc
 
 
-def _report(result: ImportedBenchmark) -> None:
+def print_import(result: ImportedBenchmark) -> None:
     audio = (
         f"{result.audio_files} audio files ({result.audio_seconds:.1f} s)"
         if result.audio_files
@@ -63,6 +68,10 @@ def _report(result: ImportedBenchmark) -> None:
         f"{result.canned_results} canned results, {audio}, date {result.current_date}"
         + (f", upstream commit {result.upstream_commit[:12]}" if result.upstream_commit else "")
     )
+    if result.harness:
+        console.print(
+            f"harness: {escape(result.harness)} (a run can use voxbench's own with -o harness=voxbench)"
+        )
     for note in result.notes:
         console.print(f"[yellow]note[/yellow]: {escape(note)}")
     console.print(f"check it with: voxbench bench check {escape(str(result.out_dir))}")
@@ -81,40 +90,55 @@ def conversation_bench(
     audio_dir: Path = _AUDIO,
     system_prompt: Path = _PROMPT,
     force: bool = _FORCE,
+    upstream_commit: str = _COMMIT,
 ) -> None:
     """Import ConversationBench's 75-turn benchmark."""
     result = import_conversation_bench(
         src_dir,
         out or Path("imported") / name,
         name=name,
-        current_date=_date(current_date),
+        current_date=parse_date(current_date),
         audio_dir=audio_dir,
         system_prompt_file=system_prompt,
         force=force,
+        upstream_commit=upstream_commit,
     )
-    _report(result)
+    print_import(result)
 
 
 @app.command("aiewf")
 def aiewf(
     src_dir: Path = typer.Argument(..., help="An aiewf-eval checkout."),
     variant: str = typer.Option(
-        DEFAULT_VARIANT, "--variant", help="Which benchmarks/<variant>/ (knowledge base + prompt)."
+        DEFAULT_VARIANT,
+        "--variant",
+        help="Which benchmarks/<variant>/ (knowledge base + prompt); the default is the one "
+        "upstream's published leaderboard uses.",
     ),
     out: Path = _OUT,
     current_date: str = _DATE,
     audio_dir: Path = _AUDIO,
     system_prompt: Path = _PROMPT,
     force: bool = _FORCE,
+    upstream_commit: str = _COMMIT,
 ) -> None:
     """Import AIEWF's 30-turn benchmark in one of its knowledge-base variants."""
+    console.print(
+        f"variant: [b]{escape(variant)}[/b]"
+        + (
+            " (default: the variant of upstream's published leaderboard)"
+            if variant == DEFAULT_VARIANT
+            else ""
+        )
+    )
     result = import_aiewf(
         src_dir,
         out or Path("imported") / variant,
         variant=variant,
-        current_date=_date(current_date),
+        current_date=parse_date(current_date),
         audio_dir=audio_dir,
         system_prompt_file=system_prompt,
         force=force,
+        upstream_commit=upstream_commit,
     )
-    _report(result)
+    print_import(result)

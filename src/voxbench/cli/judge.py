@@ -16,6 +16,7 @@ from voxbench.cli.gates import (
 )
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run
+from voxbench.judging.audio.rubric import parse_options
 from voxbench.report.terminal import scorecards_table
 
 console = make_console()
@@ -52,6 +53,24 @@ def judge_command(
         False, "--no-cache", help="Ask the LLM judge again even for turns judged before."
     ),
     fail_under: list[str] = typer.Option(None, "--fail-under", help=FAIL_UNDER_HELP),
+    audio_rubric: str = typer.Option(
+        None,
+        "--audio-rubric",
+        help="Judge the agent's audio (conversation.wav) with this rubric, built-in name or "
+        "file: one dimension audio_<criterion> per criterion (see voxbench rubric show).",
+    ),
+    audio_judge: str = typer.Option(
+        None, "--audio-judge", help="The judge that hears the audio (provider/model)."
+    ),
+    audio_judge_base_url: str = typer.Option(
+        None, "--audio-judge-base-url", help="Endpoint of the audio judge."
+    ),
+    audio_option: list[str] = typer.Option(
+        None, "--audio-option", help="A parameter of the audio rubric, KEY=VALUE."
+    ),
+    audio_samples: int = typer.Option(
+        1, "--audio-samples", min=1, help="Judge each turn's audio N times (the mean decides)."
+    ),
 ) -> None:
     """Judge a run: writes judged.jsonl, scorecard.json and report.md, prints the scorecard."""
     gates = parse_fail_under(fail_under)
@@ -65,6 +84,11 @@ def judge_command(
             deterministic_only=deterministic_only,
             compat=compat,
             use_cache=not no_cache,
+            audio_rubric=audio_rubric,
+            audio_judge=audio_judge,
+            audio_judge_base_url=audio_judge_base_url,
+            audio_rubric_options=parse_options(audio_option, field="--audio-option"),
+            audio_samples=audio_samples,
         ),
     )
     card = result.card

@@ -8,10 +8,26 @@ import typer
 from rich.markup import escape
 
 from voxbench import __version__
-from voxbench.cli import analyze, bench, fake_server, importing, judge, listing, run, show, tasks
+from voxbench.cli import (
+    analyze,
+    bench,
+    fake_server,
+    importing,
+    judge,
+    listing,
+    run,
+    show,
+    store,
+    tasks,
+    view,
+)
 from voxbench.cli.compare import compare_command
 from voxbench.cli.console import make_console
+from voxbench.cli.download import download_command
 from voxbench.cli.fdb import app as fdb_app
+from voxbench.cli.judge_audio import app as judge_audio_app
+from voxbench.cli.report import report_command
+from voxbench.cli.rubric import app as rubric_app
 from voxbench.cli.synth import synth_command
 from voxbench.cli.tools import app as tools_app
 from voxbench.core.errors import VoxbenchError
@@ -29,14 +45,20 @@ app.command("demo")(run.demo_command)
 app.command("show")(show.show_command)
 app.command("judge")(judge.judge_command)
 app.command("compare")(compare_command)
+app.command("report")(report_command)
 app.command("analyze")(analyze.analyze_command)
 app.command("fake-server")(fake_server.fake_server_command)
 app.command("synth")(synth_command)
+app.command("download")(download_command)
 app.add_typer(listing.app, name="list")
 app.add_typer(bench.app, name="bench")
 app.add_typer(fdb_app, name="fdb")
 app.add_typer(importing.app, name="import")
 app.add_typer(tasks.app, name="tasks")
+app.add_typer(store.app, name="store")
+app.command("view")(view.view_command)
+app.add_typer(judge_audio_app, name="judge-audio")
+app.add_typer(rubric_app, name="rubric")
 app.add_typer(tools_app, name="tools")
 
 
@@ -68,6 +90,30 @@ _CLICK_ERRORS: tuple[type[Exception], ...] = tuple(
 USAGE_EXIT = 2
 """Exit code of a user error: a bad command line, option, config or input file."""
 
+RETIRED_SPELLINGS: tuple[tuple[str, str, str], ...] = (
+    ("fdb run", "No such option: -j", "-j now means --judge only; use --concurrency N"),
+    ("import", "No such option: -o", "-o now means --option only; use --out DIR"),
+    (
+        "compare",
+        "unexpected extra argument",
+        "--json prints the comparison on stdout; --out FILE writes it to a file",
+    ),
+)
+"""(command, usage error, hint): spellings issue 12 retired so a short flag or ``--json``
+means one thing everywhere, and what to write instead."""
+
+
+def _with_hint(exc: Exception) -> Exception:
+    """Add the replacement of a retired spelling to the usage error it causes."""
+    ctx = getattr(exc, "ctx", None)
+    message = getattr(exc, "message", None)
+    if ctx is None or not isinstance(message, str):
+        return exc
+    for command, error, hint in RETIRED_SPELLINGS:
+        if f" {command}" in f" {ctx.command_path}" and error in message:
+            exc.message = f"{message} ({hint})"  # type: ignore[attr-defined]
+    return exc
+
 
 def _error(message: str) -> None:
     # soft_wrap: a long path stays on one line, whole, for the user to copy.
@@ -97,7 +143,7 @@ def main() -> None:
     except typer.Abort:
         sys.exit(1)
     except _CLICK_ERRORS as exc:
-        exc.show()  # type: ignore[attr-defined]
+        _with_hint(exc).show()  # type: ignore[attr-defined]
         sys.exit(getattr(exc, "exit_code", USAGE_EXIT))
     except UnicodeDecodeError as exc:
         # A reader that forgot to say which file: still a message, not a traceback.

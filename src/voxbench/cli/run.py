@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import (
@@ -17,7 +22,7 @@ from rich.progress import (
 )
 
 from voxbench.benchmarks.loader import load_benchmark
-from voxbench.cli.console import escape, make_console
+from voxbench.cli.console import ConsoleLogHandler, escape, make_console
 from voxbench.cli.gates import (
     FAIL_UNDER_HELP,
     enforce_gates,
@@ -27,15 +32,49 @@ from voxbench.cli.gates import (
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
 from voxbench.core.rundir import RunDirectory
+from voxbench.core.runlog import log_to
 from voxbench.core.yamlfile import parse_yaml
 from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.report.terminal import scorecards_table
-from voxbench.runner.config import RunConfig, build_config, check_turns_exist
+from voxbench.runner.config import (
+    RunConfig,
+    build_config,
+    check_turns_exist,
+    split_harness_options,
+)
 from voxbench.runner.conversation import ProgressCallback
 from voxbench.runner.credentials import check_credentials
-from voxbench.runner.launch import new_run_path, resume_run, run_conversation
+from voxbench.runner.launch import (
+    check_run_credentials,
+    new_run_path,
+    resume_run,
+    run_conversation,
+)
 
 console = make_console()
+progress_console = make_console(stderr=True)
+"""Progress bars and log lines go to stderr: stdout carries the scorecard alone."""
+
+
+@contextmanager
+def log_shown(verbose: bool) -> Iterator[None]:
+    """Warnings on stderr while the command runs; with ``verbose``, every line of run.log
+    and each turn's texts and tool calls too."""
+    with log_to(
+        ConsoleLogHandler(progress_console), level=logging.DEBUG if verbose else logging.WARNING
+    ):
+        yield
+
+
+def showing_log(command: Callable[..., None]) -> Callable[..., None]:
+    """A command with ``log_shown`` around it, verbose when its ``verbose`` option is set."""
+
+    @functools.wraps(command)
+    def with_log(*args: Any, **kwargs: Any) -> None:
+        with log_shown(bool(kwargs.get("verbose"))):
+            command(*args, **kwargs)
+
+    return with_log
 
 
 def _progress() -> Progress:
@@ -45,7 +84,7 @@ def _progress() -> Progress:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.fields[last]}"),
-        console=console,
+        console=progress_console,
         transient=False,
     )
 
@@ -109,6 +148,7 @@ def execute_side_by_side(configs: list[RunConfig]) -> list[Path]:
         return asyncio.run(run_all())
 
 
+@showing_log
 def run_command(
     benchmark: str = typer.Argument(
         None,
@@ -161,7 +201,9 @@ def run_command(
         None,
         "--option",
         "-o",
-        help="Target option KEY=VALUE, repeatable (e.g. turn_detection=server_vad, voice=alloy).",
+        help="Target option KEY=VALUE, repeatable (e.g. turn_detection=server_vad, voice=alloy); "
+        "harness=voxbench drops an imported benchmark's upstream harness, harness.KEY=VALUE sets "
+        "one harness option (nudge, duplicate_calls, canned_results).",
     ),
     tags: str = typer.Option(
         None,
@@ -178,6 +220,13 @@ def run_command(
     ),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
     fail_under: list[str] = typer.Option(None, "--fail-under", help=FAIL_UNDER_HELP),
+    verbose: bool = typer.Option(
+        False,
+        "--verbose",
+        "-v",
+        help="Print the run's log on stderr as it runs (each turn's texts and tool calls too);"
+        " run.log in the run directory keeps it either way.",
+    ),
 ) -> None:
     """Run a benchmark against a target and print its scorecard."""
     gates = parse_fail_under(fail_under)
@@ -200,8 +249,10 @@ def run_command(
             "user_tts": user_tts,
             "clock": clock,
             "tags": tags,
-            "target_options": _parse_options(option) if option else None,
         }
+        options = _parse_options(option) if option else {}
+        flags.update(split_harness_options(options))  # -o harness=…, -o harness.KEY=…
+        flags["target_options"] = options or None
         if config_file is not None:
             config = RunConfig.from_file(config_file, **flags)
         else:
@@ -227,7 +278,8 @@ def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
 
     The target must be named (``-t`` or the config file): running the oracle by default
     would score a run nobody asked for. ``only_turns`` must name turns the benchmark has,
-    an audio run's turn wavs must be audio, and the runs directory must be writable."""
+    an audio run's turn wavs must be audio, the runs directory must be writable, and every
+    key the run needs must be set."""
     from voxbench.benchmarks.loader import load_benchmark, turn_audio_problems
 
     benchmark = load_benchmark(config.benchmark)
@@ -245,6 +297,7 @@ def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
         if problems:
             raise problems[0]
     check_writable_dir(config.runs_dir, field="runs_dir")
+    check_run_credentials(config)  # a missing key is one line, before any progress bar
 
 
 def check_writable_dir(path: Path, *, field: str) -> None:
@@ -292,7 +345,8 @@ def demo_command(
         build_config({"benchmark": benchmark, "target": t, "runs_dir": runs_dir, "mode": mode})
         for t in targets
     ]
-    paths = execute_side_by_side(configs)
+    with log_shown(False):
+        paths = execute_side_by_side(configs)
     cards = [evaluate_run(path).card for path in paths]
     console.print(scorecards_table(cards, title=f"{benchmark} ({mode}): oracle vs local agent"))
     console.print(

@@ -36,7 +36,7 @@ def synth_command(
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[last]}"),
-        console=console,
+        console=make_console(stderr=True),
     ) as progress:
         task = progress.add_task(f"{b.id} with {tts}", total=len(b.turns), last="")
 

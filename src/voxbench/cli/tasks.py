@@ -7,56 +7,83 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from voxbench.cli.console import make_console
 
 app = typer.Typer(
     help="Evaluate audio models on audio tasks (ASR, translation, spoken QA, ...).",
     no_args_is_help=True,
 )
-console = Console()
+console = make_console()
+progress_console = make_console(stderr=True)
+"""Progress bars go to stderr: stdout carries results alone."""
 
 
 @app.command("list")
 def list_command(
     tasks_dir: list[Path] = typer.Option([], "--tasks-dir", help="Extra task registry folders."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the listings as JSON on stdout (tasks, metrics, models)."
+    ),
 ) -> None:
     """Task families, tasks, their datasets and metrics; the metrics; the models one can use."""
+    from voxbench.cli.tables import Column, Listing, print_listings
     from voxbench.providers.registry import Role, providers_for
     from voxbench.tasks.metrics import METRICS
     from voxbench.tasks.spec import TaskRegistry
 
     registry = TaskRegistry(tasks_dir)
-    table = Table(title="Tasks (groups: their folders, and all)", title_justify="left")
-    for col in ("family", "task", "dataset", "answer", "metrics", "description"):
-        table.add_column(col, overflow="fold")
+    tasks = Listing(
+        "tasks",
+        "Tasks (groups: their folders, and all)",
+        [
+            Column("family", name=True),
+            Column("task", name=True),
+            Column("dataset"),
+            Column("answer"),
+            Column("metrics"),
+            Column("description"),
+        ],
+    )
     for name in sorted(registry.names, key=lambda n: (registry.get(n).family, n)):
         entry = registry.get(name)
         spec = entry.spec
         if spec.dataset.builtin:
             dataset = f"builtin:{spec.dataset.builtin}"
+        elif spec.dataset.hub:
+            dataset = f"hub:{spec.dataset.hub}"
         else:
             dataset = f"{spec.dataset.format}:{spec.dataset.path}"
-        table.add_row(
-            entry.family, name, dataset, spec.answer, ", ".join(spec.metrics), spec.description
+        tasks.add(
+            family=entry.family,
+            task=name,
+            dataset=dataset,
+            answer=spec.answer,
+            metrics=list(spec.metrics),
+            description=spec.description,
         )
-    console.print(table)
-    metrics = Table(title="Metrics", title_justify="left")
-    metrics.add_column("metric")
-    metrics.add_column("better")
-    metrics.add_column("what")
+    metrics = Listing(
+        "metrics",
+        "Metrics",
+        [Column("metric", name=True), Column("better"), Column("what")],
+    )
     for metric in METRICS.values():
-        metrics.add_row(
-            metric.name, "higher" if metric.higher_is_better else "lower", metric.description
+        metrics.add(
+            metric=metric.name,
+            better="higher" if metric.higher_is_better else "lower",
+            what=metric.description,
         )
-    console.print(metrics)
-    models = Table(title="Models (model: provider/name)", title_justify="left")
-    models.add_column("provider")
-    models.add_column("api")
-    models.add_column("description", overflow="fold")
-    models.add_row(
-        "local/oracle", "oracle", "answers each record's reference (a pipeline check: 100%)"
+    models = Listing(
+        "models",
+        "Models (model: provider/name)",
+        [Column("provider", name=True), Column("api"), Column("description")],
+    )
+    models.add(
+        provider="local/oracle",
+        api=["oracle"],
+        description="answers each record's reference (a pipeline check: 100%)",
     )
     for provider in providers_for(Role.AUDIO_COMPLETION, Role.ASR):
         apis = [
@@ -64,8 +91,8 @@ def list_command(
             for a, r in (("chat", Role.AUDIO_COMPLETION), ("transcription", Role.ASR))
             if r in provider.roles
         ]
-        models.add_row(provider.name, ", ".join(apis), provider.description)
-    console.print(models)
+        models.add(provider=provider.name, api=apis, description=provider.description)
+    print_listings([tasks, metrics, models], as_json=as_json, console=console)
 
 
 @app.command("run")
@@ -126,7 +153,7 @@ class _Progress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[errors]} errors · {task.fields[rate]}/s"),
-            console=console,
+            console=progress_console,
             transient=True,
         )
         self.ids: dict[tuple[str, str], Any] = {}
@@ -182,6 +209,12 @@ def show_command(
     ),
     task: str | None = typer.Option(None, "--task", help="Only this task."),
     model: str | None = typer.Option(None, "--model", help="Only this model."),
+    html: bool = typer.Option(
+        False, "--html", help="Also write report.html: the table and the worst records."
+    ),
+    embed_audio: bool = typer.Option(
+        False, "--embed-audio", help="With --html: put the clips into the page."
+    ),
 ) -> None:
     """Per-record table: audio, reference, prediction, scores (errors shown as errors)."""
     from voxbench.tasks.run import find_run
@@ -221,6 +254,11 @@ def show_command(
     console.print(table)
     if (found.path / "scores.json").is_file():
         _print_table(found.scores(), [m["name"] for m in info["models"]])
+    if html:
+        from voxbench.tasks.html import write_tasks_html
+
+        page = write_tasks_html(found.path, embed_audio=embed_audio)
+        console.print(f"report: {escape(str(page))}", soft_wrap=True)
 
 
 def _score_text(scores: dict[str, Any]) -> str:

@@ -28,11 +28,11 @@ console = make_console()
 def serve_command(
     benchmark: str = typer.Argument(..., help="Built-in benchmark name or a benchmark directory."),
     target: str = typer.Option(
-        ..., "--target", help="The agent, e.g. websocket/ws://127.0.0.1:8765/agent."
+        ..., "--target", "-t", help="The agent, e.g. websocket/ws://127.0.0.1:8765/agent."
     ),
     mcp: bool = typer.Option(False, "--mcp", help="Serve the tools as an MCP server (at /mcp)."),
     http: bool = typer.Option(False, "--http", help="Serve the tools as plain HTTP (default)."),
-    port: int = typer.Option(8900, "--port", help="Port on 127.0.0.1 (0 picks a free one)."),
+    port: int = typer.Option(8900, "--port", "-p", help="Port on 127.0.0.1 (0 picks a free one)."),
     run: Path = typer.Option(
         None, "--run", help="The run directory to record into (default: a new one in runs/)."
     ),
@@ -45,7 +45,7 @@ def serve_command(
         help="Send the agent no system prompt; it reads the instructions from the server.",
     ),
     mode: str = typer.Option("text", "--mode", help="text or audio."),
-    option: list[str] = typer.Option(None, "--option", help="Target option KEY=VALUE."),
+    option: list[str] = typer.Option(None, "--option", "-o", help="Target option KEY=VALUE."),
     base_url: str = typer.Option(None, "--base-url", help="Endpoint override for the target."),
     only_turns: str = typer.Option(None, "--only-turns", help="Turn positions, e.g. 0,3-5."),
     runs_dir: Path = typer.Option(None, "--runs-dir", help="Where run directories go."),

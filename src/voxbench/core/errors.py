@@ -142,3 +142,10 @@ class RunIncompleteError(VoxbenchError):
 
 class RunLockedError(RunError):
     """Another process holds the run directory's writer lock."""
+
+
+class StoreError(VoxbenchError):
+    """The results store cannot be opened, migrated, read or written (named by its URL,
+    password redacted)."""
+
+    exit_code = 2

@@ -63,6 +63,19 @@ class ToolCallRecord(Record):
     t_requested: float | None = None
 
 
+class NudgeExchange(Record):
+    """A harness follow-up inside a turn and the agent's answer to it (AIEWF's nudge).
+
+    Kept apart from the turn's own answer and calls: upstream leaves its recovery turns out
+    of the judgment, so no judge reads this; the conversation history does."""
+
+    user_text: str
+    missing: list[str] = Field(default_factory=list)
+    """The required calls (tool names) whose absence triggered it."""
+    assistant_text: str = ""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+
+
 class TurnTimings(Record):
     """Stamps of one turn (run-clock seconds), as the runner took them.
 
@@ -121,6 +134,8 @@ class TurnRecord(Record):
     reconnected: bool = False
     state_after: dict[str, Any] = Field(default_factory=dict)
     """Backend snapshot after the turn (the expected-state check reads it)."""
+    nudge: NudgeExchange | None = None
+    """The harness's follow-up when the answer lacked a required call (never scored)."""
 
     @property
     def spoken_text(self) -> str:

@@ -9,6 +9,7 @@ A run is a directory of append-only files plus derived ones:
 - ``conversation.wav`` / ``tags.wav``: audio runs' recording and marker-tone track
 - ``analysis.json``: latency and turn-taking, measured once from the timeline and the wav
 - ``judged.jsonl``, ``scorecard.json``, ``report.md``, ``report.html``, compat summaries
+- ``run.log``: progress, warnings and errors with timestamps, secrets redacted (``core.runlog``)
 
 A turn is complete when its transcript line is written; its checkpoint is written just
 before, so on resume the last transcript line always has a checkpoint. A line cut short by a
@@ -241,7 +242,13 @@ class RunDirectory:
     SCORECARD = "scorecard.json"
     REPORT = "report.md"
     REPORT_HTML = "report.html"
+    LOG = "run.log"
     LOCK = ".writer.lock"
+    CB_SUMMARY = "claude_summary.json"
+    CB_JUDGED = "claude_judged.jsonl"
+    CB_ANALYSIS = "claude_analysis.md"
+    """ConversationBench's own run-file names (``--compat conversation-bench`` writes them
+    too, in its layout, so upstream's scripts read voxbench runs)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -304,6 +311,11 @@ class RunDirectory:
     @property
     def report_html_file(self) -> Path:
         return self.path / self.REPORT_HTML
+
+    @property
+    def log_file(self) -> Path:
+        """``run.log``: the run's progress, warnings and errors (``core.runlog``)."""
+        return self.path / self.LOG
 
     def compat_file(self, name: str) -> Path:
         """Where a compatibility summary (``conversation-bench``, …) is written."""
@@ -481,6 +493,11 @@ class RunDirectory:
         if not isinstance(data, dict):
             raise RunError(f"{path}: expected a JSON object")
         return data
+
+    def write_jsonl(self, path: Path, rows: list[dict[str, Any]]) -> Path:
+        """Replace a JSONL file of this run (secrets redacted)."""
+        write_jsonl_atomic(path, rows)
+        return path
 
     def write_json(self, path: Path, data: Any) -> Path:
         """Replace a JSON file of this run (secrets redacted)."""

@@ -111,6 +111,14 @@ class UserTurnEnded(_Runner):
     """Audio runs: how far streaming fell behind the audio's own timing (seconds)."""
 
 
+class HarnessNudgeSent(_Runner):
+    """The harness sent a follow-up user message: the answer lacked a required call."""
+
+    type: Literal["harness_nudge"] = "harness_nudge"
+    text: str
+    missing: list[str] = Field(default_factory=list)
+
+
 class ToolResultSent(_Runner):
     type: Literal["tool_result"] = "tool_result"
     call_id: str
@@ -236,6 +244,7 @@ TimelineEvent = Annotated[
     | TurnStarted
     | UserTextSent
     | UserTurnEnded
+    | HarnessNudgeSent
     | ToolResultSent
     | NoResponse
     | TurnTimedOut

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from voxbench.analysis import load_or_analyse
 from voxbench.benchmarks.compat import load_compat_profile
 from voxbench.benchmarks.loader import load_run_benchmark
-from voxbench.core.benchmark import CompatProfile, ScoringRules
+from voxbench.core.benchmark import Benchmark, CompatProfile, ScoringRules
 from voxbench.core.errors import ConfigError, RunLockedError
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
@@ -33,7 +33,9 @@ from voxbench.judging.run import judge_run
 from voxbench.report.markdown import render_report
 from voxbench.runner.config import parse_turn_selection
 from voxbench.scoring.compat import compat_summary, missing_llm_dimensions
+from voxbench.scoring.compat_files import conversation_bench_files
 from voxbench.scoring.scorecard import DEFAULT_UNDECIDED_LIMIT, build_scorecard
+from voxbench.store import index_finished_run
 
 if TYPE_CHECKING:
     from voxbench.providers.completion import TextCompletionClient
@@ -60,6 +62,15 @@ class EvaluationOptions:
     concurrency: int | None = None
     judge_client: TextCompletionClient | None = None
     """An LLM judge client to use instead of building one from ``judge`` (tests)."""
+    audio_rubric: str | None = None
+    """Judge the agent's audio with this rubric (built-in name or file), one dimension per
+    criterion; needs ``audio_judge``."""
+    audio_judge: str | None = None
+    audio_judge_base_url: str | None = None
+    audio_rubric_options: dict[str, str] = field(default_factory=dict)
+    audio_samples: int = 1
+    audio_client: Any = None
+    """An audio judge client instead of one built from ``audio_judge`` (tests)."""
     max_undecided_share: float | None = DEFAULT_UNDECIDED_LIMIT
     """Above this share of undecided turns the evaluation reports ``too_many_undecided``
     (None: never)."""
@@ -89,6 +100,12 @@ class EvaluationOptions:
             concurrency=self.concurrency,
             client=self.judge_client,
             scoring=scoring,
+            audio_rubric=self.audio_rubric,
+            audio_judge=self.audio_judge,
+            audio_judge_base_url=self.audio_judge_base_url,
+            audio_rubric_options=dict(self.audio_rubric_options),
+            audio_samples=self.audio_samples,
+            audio_client=self.audio_client,
         )
 
 
@@ -288,8 +305,12 @@ async def evaluate_run_async(
             run_dir.write_scorecard(card)
             if summary is not None and profile is not None:
                 run_dir.write_json(run_dir.compat_file(profile.name), summary)
+                if profile.name == "conversation-bench":
+                    _write_upstream_files(run_dir, benchmark, merged, summary, analysis)
             report = render_report(card, merged.records, merged.judgments, summary)
             run_dir.write_text(run_dir.report_file, report)
+    if write:  # the judged run joins the results store (a failure there is only a warning)
+        index_finished_run(run_dir.path)
     return Evaluation(
         card=card,
         judgments=merged.judgments,
@@ -304,6 +325,22 @@ def _rules_name(profile: CompatProfile | None, own: ScoringRules) -> str:
     if profile is not None:
         return profile.name
     return "voxbench" if own == ScoringRules() else "benchmark"
+
+
+def _write_upstream_files(
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    merged: _Merged,
+    summary: dict[str, Any],
+    analysis: RunAnalysis | None,
+) -> None:
+    """ConversationBench's own file names and layout, so its scripts read this run."""
+    rows, upstream_summary, markdown = conversation_bench_files(
+        benchmark, merged.records, merged.judgments, summary, analysis
+    )
+    run_dir.write_jsonl(run_dir.path / RunDirectory.CB_JUDGED, rows)
+    run_dir.write_json(run_dir.path / RunDirectory.CB_SUMMARY, upstream_summary)
+    run_dir.write_text(run_dir.path / RunDirectory.CB_ANALYSIS, markdown)
 
 
 def evaluate_run(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voxbench.core.artifact_names import fdb_summary_name
 from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.fullduplex import score_fdb_v1, score_voxbench
 from voxbench.fullduplex.corpus import (
@@ -33,6 +34,8 @@ from voxbench.fullduplex.sample_context import MODES, Mode, SampleScore, Scoring
 from voxbench.fullduplex.summary import summarize, write_json
 from voxbench.fullduplex.timings import read_records, run_totals, stage_timings
 from voxbench.fullduplex.transcripts import TranscriptStore
+from voxbench.runner.config import DEFAULT_RUNS_DIR
+from voxbench.store import index_finished_run
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +120,16 @@ def find_scorable(
     return samples, skipped, notes
 
 
+def scores_file(root: Path, mode: str) -> Path:
+    """Where a scoring pass writes its per-sample scores."""
+    return root / f"fdb_scores_{mode}.jsonl"
+
+
+def summary_file(root: Path, mode: str) -> Path:
+    """Where a scoring pass writes its summary."""
+    return root / fdb_summary_name(mode)
+
+
 def score_directory(
     out_dir: str | Path,
     *,
@@ -179,9 +192,12 @@ def score_directory(
         return ScoreReport(mode, scores, summary, skipped, list(store.transcribed))
     results.mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps(s.to_json(), ensure_ascii=False) + "\n" for s in scores)
-    (results / f"fdb_scores_{mode}.jsonl").write_text(lines, encoding="utf-8")
-    write_json(summary, results / f"fdb_summary_{mode}.json")
+    scores_file(results, mode).write_text(lines, encoding="utf-8")
+    write_json(summary, summary_file(results, mode))
     (results / REPORT_FILE).write_text(render_report(results), encoding="utf-8")
+    # A scored directory can lie anywhere (beside the corpus's inputs by default): its
+    # scoring joins the store of the runs directory voxbench runs write to.
+    index_finished_run(results, runs_dir=DEFAULT_RUNS_DIR)
     return ScoreReport(mode, scores, summary, skipped, list(store.transcribed), results)
 
 

@@ -45,6 +45,16 @@ class JudgeOptions:
     """An LLM judge client to use instead of building one from ``judge`` (tests)."""
     scoring: ScoringRules | None = None
     """Scoring rules to judge by instead of the benchmark's own (a compat profile's)."""
+    audio_rubric: str | None = None
+    """An audio rubric (built-in name or file) to judge the agent's audio with."""
+    audio_judge: str | None = None
+    """The judge that hears the audio, as ``provider/model``."""
+    audio_judge_base_url: str | None = None
+    audio_rubric_options: dict[str, str] = field(default_factory=dict)
+    """The rubric's parameters (``--audio-option target_accent=british``)."""
+    audio_samples: int = 1
+    audio_client: Any = None
+    """An audio judge client to use instead of building one from ``audio_judge`` (tests)."""
 
 
 @dataclass

@@ -19,6 +19,7 @@ from voxbench.core.measures import RunAnalysis
 from voxbench.core.records import CheckTotals, Judgment, LLMJudgeStats, TurnRecord
 from voxbench.core.rundir import RunDirectory
 from voxbench.judging.absorption import absorption_pass
+from voxbench.judging.audio.run_judge import AudioRubricRunJudge
 from voxbench.judging.base import (
     JudgeContext,
     JudgeFindings,
@@ -54,7 +55,13 @@ class JudgedRun:
 def registered_judges() -> tuple[RunJudge, ...]:
     """The built-in judges in the order they run (each sees the findings of those before
     it), then the plug-ins added with ``register_judge``."""
-    return (DeterministicJudge(), LLMRunJudge(), TurnTakingJudge(), *plugin_judges())
+    return (
+        DeterministicJudge(),
+        LLMRunJudge(),
+        TurnTakingJudge(),
+        AudioRubricRunJudge(),
+        *plugin_judges(),
+    )
 
 
 def _selected(records: list[TurnRecord], options: JudgeOptions) -> set[str]:

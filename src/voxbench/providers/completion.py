@@ -48,6 +48,12 @@ class AudioCompletionRequest:
     temperature: float | None = 0.0
     max_tokens: int | None = None
     """The longest reply, in tokens (None leaves the provider's default)."""
+    followup: tuple[tuple[str, str], ...] = ()
+    """Later exchanges of the same conversation: (the model's earlier answer, the next user
+    text), e.g. an answer that broke the requested form and the corrective message."""
+    top_logprobs: int | None = None
+    """Ask for the log probabilities of this many alternatives per output token, where the
+    provider returns them (``Completion.logprobs``)."""
 
 
 @dataclass
@@ -56,6 +62,17 @@ class Completion:
 
     text: str
     usage: dict[str, int] = field(default_factory=dict)
+    logprobs: list[TokenLogprob] | None = None
+    """Per output token, when asked for and returned (``AudioCompletionRequest.top_logprobs``)."""
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One output token with its log probability and the top alternatives at its place."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,9 @@ class GeminiAudioCompletion(_GenerateContentClient, AudioCompletionClient):
                 }
             ]
         }
+        for answer, text in request.followup:
+            body["contents"].append({"role": "model", "parts": [{"text": answer}]})
+            body["contents"].append({"role": "user", "parts": [{"text": text}]})
         if request.system:
             body["systemInstruction"] = {"parts": [{"text": request.system}]}
         config: dict[str, Any] = {}

@@ -34,6 +34,7 @@ from voxbench.providers.completion import (
     Endpoint,
     HTTPCompletionClient,
     TextCompletionClient,
+    TokenLogprob,
     protocol_error,
     resolve_endpoint,
 )
@@ -174,7 +175,29 @@ class _ChatCompletionsClient(HTTPCompletionClient):
         content = message.get("content")
         if isinstance(content, list):  # some servers return content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        return Completion(text=content or "", usage=usage_counts(data.get("usage")))
+        return Completion(
+            text=content or "",
+            usage=usage_counts(data.get("usage")),
+            logprobs=_token_logprobs(data["choices"][0].get("logprobs")),
+        )
+
+
+def _token_logprobs(raw: Any) -> list[TokenLogprob] | None:
+    """``choices[0].logprobs.content`` (token, logprob, top_logprobs) when returned."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if not isinstance(content, list):
+        return None
+    out = []
+    for entry in content:
+        if not isinstance(entry, dict) or "token" not in entry:
+            continue
+        top = tuple(
+            (str(t.get("token", "")), float(t.get("logprob", 0.0)))
+            for t in entry.get("top_logprobs") or []
+            if isinstance(t, dict)
+        )
+        out.append(TokenLogprob(str(entry["token"]), float(entry.get("logprob", 0.0)), top))
+    return out
 
 
 class OpenAITextCompletion(_ChatCompletionsClient, TextCompletionClient):
@@ -264,11 +287,17 @@ class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
                 ],
             }
         )
+        for answer, text in request.followup:
+            messages.append({"role": "assistant", "content": answer})
+            messages.append({"role": "user", "content": text})
         body = self._base_body(messages)
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
+        if request.top_logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = request.top_logprobs
         return await self._call(body)
 
 

@@ -136,6 +136,12 @@ ENTRY_POINT_GROUP = "voxbench.providers"
 
 _PROVIDERS: dict[str, Provider] = {}
 _ALIASES: dict[str, str] = {}
+_PROVIDER_ALIASES: dict[str, str] = {
+    "google": "gemini",
+    "ultravox-realtime": "ultravox",
+    "grok-realtime": "xai-realtime",
+}
+"""Other spellings of a provider's name (``google/gemini-2.5-flash`` is ``gemini/...``)."""
 _LOADED = False
 
 
@@ -146,6 +152,13 @@ def register(provider: Provider, *, aliases: Mapping[str, str] | None = None) ->
         provider = _merge(known, provider)
     _PROVIDERS[provider.name] = provider
     _ALIASES.update(aliases or {})
+
+
+def register_provider_alias(alias: str, provider: str) -> None:
+    """Let ``alias/model`` stand for ``provider/model`` (a plug-in's other spelling)."""
+    if alias in _PROVIDERS:
+        raise ConfigError(f"provider alias {alias!r} is already a provider's name")
+    _PROVIDER_ALIASES[alias] = provider
 
 
 def add_role(name: str, role: Role, capability: Capability) -> None:
@@ -205,17 +218,30 @@ def aliases() -> dict[str, str]:
     return dict(sorted(_ALIASES.items()))
 
 
+def provider_aliases() -> dict[str, str]:
+    """Other names of providers and the provider each stands for."""
+    ensure_loaded()
+    return dict(sorted(_PROVIDER_ALIASES.items()))
+
+
+def canonical_provider(name: str) -> str:
+    """The provider's own name for ``name`` (itself when it is not an alias)."""
+    return _PROVIDER_ALIASES.get(name, name)
+
+
 def resolve_name(
     name: str, *roles: Role, field: str | None = None, allow_bare: bool = False
 ) -> tuple[Provider, ComponentName]:
     """Parse ``name`` (or an alias) and find its provider among those playing ``roles``.
 
+    A provider alias (``google/...``) resolves to its provider (``gemini/...``).
     ``allow_bare`` accepts a provider name alone (its default model). An unknown provider
     is a ``ConfigError`` naming the field and listing the providers that would do.
     """
     ensure_loaded()
     field = field or ROLE_FIELDS[roles[0]]
     parsed = parse_component_name(_ALIASES.get(name, name), field=field, allow_bare=allow_bare)
+    parsed = ComponentName(canonical_provider(parsed.provider), parsed.model)
     provider = _PROVIDERS.get(parsed.provider)
     if provider is None or not any(r in provider.roles for r in roles):
         known = sorted({p.name for p in providers_for(*roles)})

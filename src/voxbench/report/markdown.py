@@ -90,7 +90,7 @@ def scorecard_section(card: Scorecard) -> list[str]:
         out += [mark + summary + f" (turns {_turns(card.undecided_turns)}).", ""]
     c = card.checks
     if c is not None:
-        out += _checks_lines(c)
+        out += checks_lines(c)
     for judge, status in card.judge_status.items():
         out.append(f"- {_JUDGE_LABELS.get(judge, judge.replace('-', ' ').capitalize())}: {status}")
     counts = {k: v for k, v in card.counts.model_dump().items() if k not in ("turns", "ok") and v}
@@ -122,7 +122,8 @@ def _ms(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds * 1000:.0f}"
 
 
-def _checks_lines(c: CheckTotals) -> list[str]:
+def checks_lines(c: CheckTotals) -> list[str]:
+    """The deterministic checks' totals, one ``- `` line each (the HTML report shows them too)."""
     out = []
     for rate, label in (
         (c.tool_use_over_tool_turns, "turns involving tools"),

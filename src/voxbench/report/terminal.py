@@ -211,6 +211,16 @@ def turns_table(
         if rec.heard_text is not None:  # audio runs: what local ASR heard, too
             heard = rec.heard_text if width is None else _clip(rec.heard_text, width)
             said = f"{said}\n[dim]heard: {escape(heard)}[/dim]"
+        if rec.nudge is not None:  # the harness's follow-up: shown, never scored
+            answer = (
+                rec.nudge.assistant_text
+                if width is None
+                else _clip(rec.nudge.assistant_text, width)
+            )
+            said += f"\n[dim]after the harness nudge {escape(repr(rec.nudge.user_text))}: {escape(answer)}[/dim]"
+            calls += "".join(
+                f"\n{c.name} (after the nudge, not scored)" for c in rec.nudge.tool_calls
+            )
         table.add_row(
             escape(rec.turn),
             escape(rec.user_text if width is None else _clip(rec.user_text, width)),

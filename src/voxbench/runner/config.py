@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from voxbench.core.errors import ConfigError
 from voxbench.core.yamlfile import read_yaml
 
+DEFAULT_RUNS_DIR = Path("runs")
+"""Where run directories go unless told otherwise (relative to the working directory)."""
+
 
 class RunConfig(BaseModel):
     """Everything a conversation run needs; unknown keys are rejected."""
@@ -24,12 +27,18 @@ class RunConfig(BaseModel):
     mode: Literal["text", "audio"] = "text"
     only_turns: list[int] | None = None
     """Turn positions to run (0-based); None runs every turn."""
-    runs_dir: Path = Path("runs")
+    runs_dir: Path = DEFAULT_RUNS_DIR
     turn_timeout: float = Field(default=120.0, gt=0)
     """Seconds a turn may take before it is recorded as failed."""
     max_tool_calls_per_turn: int = Field(default=16, ge=1)
     max_retries: int = Field(default=3, ge=0)
     seed: int = 0
+    harness: Literal["benchmark", "voxbench"] = "benchmark"
+    """``benchmark``: the harness the benchmark declares (an imported one reproduces its
+    upstream's: nudges, ``duplicate_skipped``, canned-result order); ``voxbench``: voxbench's
+    own rules whatever the benchmark declares."""
+    harness_options: dict[str, Any] = Field(default_factory=dict)
+    """Single harness options over that (``HarnessOptions`` keys, e.g. ``nudge: false``)."""
     # -- audio mode -------------------------------------------------------------------
     chunk_ms: int = Field(default=20, gt=0, le=1000)
     """User audio is streamed in chunks of this many milliseconds, in real time."""
@@ -70,6 +79,24 @@ class RunConfig(BaseModel):
             )
         return v
 
+    @field_validator("harness_options")
+    @classmethod
+    def _known_harness_options(cls, v: dict[str, Any]) -> dict[str, Any]:
+        from voxbench.benchmarks.backend import HarnessOptions
+
+        try:
+            HarnessOptions.model_validate(v)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(str(p) for p in err["loc"])
+            known = ", ".join(HarnessOptions.model_fields)
+            raise ConfigError(
+                "unknown harness option" if err["type"] == "extra_forbidden" else err["msg"],
+                field=f"harness_options.{key}",
+                expected=known if err["type"] == "extra_forbidden" else None,
+            ) from None
+        return v
+
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> RunConfig:
         """Load a YAML run config; non-None ``overrides`` (CLI flags) win."""
@@ -104,6 +131,21 @@ def build_config(data: dict[str, Any], source: str | Path | None = None) -> RunC
             raise
         raise ConfigError(exc.detail, file=source, field=exc.field, expected=exc.expected) from None
     return config
+
+
+def split_harness_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Take the harness settings out of ``-o KEY=VALUE`` options (the rest are the target's).
+
+    ``harness=voxbench`` (or ``benchmark``) picks the harness; ``harness.KEY=VALUE`` sets one
+    of its options. Returns the RunConfig fields they make (empty when none was given)."""
+    fields: dict[str, Any] = {}
+    for key in [k for k in options if k == "harness" or k.startswith("harness.")]:
+        value = options.pop(key)
+        if key == "harness":
+            fields["harness"] = value
+        else:
+            fields.setdefault("harness_options", {})[key.removeprefix("harness.")] = value
+    return fields
 
 
 def check_turns_exist(config: RunConfig, turn_count: int) -> None:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from voxbench.benchmarks.backend import BackendSpec, ToolBackend
+from voxbench.benchmarks.backend import BackendSpec, ToolBackend, choose_harness
+from voxbench.benchmarks.upstream_matching import aiewf_args_match
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.clock import Clock, VirtualClock
 from voxbench.core.errors import AuthenticationError, ErrorCategory, ProviderError, RunError
@@ -32,12 +34,14 @@ from voxbench.core.events import (
     Usage,
     UserTranscript,
 )
-from voxbench.core.records import ToolCallRecord, TurnRecord, TurnTimings
+from voxbench.core.matching import args_match
+from voxbench.core.records import NudgeExchange, ToolCallRecord, TurnRecord, TurnTimings
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import HistoryMessage, HistoryToolCall, Session, SessionSetup
 from voxbench.core.timeline import (
     AgentSpeechHeard,
     AudioRecorded,
+    HarnessNudgeSent,
     RecordingStarted,
     RunFinished,
     RunResumed,
@@ -60,6 +64,8 @@ from voxbench.runner.config import RunConfig
 from voxbench.runner.credentials import provider_env
 from voxbench.runner.turn_state import TurnState
 from voxbench.targets.registry import canonical_name
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from voxbench.runner.speech import SpeechTurns  # loads the audio stack: audio runs only
@@ -100,6 +106,20 @@ def build_history(records: list[TurnRecord]) -> list[HistoryMessage]:
                 ],
             )
         )
+        if rec.nudge is not None:
+            history.append(HistoryMessage(role="user", text=rec.nudge.user_text))
+            history.append(
+                HistoryMessage(
+                    role="assistant",
+                    text=rec.nudge.assistant_text,
+                    tool_calls=[
+                        HistoryToolCall(
+                            call_id=c.call_id, name=c.name, arguments=c.arguments, result=c.result
+                        )
+                        for c in rec.nudge.tool_calls
+                    ],
+                )
+            )
     return history
 
 
@@ -125,9 +145,9 @@ class ConversationRun:
         self.benchmark = benchmark
         self.session_factory = session_factory
         self.progress = progress
-        self.backend = ToolBackend(
-            BackendSpec.model_validate(benchmark.backend), {t.name for t in benchmark.tools}
-        )
+        spec = BackendSpec.model_validate(benchmark.backend)
+        self.harness = choose_harness(spec.harness, config.harness, config.harness_options)
+        self.backend = ToolBackend(spec, {t.name for t in benchmark.tools}, harness=self.harness)
         self.clock = Clock()
         self.session: Session | None = None
         self._resume_handle: str | None = None
@@ -375,6 +395,10 @@ class ConversationRun:
                     retries, retry.retry_after, base=BACKOFF_BASE, cap=BACKOFF_CAP
                 )
                 reconnected = reconnected or retry.reconnect
+                log.warning(
+                    "turn %s: attempt %d failed (%s); retry %d of %d in %.1f s",
+                    turn.id, retries, retry.reason, retries, self.config.max_retries, delay,
+                )  # fmt: skip
                 self.record(
                     turn.id,
                     TurnRetry(
@@ -391,6 +415,7 @@ class ConversationRun:
         session = self.session
         self.backend.begin_turn(turn.id)
         state = TurnState()
+        nudge: NudgeExchange | None = None
         start = self.record(turn.id, TurnStarted(index=index))
         if self.speech is not None:
             user_end, status = await self.speech.drive(turn, state, start)
@@ -400,7 +425,9 @@ class ConversationRun:
             await session.end_user_turn()
             user_end = self.record(turn.id, UserTurnEnded())
             try:
-                status = await asyncio.wait_for(self.consume(turn, state), self.config.turn_timeout)
+                status, nudge = await asyncio.wait_for(
+                    self._answer_with_nudge(turn, state), self.config.turn_timeout
+                )
             except TimeoutError:
                 status = "timeout"
                 self.record(turn.id, TurnTimedOut(seconds=self.config.turn_timeout))
@@ -445,7 +472,54 @@ class ConversationRun:
             status=record_status,
             errors=state.errors,
             state_after=self.backend.snapshot(),
+            nudge=nudge,
         )
+
+    async def _answer_with_nudge(
+        self, turn: Turn, state: TurnState
+    ) -> tuple[str, NudgeExchange | None]:
+        """The agent's answer, then, when the harness nudges and a required call is missing,
+        one follow-up user message and the answer to it (recorded apart, never scored)."""
+        status = await self.consume(turn, state)
+        missing = self._missing_required_calls(turn, state)
+        if status != "completed" or not missing:
+            return status, None
+        assert self.session is not None
+        text = self.harness.nudge_text
+        self.backend.forget_duplicates()  # a new attempt: upstream clears its repeat tracking
+        self.record(turn.id, HarnessNudgeSent(text=text, missing=missing))
+        await self.session.send_user_text(text)
+        await self.session.end_user_turn()
+        follow_up = TurnState()
+        status = await self.consume(turn, follow_up)
+        state.errors.extend(follow_up.errors)
+        for key, value in follow_up.usage.items():
+            state.usage[key] = state.usage.get(key, 0) + value
+        return status, NudgeExchange(
+            user_text=text,
+            missing=missing,
+            assistant_text="".join(follow_up.text).strip(),
+            tool_calls=follow_up.record_calls,
+        )
+
+    def _missing_required_calls(self, turn: Turn, state: TurnState) -> list[str]:
+        """Required calls the answer lacks, when this run's harness nudges (text runs only)."""
+        if not self.harness.nudge or self.speech is not None:
+            return []
+        made = [c for c in state.record_calls if not c.is_duplicate and c.parse_error is None]
+        if self.harness.nudge_match == "aiewf":
+            return [
+                want.name
+                for want in turn.expect.required_calls
+                if not any(
+                    c.name == want.name and aiewf_args_match(want.args, c.arguments) for c in made
+                )
+            ]
+        return [
+            want.name
+            for want in turn.expect.required_calls
+            if not any(c.name == want.name and args_match(want, c.arguments) for c in made)
+        ]
 
     async def consume(self, turn: Turn, state: TurnState) -> str:
         """Handle the target's events until it completes its response; returns its status."""

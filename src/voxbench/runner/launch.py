@@ -7,6 +7,7 @@ turn loop to ``ConversationRun`` and record how the run ended in ``run.json``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets as _random_ids
 import sys
 from collections.abc import Callable
@@ -20,11 +21,15 @@ from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ProviderError, RunError, RunIncompleteError, VoxbenchError
 from voxbench.core.records import ComponentSpec, RunInfo, TurnRecord
 from voxbench.core.rundir import RunDirectory
+from voxbench.core.runlog import run_log
+from voxbench.core.secrets import is_secret_key, redact, remember_secret
 from voxbench.core.session import Session
 from voxbench.runner.config import RunConfig
 from voxbench.runner.conversation import ConversationRun, ProgressCallback
 from voxbench.runner.credentials import check_credentials
 from voxbench.targets.registry import canonical_name, resolve_target
+
+log = logging.getLogger(__name__)
 
 
 def new_run_path(config: RunConfig, benchmark: Benchmark) -> Path:
@@ -154,6 +159,78 @@ async def _execute(
     info: RunInfo,
     progress: ProgressCallback | None,
 ) -> Path:
+    for key, value in config.target_options.items():
+        if is_secret_key(key) and isinstance(value, str):
+            remember_secret(value)  # so run.log scrubs it wherever it shows up
+    with run_log(run_dir.log_file):
+        log.info(
+            "%s %s: benchmark %s v%s, target %s, mode %s, options %s",
+            "resumed" if info.resumed else "started",
+            run_dir.path,
+            benchmark.id,
+            benchmark.version,
+            info.target.name,
+            config.mode,
+            redact(config.target_options) or "none",
+        )
+        try:
+            return await _run_and_record(
+                config, run_dir, benchmark, factory, info, _logged(progress)
+            )
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            log.warning("cancelled: the completed turns are kept (voxbench run --resume)")
+            raise
+        except Exception as exc:
+            log.error("the run stopped: %s: %s", type(exc).__name__, exc)
+            raise
+
+
+def _logged(progress: ProgressCallback | None) -> ProgressCallback:
+    """The progress callback, writing each completed turn to the log first."""
+
+    def on_turn(done: int, total: int, record: TurnRecord) -> None:
+        log_turn(done, total, record)
+        if progress is not None:
+            progress(done, total, record)
+
+    return on_turn
+
+
+def log_turn(done: int, total: int, record: TurnRecord) -> None:
+    """One line per turn (more for a turn in trouble); the turn's texts at debug level."""
+    extra = []
+    if record.tool_calls:
+        extra.append(f"{len(record.tool_calls)} tool call(s)")
+    if record.retries:
+        extra.append(f"{record.retries} retries")
+    if record.reconnected:
+        extra.append("reconnected")
+    level = logging.INFO if record.status in ("ok", "ended_early") else logging.WARNING
+    log.log(
+        level,
+        "turn %s (%d/%d) %s%s",
+        record.turn,
+        done,
+        total,
+        record.status,
+        f", {', '.join(extra)}" if extra else "",
+    )
+    for error in record.errors:
+        log.warning("turn %s: %s", record.turn, error)
+    log.debug("turn %s user: %s", record.turn, record.user_text)
+    for call in record.tool_calls:
+        log.debug("turn %s call: %s %s → %s", record.turn, call.name, call.arguments, call.result)
+    log.debug("turn %s agent: %s", record.turn, record.spoken_text)
+
+
+async def _run_and_record(
+    config: RunConfig,
+    run_dir: RunDirectory,
+    benchmark: Benchmark,
+    factory: Callable[[], Session],
+    info: RunInfo,
+    progress: ProgressCallback,
+) -> Path:
     runner = ConversationRun(config, run_dir, benchmark, factory, progress)
     try:
         await runner.run()
@@ -190,6 +267,7 @@ async def _execute(
     )
     if failure:
         raise RunIncompleteError(f"{run_dir.path}: {failure}")
+    log.info("finished: %d turn(s) recorded, status success", len(runner.records))
     return run_dir.path
 
 

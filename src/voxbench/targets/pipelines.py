@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from voxbench.core.errors import ConfigError, PrerequisiteError
 from voxbench.core.names import parse_component_name
+from voxbench.providers.registry import canonical_provider
 
 Pipeline = Literal["realtime", "text"]
 
@@ -21,6 +22,8 @@ _REALTIME_NAME = re.compile(
     r"realtime|native-audio|ultravox|nova(-\d+)?-sonic|grok-voice|(^|[-_./:])live([-_./:]|$)",
     re.IGNORECASE,
 )
+REALTIME_NAME_HINT = "realtime, native-audio, live, ultravox, grok-voice or nova-sonic"
+"""What ``_REALTIME_NAME`` looks for, in words (for listings)."""
 _NOVA_SONIC = re.compile(r"nova(-\d+)?-sonic", re.IGNORECASE)
 
 REALTIME_PROVIDER_OF: dict[str, str] = {
@@ -82,4 +85,4 @@ def _split(name: str) -> tuple[str | None, str]:
         parsed = parse_component_name(name, field="target")
     except ConfigError:
         return None, name
-    return parsed.provider, parsed.model
+    return canonical_provider(parsed.provider), parsed.model

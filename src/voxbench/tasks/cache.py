@@ -41,6 +41,8 @@ class ResponseCache:
         )
         self.hits = 0
         self.misses = 0
+        self._uncommitted = 0
+        self._committed_at = time.monotonic()
 
     def get(self, key: str) -> str | None:
         """The stored reply for ``key``, or None."""
@@ -56,10 +58,21 @@ class ResponseCache:
         self._db.execute(
             "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)", (key, model, text, time.time())
         )
+        self._uncommitted += 1
 
     def commit(self) -> None:
         """Make the replies stored so far durable."""
         self._db.commit()
+        self._uncommitted = 0
+        self._committed_at = time.monotonic()
+
+    def checkpoint(self, every: int = 256, seconds: float = 1.0) -> None:
+        """Commit when ``every`` replies or ``seconds`` have passed since the last commit (a
+        commit per finished record would cost more than the record's request)."""
+        if self._uncommitted >= every or (
+            self._uncommitted and time.monotonic() - self._committed_at >= seconds
+        ):
+            self.commit()
 
     def close(self) -> None:
         """Commit and close the database."""

@@ -111,6 +111,24 @@ class Override(Strict):
     prompt: Prompt | None = None
 
 
+class JudgeConfig(Strict):
+    """The LLM judge of judge metrics (``llm_judge``): a ``text_completion`` provider."""
+
+    model: str
+    """``provider/model`` of any text-completion (judge) provider."""
+    base_url: str | None = None
+    api_key: str | None = None
+    max_concurrency: int = Field(default=4, ge=1)
+    """Judge calls in flight at once (apart from the models' own concurrency)."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    retries: int = Field(default=2, ge=0)
+    """Calls after the first when a reply is not the JSON asked for, or fails retryably."""
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    """The first retry's wait after a retryable failure (doubling after, jittered)."""
+    rubric: str | None = None
+    """What makes an answer right, in your words (replaces the built-in rubric)."""
+
+
 class EvalConfig(Strict):
     """``eval.yaml``: models × tasks × metrics, and how to run them."""
 
@@ -119,6 +137,8 @@ class EvalConfig(Strict):
     filters: Filters = Filters()
     aggregate: list[Aggregate] = []
     overrides: list[Override] = []
+    judge: JudgeConfig | None = None
+    """The judge of judge metrics; required when a task uses one."""
     seed: int = 0
     """Seeds record sampling and the bootstrap intervals."""
     tasks_dirs: list[str] = []

@@ -41,6 +41,11 @@ class AudioSource(Protocol):
         """Seconds of audio, as cheaply as the source allows."""
         ...
 
+    def encoded(self) -> tuple[bytes | None, str | None, str]:
+        """The encoded clip (bytes, or a file path without them) and its name, undecoded:
+        what a worker process decodes with ``tasks.prepare.decode_encoded``."""
+        ...
+
 
 @dataclass(frozen=True)
 class FileAudio:
@@ -54,6 +59,10 @@ class FileAudio:
 
     def load(self) -> Audio:
         return read_wav(self.path)
+
+    def encoded(self) -> tuple[bytes | None, str | None, str]:
+        """What a worker process needs to decode it: (no bytes, the path, the name)."""
+        return None, str(self.path), self.name
 
     def duration(self) -> float:
         return float(sf.info(str(self.path)).duration)
@@ -116,23 +125,34 @@ def _rows(manifest: Path) -> Iterator[dict[str, Any]]:
 
 
 def _source_rows(
-    spec: TaskSpec, folder: Path
+    spec: TaskSpec, folder: Path | None
 ) -> Iterator[tuple[dict[str, Any], AudioSource | None]]:
     """Each row of the dataset with its audio source (None: the audio column names a file)."""
+    from voxbench.tasks.hf import dataset_rows, load_hub_dataset, open_dataset
+
+    if folder is None:
+        assert spec.dataset.hub is not None
+        yield from dataset_rows(
+            load_hub_dataset(spec.dataset), spec.columns.audio, spec.dataset.hub
+        )
+        return
     if spec.dataset.format == "manifest":
         for row in _rows(folder / spec.dataset.manifest):
             yield row, None
         return
-    from voxbench.tasks.hf import dataset_rows, open_dataset
-
     dataset = open_dataset(folder, spec.dataset.format, spec.dataset.split)
     yield from dataset_rows(dataset, spec.columns.audio, str(folder))
 
 
 def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record]:
     """Every record of a task's dataset, in dataset order (audio not decoded)."""
-    folder = dataset_folder(spec)
-    where = folder / spec.dataset.manifest if spec.dataset.format == "manifest" else folder
+    folder = dataset_folder(spec) if spec.dataset.hub is None else None
+    if folder is None:
+        where: Path | str = f"hub dataset {spec.dataset.hub}"
+    elif spec.dataset.format == "manifest":
+        where = folder / spec.dataset.manifest
+    else:
+        where = folder
     cols = spec.columns
     for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
         needed = (
@@ -153,7 +173,7 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
             reference = json.dumps(reference, ensure_ascii=False)
         yield Record(
             id=str(row[cols.id]),
-            audio=source or FileAudio(folder / str(row[cols.audio])),
+            audio=source or FileAudio(folder / str(row[cols.audio])),  # type: ignore[operator]
             reference=reference,
             language=str(language or spec.language),
             columns=row,
@@ -162,11 +182,13 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
 
 def dataset_fingerprint(spec: TaskSpec) -> str:
     """What identifies the dataset's content: the manifest's SHA-256, or ``datasets``' fingerprint."""
+    from voxbench.tasks.hf import fingerprint, load_hub_dataset, open_dataset
+
+    if spec.dataset.hub is not None:
+        return "datasets:" + fingerprint(load_hub_dataset(spec.dataset))
     folder = dataset_folder(spec)
     if spec.dataset.format == "manifest":
         return "sha256:" + hashlib.sha256((folder / spec.dataset.manifest).read_bytes()).hexdigest()
-    from voxbench.tasks.hf import fingerprint, open_dataset
-
     return "datasets:" + fingerprint(open_dataset(folder, spec.dataset.format, spec.dataset.split))
 
 

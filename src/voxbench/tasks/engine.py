@@ -1,20 +1,24 @@
 """The engine: one work queue per model pool, exactly ``max_concurrency`` requests per endpoint.
 
 Each endpoint of a pool runs ``max_concurrency`` workers (on kept-alive clients of at most
-eight connections each) that take records from the pool's one queue, so an endpoint has exactly that many requests in flight while work remains, and a
-slow endpoint simply takes fewer records (work stealing, no static shards, no polling). A
-bounded queue fed by a producer keeps the dataset streaming: only records about to be sent
-are decoded. A worker prepares the request (decode, resample, cut, WAV), asks the cache,
-calls the endpoint with the shared retry policy, and hands the outcome to the scorer, which
-scores batches in a thread (off the event loop, overlapping inference) and appends each
-record to ``records.jsonl`` as it finishes.
+eight connections each) that take records from the pool's one queue, so an endpoint has
+exactly that many requests in flight while work remains, and a slow endpoint simply takes
+fewer records (work stealing, no static shards, no polling). A producer fills the bounded
+queue and starts preparing each record's audio (decode, resample, cut, WAV, hash) as it
+queues it, ``LOOKAHEAD`` records ahead at most: the dataset streams, and a slot that frees
+finds its next request ready. A worker asks the cache, calls the endpoint with the shared
+retry policy and hands the outcome to the scorer, which scores batches and appends them to
+``records.jsonl``; judge metrics are graded in their own tasks at the judge's concurrency,
+each row written once complete. Large runs prepare and score in worker processes
+(``tasks.pool``), small ones in a thread and on the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +29,26 @@ from voxbench.providers.backoff import backoff_delay
 from voxbench.tasks.cache import ResponseCache, request_key
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets import Record
-from voxbench.tasks.metrics import METRICS
-from voxbench.tasks.models import EndpointClient, Prompted, make_endpoint, wav_bytes
+from voxbench.tasks.judge import TaskJudge
+from voxbench.tasks.metrics import score_reply
+from voxbench.tasks.models import EndpointClient, Prompted, make_endpoint
 from voxbench.tasks.plan import Job, Plan
+from voxbench.tasks.pool import PrepareError, WorkerPool
+from voxbench.tasks.prepare import Cut, Prepared, audio_of_wav, prepare_clip
+
+log = logging.getLogger(__name__)
 
 CONNECTIONS_PER_CLIENT = 8
 """Connections per HTTP client (see ``client_shards``)."""
+PAYLOAD_CACHE_BYTES = 32 * 1024 * 1024
+"""Prepared records kept for the other models that send them (least recent dropped)."""
+POOL_FIRST = False
+"""Wait for the workers before the first record (tests: every record goes through them)."""
+LOOKAHEAD = 64
+"""Records of a model pool prepared ahead of the requests in flight, at most."""
+POOL_MIN_RECORDS = 256
+"""A run sending at least this many clips to chat models prepares them and scores the replies
+in worker processes (``tasks.pool``); smaller runs are not worth starting them."""
 
 
 @dataclass
@@ -46,6 +64,9 @@ class Outcome:
     cached: bool
     key: str
 
+
+Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
+"""A record to answer, with its payloads being prepared."""
 
 Progress = Callable[[Job, dict[str, Any]], None]
 """Called with each finished record's row."""
@@ -66,28 +87,19 @@ def client_shards(endpoint: EndpointConfig) -> list[EndpointConfig]:
     return [endpoint.model_copy(update={"max_concurrency": size}) for size in sizes]
 
 
-def _prepare(record: Record, job: Job) -> tuple[list[bytes], list[Audio]]:
-    """Decode, resample and cut the clip as the task says: each piece and its WAV payload."""
-    audio = record.load_audio().mono().resampled(job.spec.sample_rate)
-    policy = job.spec.long_audio
-    if audio.duration <= policy.max_seconds:
-        pieces = [audio]
-    elif policy.policy == "truncate":
-        pieces = [audio.slice(0, policy.max_seconds)]
-    else:
-        pieces = chunk_audio(audio, policy.max_seconds, policy.overlap_seconds)
-    return [wav_bytes(p) for p in pieces], pieces
+def task_cut(job: Job) -> Cut:
+    """How the job's task resamples and cuts a clip."""
+    long_audio = job.spec.long_audio
+    return Cut(
+        job.spec.sample_rate,
+        long_audio.policy,
+        long_audio.max_seconds,
+        long_audio.overlap_seconds,
+    )
 
 
-def chunk_audio(audio: Audio, window: float, overlap: float) -> list[Audio]:
-    """Windows of ``window`` seconds, each starting ``window - overlap`` after the last."""
-    step = window - overlap
-    pieces, start = [], 0.0
-    while True:
-        pieces.append(audio.slice(start, start + window))
-        if start + window >= audio.duration:
-            return pieces
-        start += step
+def _prepare_here(record: Record, cut: Cut) -> tuple[Prepared, list[Audio] | None]:
+    return prepare_clip(record.load_audio(), cut)
 
 
 def join_chunks(texts: Iterable[str], max_overlap_words: int = 12) -> str:
@@ -121,15 +133,17 @@ class Engine:
         self,
         plan: Plan,
         cache: ResponseCache,
-        write_row: Callable[[dict[str, Any]], None],
+        write_rows: Callable[[list[dict[str, Any]]], None],
         *,
         done: set[tuple[str, str, str]] | None = None,
         progress: Progress | None = None,
         endpoint_factory: Callable[..., EndpointClient] = make_endpoint,
+        judge: TaskJudge | None = None,
     ) -> None:
         self.plan = plan
         self.cache = cache
-        self.write_row = write_row
+        self.write_rows = write_rows
+        """Appends finished records' rows (a batch at a time)."""
         self.done = done or set()
         """(task, model, record id) answered by an earlier pass of this run."""
         self.progress = progress
@@ -138,9 +152,29 @@ class Engine:
         """Calls made to endpoints (cache hits aside)."""
         self._in_flight: dict[str, asyncio.Event] = {}
         """Cache keys being asked right now: an identical request waits for that reply."""
+        self.judge = judge
+        """Grades the judge metrics (``llm_judge``); required when a job has one."""
+        self._failure: BaseException | None = None
+        """A judge failure that stops the run (a rejected key): workers stop taking records."""
+        self._payloads: OrderedDict[tuple[int, Cut, bool], asyncio.Future[Any]] = OrderedDict()
+        """Records prepared lately, by (record, how it is cut, in the workers or not), least
+        recently used first."""
+        self._payload_bytes: dict[tuple[int, Cut, bool], int] = {}
+        self._payload_total = 0
+        self._share_payloads = len({job.model.name for job in plan.jobs}) > 1
+        self.pool: WorkerPool | None = None
+        """Worker processes preparing clips and scoring, for runs of ``POOL_MIN_RECORDS`` or more."""
 
     async def run(self) -> None:
         """Answer and score every record not already done."""
+        to_send = sum(len(job.records) for job in self.plan.jobs if job.api == "chat")
+        starting = None
+        if to_send - len(self.done) >= POOL_MIN_RECORDS:
+            # Work goes to threads until the workers are ready (their imports take ~0.5 s).
+            self.pool = WorkerPool()
+            starting = asyncio.create_task(self._start_pool(self.pool))
+            if POOL_FIRST:
+                await starting
         results: asyncio.Queue[Outcome | None] = asyncio.Queue()
         scorer = asyncio.create_task(self._score(results))
         pools = {}
@@ -151,6 +185,12 @@ class Engine:
         finally:
             await results.put(None)
             await scorer
+            if self.judge is not None:
+                await self.judge.aclose()
+            if starting is not None:
+                await starting
+            if self.pool is not None:
+                await self.pool.aclose()
 
     async def _run_pool(self, jobs: list[Job], results: asyncio.Queue[Outcome | None]) -> None:
         model = jobs[0].model
@@ -160,18 +200,23 @@ class Engine:
             for shard in client_shards(endpoint)
         ]
         width = sum(c for _, c in endpoints)
-        queue: asyncio.Queue[tuple[Job, Record] | None] = asyncio.Queue(maxsize=2 * width)
+        # Clips are prepared ahead (at most LOOKAHEAD beyond those in flight), so a slot that
+        # frees finds its next request ready: its connection never idles waiting for soxr.
+        queue: asyncio.Queue[Item | None] = asyncio.Queue(maxsize=min(2 * width, LOOKAHEAD))
 
         async def produce() -> None:
             for job in jobs:
                 for record in job.records:
                     if (job.task.name, model.name, record.id) not in self.done:
-                        await queue.put((job, record))
+                        ready = self._prepare(job, record)
+                        await queue.put((job, record, ready))
             for _ in range(width):
                 await queue.put(None)
 
         async def work(client: EndpointClient) -> None:
             while (item := await queue.get()) is not None:
+                if self._failure is not None:
+                    raise self._failure
                 await results.put(await self._answer(client, *item))
 
         try:
@@ -182,15 +227,67 @@ class Engine:
             for client, _ in endpoints:
                 await client.aclose()
 
-    def _prepared(
-        self, job: Job, record: Record, request: Prompted
-    ) -> tuple[list[bytes], list[Audio], str]:
-        """The WAV payloads and audio pieces of a record, and the request's cache key."""
-        wavs, pieces = _prepare(record, job)
-        return wavs, pieces, self._key(job, request, wavs)
+    def _prepare(
+        self, job: Job, record: Record
+    ) -> asyncio.Future[tuple[Prepared, list[Audio] | None]]:
+        """The record's payloads, being prepared: shared by every model that sends the record
+        the same way (a multi-model run decodes and resamples each record's clip once)."""
+        cut = task_cut(job)
+        # Chat requests carry only the WAV: the workers prepare them, and the audio pieces
+        # are read back from it. Other models get the pieces as cut (float samples).
+        encoded = getattr(record.audio, "encoded", None)
+        pooled = self._pool_ready and job.api == "chat" and encoded is not None
+        key = (id(record), cut, pooled)  # the plan holds every record: ids stay unique
+        found = self._payloads.get(key)
+        if found is not None:
+            self._payloads.move_to_end(key)
+            return found
+        future = asyncio.ensure_future(self._prepare_now(record, cut, pooled))
+        if not self._share_payloads:
+            return future  # one model: nobody else will send it
+        self._payloads[key] = future
+        self._payload_bytes[key] = 0
+        future.add_done_callback(lambda f, k=key: self._count_payload(k, f))
+        return future
+
+    async def _start_pool(self, pool: WorkerPool) -> None:
+        try:
+            await pool.start()
+        except (OSError, asyncio.IncompleteReadError) as exc:  # no workers: threads do it all
+            log.warning("worker processes did not start (%s): preparing clips in threads", exc)
+            await pool.aclose()
+            self.pool = None
+
+    @property
+    def _pool_ready(self) -> bool:
+        return self.pool is not None and self.pool.ready
+
+    def _count_payload(self, key: tuple[int, Cut, bool], future: asyncio.Future[Any]) -> None:
+        if future.cancelled() or future.exception() is not None or key not in self._payloads:
+            self._payloads.pop(key, None)  # a clip that failed is tried again, if asked again
+            self._payload_total -= self._payload_bytes.pop(key, 0)
+            return
+        prepared, pieces = future.result()
+        size = sum(len(w) for w in prepared.wavs) + sum(p.samples.nbytes for p in pieces or ())
+        self._payload_bytes[key] = size
+        self._payload_total += size
+        while self._payload_total > PAYLOAD_CACHE_BYTES and len(self._payloads) > 1:
+            oldest = next(iter(self._payloads))
+            self._payloads.pop(oldest)
+            self._payload_total -= self._payload_bytes.pop(oldest)
+
+    async def _prepare_now(
+        self, record: Record, cut: Cut, pooled: bool
+    ) -> tuple[Prepared, list[Audio] | None]:
+        if pooled:
+            assert self.pool is not None
+            prepared = await self.pool.prepare(*record.audio.encoded(), cut)  # type: ignore[attr-defined]
+            return prepared, None  # read back from the WAVs for clients that want samples
+        # Decoding, soxr and hashing release the GIL: in a thread they use another core.
+        return await asyncio.to_thread(_prepare_here, record, cut)
 
     @staticmethod
-    def _key(job: Job, request: Prompted, wavs: list[bytes]) -> str:
+    def _key(job: Job, request: Prompted, digests: list[str]) -> str:
         """The request's content address: model, api, prompt, generation and the audio sent."""
         if job.api == "oracle":
             return ""
@@ -202,18 +299,26 @@ class Engine:
                 "prompt": request.prompt if chat else "",
                 "system": request.system if chat else "",
                 "generation": request.generation.model_dump() if chat else {},
-                "audio": [hashlib.sha256(w).hexdigest() for w in wavs],
+                "audio": digests,
             }
         )
 
-    async def _answer(self, client: EndpointClient, job: Job, record: Record) -> Outcome:
+    async def _answer(
+        self,
+        client: EndpointClient,
+        job: Job,
+        record: Record,
+        ready: asyncio.Future[tuple[Prepared, list[Audio] | None]],
+    ) -> Outcome:
         started = time.perf_counter()
         request = job.prompted(record)
         attempts = [0]
         try:
-            # Decoding, soxr and hashing release the GIL: in a thread they use the second core
-            # while the loop keeps the requests moving (measured: ~20% more throughput).
-            wavs, pieces, key = await asyncio.to_thread(self._prepared, job, record, request)
+            prepared, pieces = await ready
+            if pieces is None and not getattr(client, "wav_only", False):
+                pieces = [audio_of_wav(w, task_cut(job).sample_rate) for w in prepared.wavs]
+            wavs = prepared.wavs
+            key = self._key(job, request, prepared.digests)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
             while key in self._in_flight:
                 await self._in_flight[key].wait()
@@ -224,7 +329,7 @@ class Engine:
                 self._in_flight[key] = asyncio.Event()
             try:
                 texts = []
-                for wav, piece in zip(wavs, pieces, strict=True):
+                for wav, piece in zip(wavs, pieces or [None] * len(wavs), strict=True):
                     texts.append(await self._call(client, piece, wav, request, job.model, attempts))
                     if job.api == "oracle":
                         break
@@ -247,7 +352,8 @@ class Engine:
         except ProviderError as exc:
             error = {"category": str(exc.category), "message": str(exc), "status": exc.status}
         except VoxbenchError as exc:  # an unreadable clip, a missing prerequisite
-            error = {"category": type(exc).__name__, "message": str(exc), "status": None}
+            category = exc.category if isinstance(exc, PrepareError) else type(exc).__name__
+            error = {"category": category, "message": str(exc), "status": None}
         return Outcome(
             job, record, None, error, time.perf_counter() - started, attempts[0], False, ""
         )
@@ -255,7 +361,7 @@ class Engine:
     async def _call(
         self,
         client: EndpointClient,
-        audio: Audio,
+        audio: Audio | None,
         wav: bytes,
         request: Prompted,
         model: Any,
@@ -288,6 +394,9 @@ class Engine:
             )
 
     async def _score(self, results: asyncio.Queue[Outcome | None]) -> None:
+        """Score outcomes as they come and append their rows; judge metrics are graded in
+        their own tasks (the judge's concurrency), each row written once it is complete."""
+        judging: set[asyncio.Task[None]] = set()
         finished = False
         while not finished:
             batch: list[Outcome] = []
@@ -299,26 +408,74 @@ class Engine:
                 item = results.get_nowait()
             finished = item is None
             if batch:
-                rows = await asyncio.to_thread(lambda b=batch: [record_row(o) for o in b])
-                for outcome, row in zip(batch, rows, strict=True):
-                    self.write_row(row)
-                    if self.progress is not None:
-                        self.progress(outcome.job, row)
-                self.cache.commit()
+                ready: list[tuple[Outcome, dict[str, Any]]] = []
+                for outcome, scores in zip(batch, await self._scores(batch), strict=True):
+                    row = record_row(outcome, scores)
+                    if outcome.prediction is not None and outcome.job.judged_metrics:
+                        task = asyncio.create_task(self._judge_then_write(outcome, row))
+                        judging.add(task)
+                        task.add_done_callback(judging.discard)
+                    else:
+                        ready.append((outcome, row))
+                self._write(ready)
+                self.cache.checkpoint()
+        await asyncio.gather(*judging, return_exceptions=True)
+        self.cache.commit()
+        if self._failure is not None:
+            raise self._failure
+
+    async def _scores(self, batch: list[Outcome]) -> list[dict[str, Any]]:
+        """Each outcome's metric statistics: in the workers when the run has them, else here
+        (a scoring thread would make every socket call of the loop wait for the GIL)."""
+        if not self._pool_ready:
+            return [
+                score_prediction(o.job, o.record, o.prediction) if o.prediction is not None else {}
+                for o in batch
+            ]
+        done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        done.set_result({})  # an error: nothing to score
+        pool = self.pool
+        return list(
+            await asyncio.gather(
+                *(
+                    pool.score(o.job.metrics, o.prediction, o.job.context(o.record))
+                    if o.prediction is not None
+                    else done
+                    for o in batch
+                )
+            )
+        )
+
+    def _write(self, finished: list[tuple[Outcome, dict[str, Any]]]) -> None:
+        if not finished:
+            return
+        self.write_rows([row for _, row in finished])
+        if self.progress is not None:
+            for outcome, row in finished:
+                self.progress(outcome.job, row)
+
+    async def _judge_then_write(self, outcome: Outcome, row: dict[str, Any]) -> None:
+        """Grade the record's judge metrics, then append its row."""
+        assert self.judge is not None, "a job with judge metrics needs the engine's judge"
+        assert outcome.prediction is not None
+        material = outcome.job.judge_material(outcome.record, outcome.prediction)
+        try:
+            for metric in outcome.job.judged_metrics:
+                row["scores"][metric] = await self.judge.grade(material)
+        except Exception as exc:  # an aborting judge failure: the run stops with it
+            self._failure = self._failure or exc
+            raise
+        self._write([(outcome, row)])
 
 
 def score_prediction(job: Job, record: Record, prediction: str) -> dict[str, Any]:
-    """Each metric's statistics of one reply."""
-    context = job.context(record)
-    return {name: METRICS[name].score(prediction, context) for name in job.metrics}
+    """Each metric's statistics of one reply (judge metrics: not judged, until the judge is)."""
+    return score_reply(job.metrics, prediction, job.context(record))
 
 
-def record_row(outcome: Outcome) -> dict[str, Any]:
-    """The ``records.jsonl`` line of one outcome."""
+def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:
+    """The ``records.jsonl`` line of one outcome, with its metric statistics."""
     job, record = outcome.job, outcome.record
-    scores = (
-        score_prediction(job, record, outcome.prediction) if outcome.prediction is not None else {}
-    )
     return {
         "task": job.task.name,
         "model": job.model.name,

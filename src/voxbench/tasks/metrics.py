@@ -19,6 +19,7 @@ from rapidfuzz.distance import Levenshtein
 
 from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
+from voxbench.tasks import audio_judge_metric
 from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
 
 BOOTSTRAP_SAMPLES = 1000
@@ -49,6 +50,9 @@ class Metric:
     higher_is_better: bool
     score: Callable[[str, ScoringContext], dict[str, Any]]
     pool: Callable[[Sequence[dict[str, Any]], np.random.Generator | None], dict[str, Any]]
+    judged: bool = False
+    """Scored by the LLM judge (``tasks.judge``), not by ``score``: ``score`` then only says
+    the record was not judged (it is left undecided)."""
 
 
 # -- text normalisation ----------------------------------------------------------------------
@@ -346,6 +350,23 @@ def _sacrebleu_pool(kind: str) -> Callable[..., dict[str, Any]]:
     return pool
 
 
+def _decided_mean_pool(key: str) -> Callable[..., dict[str, Any]]:
+    """The mean of ``key`` (%) over decided records; the undecided are counted apart."""
+
+    def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+        decided = [s for s in stats if not s.get("undecided")]
+        return {**_mean_pool(key)(decided, rng), "undecided": len(stats) - len(decided)}
+
+    return pool
+
+
+# -- LLM judge (the grading itself is tasks.judge) --------------------------------------------
+
+
+def _not_judged(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return {"correct": 0, "undecided": 1, "reason": "not judged"}
+
+
 # -- the registry -----------------------------------------------------------------------------
 
 METRICS: dict[str, Metric] = {
@@ -369,6 +390,11 @@ METRICS: dict[str, Metric] = {
                _sacrebleu_pool("chrf")),
         Metric("ter", "corpus TER (sacrebleu; lower is better)", False, _sacrebleu_score("ter"),
                _sacrebleu_pool("ter")),
+        Metric("llm_judge", "the judge model finds the reply gives the reference's answer (%), "
+               "undecided records counted apart", True, _not_judged, _decided_mean_pool("correct"),
+               judged=True),
+        Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
+               audio_judge_metric.not_judged, _decided_mean_pool("score")),
     )
 }  # fmt: skip
 
@@ -384,3 +410,8 @@ def get_metric(name: str, *, field: str, file: Any = None) -> Metric:
             field=field,
             expected="one of: " + ", ".join(METRICS),
         ) from None
+
+
+def score_reply(metrics: Sequence[str], prediction: str, context: ScoringContext) -> dict[str, Any]:
+    """Each named metric's statistics of one reply (judge metrics: not judged yet)."""
+    return {name: METRICS[name].score(prediction, context) for name in metrics}

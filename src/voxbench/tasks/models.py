@@ -9,12 +9,8 @@ pipeline (extraction, metrics, outputs) scores a perfect model at 100%.
 from __future__ import annotations
 
 import asyncio
-import io
-import wave
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
-
-import numpy as np
 
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
@@ -41,25 +37,14 @@ class Prompted:
 class EndpointClient(Protocol):
     """One endpoint of a pool: answers a clip and a prompt with text."""
 
-    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
-        """The model's reply; raises ``ProviderError`` on failure."""
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
+        """The model's reply; raises ``ProviderError`` on failure. ``audio`` is the clip the
+        WAV holds, or None for a client whose ``wav_only`` is true."""
         ...
 
     async def aclose(self) -> None:
         """Release connections."""
         ...
-
-
-def wav_bytes(audio: Audio) -> bytes:
-    """Mono 16-bit PCM WAV of ``audio`` (what ``input_audio`` / ``inline_data`` carry)."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(audio.sample_rate)
-        samples = audio.mono().samples
-        out.writeframes(np.clip(np.round(samples * 32768.0), -32768, 32767).astype("<i2").tobytes())
-    return buffer.getvalue()
 
 
 def model_api(model: ModelConfig, *, field: str) -> Api:
@@ -88,6 +73,9 @@ def model_api(model: ModelConfig, *, field: str) -> Api:
 class ChatEndpoint:
     """An audio-in completion provider (OpenAI-compatible ``input_audio``, Gemini inline audio)."""
 
+    wav_only = True
+    """It sends the WAV payload only: the engine need not hand it the samples too."""
+
     def __init__(self, model: ModelConfig, endpoint: EndpointConfig, **extra: Any) -> None:
         kwargs: dict[str, Any] = {
             "timeout": model.timeout_s,
@@ -100,7 +88,7 @@ class ChatEndpoint:
             kwargs["api_key"] = endpoint.api_key
         self.client = make(Role.AUDIO_COMPLETION, model.model, **kwargs)
 
-    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
         completion = await self.client.complete_audio(
             AudioCompletionRequest(
                 audio_wav=wav,

@@ -18,7 +18,8 @@ from voxbench.core.errors import ConfigError
 from voxbench.tasks.answers import LETTERS
 from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
 from voxbench.tasks.datasets import Record, dataset_fingerprint, select_records
-from voxbench.tasks.metrics import ScoringContext, get_metric
+from voxbench.tasks.judge import check_judge
+from voxbench.tasks.metrics import METRICS, ScoringContext, get_metric
 from voxbench.tasks.models import Api, Prompted, model_api
 from voxbench.tasks.spec import Generation, Prompt, TaskEntry, TaskRegistry, TaskSpec
 
@@ -79,6 +80,25 @@ class Job:
         column = self.spec.columns.choices
         found = record.columns.get(column) if column else None
         return [str(c) for c in found] if isinstance(found, list) else []
+
+    @property
+    def judged_metrics(self) -> list[str]:
+        """The metrics the LLM judge scores."""
+        return [m for m in self.metrics if METRICS[m].judged]
+
+    def judge_material(self, record: Record, prediction: str) -> dict[str, Any]:
+        """What the judge is shown about one reply (as data, never as instructions)."""
+        asked = self.prompted(record)
+        material: dict[str, Any] = {
+            "task": self.spec.description or self.task.name,
+            "instruction": asked.prompt,
+        }
+        if asked.system:
+            material["context"] = asked.system
+        choices = self._choices(record)
+        if choices:
+            material["choices"] = _choices_text(choices)
+        return {**material, "reference": record.reference, "prediction": prediction}
 
     def context(self, record: Record) -> ScoringContext:
         """What the metrics need to score a reply to ``record``."""
@@ -172,12 +192,20 @@ def build_plan(
                 expected="a models[].name: " + ", ".join(m.name for m in config.models),
             )
     apis = {m.name: model_api(m, field=f"models[{i}].model") for i, m in enumerate(config.models)}
+    if config.judge is not None:
+        check_judge(config.judge)
     jobs: list[Job] = []
     for name, selection in chosen.items():
         entry = registry.get(name)
         metrics = selection.metrics or entry.spec.metrics
         for metric in metrics:
-            get_metric(metric, field=f"tasks: {name}.metrics", file=entry.file)
+            judged = get_metric(metric, field=f"tasks: {name}.metrics", file=entry.file).judged
+            if judged and config.judge is None:
+                raise ConfigError(
+                    f"task {name} uses the judge metric {metric}, and the config has no judge",
+                    field="judge",
+                    expected="a judge: {model: provider/model} block",
+                )
         records = select_records(
             entry.spec, _filters(config.filters, selection.filters), seed=config.seed, task=name
         )

@@ -27,8 +27,11 @@ def table_rows(scores: dict[str, Any], models: list[str]) -> list[list[str]]:
                 if entry is None:
                     row.append("")
                     continue
-                text = f"{cell(entry['metrics'][metric])} n={entry['metrics'][metric]['n']}"
+                stats = entry["metrics"][metric]
+                text = f"{cell(stats)} n={stats['n']}"
                 flags = [f"{entry[k]} {k}" for k in ("errors", "empties", "missing") if entry[k]]
+                if stats.get("undecided"):
+                    flags.append(f"{stats['undecided']} undecided")
                 row.append(text + (f" ({', '.join(flags)})" if flags else ""))
             rows.append(row)
     for name, agg in scores.get("aggregates", {}).items():
@@ -49,9 +52,11 @@ def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
         f"Started {info['started']}; seed {info['seed']}; status {info['status']}.",
         "",
         "Models: " + ", ".join(f"`{m['name']}` ({m['model']}, {m['api']})" for m in info["models"]),
+        *_judge_line(info.get("judge")),
         "",
         "Values are on a 0–100 scale with a 95% bootstrap interval; n counts scored records. "
-        "Errors (failed after retries) are not scored; empties are scored replies with no text.",
+        "Errors (failed after retries) are not scored; empties are scored replies with no text; "
+        "undecided records (the judge gave no usable verdict) are left out of judge metrics.",
         "",
         "| task | metric | " + " | ".join(models) + " |",
         "|---|---|" + "---|" * len(models),
@@ -73,3 +78,13 @@ def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
                 cats = ", ".join(f"{k}: {v}" for k, v in entry["error_categories"].items())
                 details.append(f"\n{task} — {model}: errors by category: {cats}")
     return "\n".join(lines + details) + "\n"
+
+
+def _judge_line(judge: dict[str, Any] | None) -> list[str]:
+    if not judge:
+        return []
+    return [
+        "",
+        f"Judge: `{judge['model']}` — {judge['asked']} records graded, {judge['cached']} from "
+        f"the cache, {judge['calls']} calls, {judge['undecided']} undecided.",
+    ]

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import RunError
+from voxbench.store import index_finished_run
 from voxbench.tasks.cache import ResponseCache
 from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine import Engine, Progress
+from voxbench.tasks.judge import TaskJudge, make_judge_client
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.report import markdown_report
 from voxbench.tasks.rundir import RUN_JSON, TaskRunDir, versions
@@ -58,6 +60,12 @@ def run_tasks(
     assert config is not None
     base_dir = base_dir or (config_file.parent if config_file else Path.cwd())
     plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
+    # The judge's key is checked before anything is run or written.
+    judge_client = (
+        make_judge_client(config.judge)
+        if config.judge is not None and any(j.judged_metrics for j in plan.jobs)
+        else None
+    )
     if on_plan is not None:
         on_plan(plan)
     # A resumed run stays where it is (and finds the cache beside it).
@@ -97,7 +105,13 @@ def run_tasks(
         cache = ResponseCache(output_dir / CACHE_FILE)
         run.open_records()
         kwargs = {"endpoint_factory": endpoint_factory} if endpoint_factory else {}
-        engine = Engine(plan, cache, run.append, done=done, progress=progress, **kwargs)
+        judge = None
+        if judge_client is not None:
+            assert config.judge is not None
+            judge = TaskJudge(config.judge, cache, judge_client)
+        engine = Engine(
+            plan, cache, run.append, done=done, progress=progress, judge=judge, **kwargs
+        )
         try:
             asyncio.run(engine.run())
         except BaseException:
@@ -114,8 +128,11 @@ def run_tasks(
             "status": "finished",
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         }
+        if judge is not None:
+            info["judge"] = {"model": judge.config.model, **asdict(judge.stats)}
         run.write_info(info)
         run.write_outputs(rows, scores, markdown_report(info, scores))
+    index_finished_run(run.path)
     return TaskRunResult(run, plan, scores, engine.requests)
 
 

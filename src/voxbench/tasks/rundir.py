@@ -4,6 +4,7 @@
   models, tasks with their dataset fingerprints, versions, seed, status
 - ``records.jsonl``: one line per finished record, appended and flushed as it finishes
 - ``records.csv``, ``scores.json``, ``report.md``: derived at the end of ``run`` and ``--resume``
+- ``report.html``: written by ``voxbench tasks show RUN --html``
 - ``.lock``: the writer lock while a process writes
 """
 
@@ -19,6 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
+from voxbench.core.artifact_names import TASK_RUN_SCHEMA, TASK_SCORES
 from voxbench.core.errors import RunError
 from voxbench.core.rundir import (
     WriterLock,
@@ -31,10 +33,11 @@ from voxbench.core.rundir import (
 RUN_JSON = "run.json"
 RECORDS = "records.jsonl"
 RECORDS_CSV = "records.csv"
-SCORES = "scores.json"
+SCORES = TASK_SCORES
 REPORT = "report.md"
+REPORT_HTML = "report.html"
 LOCK = ".lock"
-SCHEMA = "voxbench.tasks/1"
+SCHEMA = TASK_RUN_SCHEMA
 CSV_COLUMNS = (
     "task",
     "model",
@@ -113,10 +116,11 @@ class TaskRunDir:
         _cut_torn_tail(self.path / RECORDS)
         self._records = (self.path / RECORDS).open("a", encoding="utf-8")
 
-    def append(self, row: dict[str, Any]) -> None:
-        """Append one record and flush it to the OS (a killed process loses nothing written)."""
+    def append(self, rows: list[dict[str, Any]]) -> None:
+        """Append finished records, one line each, and flush them to the OS in one write
+        (a killed process loses nothing written)."""
         assert self._records is not None, "open_records first"
-        self._records.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._records.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
         self._records.flush()
 
     def close_records(self) -> None:

@@ -31,7 +31,7 @@ class Strict(BaseModel):
 
 
 class DatasetRef(Strict):
-    """Where a task's records come from: a built-in suite dataset or a local folder."""
+    """Where a task's records come from: a built-in suite dataset, a local folder, or the Hub."""
 
     builtin: str | None = None
     """A dataset of the built-in offline suite (``tasks/data/<name>``), synthesized on first use."""
@@ -43,14 +43,25 @@ class DatasetRef(Strict):
     """``manifest``: audio files + the manifest; ``hf_disk``: a ``save_to_disk`` folder;
     ``parquet``: the parquet files under the folder (Hugging Face layout). The last two need
     the optional ``datasets`` package."""
+    hub: str | None = None
+    """A Hugging Face Hub dataset (``org/name``), loaded with ``datasets.load_dataset`` and
+    kept in the Hugging Face cache: online the first time, offline after."""
+    config: str | None = None
+    """The Hub dataset's configuration (subset), e.g. a language."""
+    revision: str | None = None
+    """The Hub dataset's revision: a commit, tag or branch (pin it for reproducible runs)."""
     split: str | None = None
-    """For ``hf_disk`` holding several splits, the one to read; for ``parquet``, the files
-    whose name starts with it (``test`` → ``test-00000-of-00001.parquet``)."""
+    """For ``hf_disk`` holding several splits, and for ``hub``, the one to read; for
+    ``parquet``, the files whose name starts with it (``test`` → ``test-00000-of-00001.parquet``)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetRef:
-        if (self.builtin is None) == (self.path is None):
-            raise ValueError("give exactly one of builtin or path")
+        if sum(x is not None for x in (self.builtin, self.path, self.hub)) != 1:
+            raise ValueError("give exactly one of builtin, path or hub")
+        if self.hub is None and (self.config is not None or self.revision is not None):
+            raise ValueError("config and revision are for a hub dataset")
+        if self.hub is not None and self.format != "manifest":
+            raise ValueError("format is for a dataset under path, not a hub dataset")
         return self
 
 

@@ -71,6 +71,9 @@ class Responder:
     streaming: bool = False
     finished: bool = False
     keep_alive: bool = True
+    head_only: bool = False
+    """The request was ``HEAD``: a response carries its headers only, never a body (one
+    would be read as the start of the next response on a kept-alive connection)."""
     _head: list[str] = field(default_factory=list)
 
     def _status_line(self, status: int, headers: dict[str, str]) -> bytes:
@@ -97,7 +100,13 @@ class Responder:
             "content-length": str(len(data)),
             **(headers or {}),
         }
-        self.writer.write(self._status_line(status, head) + data)
+        self.writer.write(self._status_line(status, head) + (b"" if self.head_only else data))
+        await self.writer.drain()
+        self.finished = True
+
+    async def send_head(self, status: int, headers: dict[str, str]) -> None:
+        """The answer to a ``HEAD`` request: headers (``content-length`` included), no body."""
+        self.writer.write(self._status_line(status, headers))
         await self.writer.drain()
         self.finished = True
 
@@ -205,7 +214,7 @@ class HTTPServer(abc.ABC):
                 request = await _read_request(reader)
                 if request is None:
                     break
-                responder = Responder(reader, writer)
+                responder = Responder(reader, writer, head_only=request.method == "HEAD")
                 try:
                     await self.handle(request, responder)
                 except _Dropped:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import re
 import time
 import wave
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from voxbench.testing.audio_judge import AudioJudgeScript
 from voxbench.testing.http_server import (
     Request,
     Responder,
@@ -98,6 +100,9 @@ class FakeOpenAIServer(ScriptedServer):
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             await responder.send(400, self.error_body(400, "'messages' is a required property"))
             return
+        if isinstance(self.script, AudioJudgeScript):
+            await self._judge_chat(body, responder, faults)
+            return
         try:
             conversation = parse_messages(body["messages"])
             reply = self.scripted_reply(conversation, faults)
@@ -111,6 +116,43 @@ class FakeOpenAIServer(ScriptedServer):
             await self._stream(responder, reply, model, usage if include_usage else None, faults)
         else:
             await self._whole(responder, reply, model, usage, faults)
+
+    async def _judge_chat(
+        self, body: dict[str, Any], responder: Responder, faults: list[Fault]
+    ) -> None:
+        """Judge mode: the script hears the system text, the user/assistant texts and the
+        ``input_audio`` clip, and its answer comes back with ``logprobs`` when asked."""
+        assert isinstance(self.script, AudioJudgeScript)
+        try:
+            instructions, texts, audio, rate = judge_material(body["messages"])
+        except ValueError as exc:
+            await responder.send(400, self.error_body(400, str(exc)))
+            return
+        text = self.script.judge(instructions, texts, audio, rate)
+        reply = Reply(text=text)
+        await self.wait_first()
+        if any(f.kind == "drop" for f in faults):
+            await responder.drop()
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": "stop",
+        }
+        if body.get("logprobs"):
+            choice["logprobs"] = {
+                "content": token_logprobs(text, self.script, int(body.get("top_logprobs") or 0))
+            }
+        await responder.send(
+            200,
+            {
+                "id": f"chatcmpl-{next(self._ids)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model") or "fake-model",
+                "choices": [choice],
+                "usage": _usage(body["messages"], reply),
+            },
+        )
 
     def _call_ids(self, reply: Reply) -> list[str]:
         return [f"call_{next(self._ids):04d}" for _ in reply.calls]
@@ -379,3 +421,66 @@ def _wav(pcm: bytes) -> bytes:
         w.setframerate(SPEECH_RATE)
         w.writeframes(pcm)
     return buffer.getvalue()
+
+
+def judge_material(messages: Sequence[Any]) -> tuple[str, str, np.ndarray, int]:
+    """Chat ``messages`` as a judge hears them: system text, the other texts in order, and
+    the first ``input_audio`` clip (mono float samples, rate); ``ValueError`` on bad audio."""
+    import base64
+    import binascii
+
+    system: list[str] = []
+    texts: list[str] = []
+    audio, rate = np.zeros(0, np.float32), SPEECH_RATE
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "input_audio" and not len(audio):
+                data = (part.get("input_audio") or {}).get("data")
+                try:
+                    with wave.open(io.BytesIO(base64.b64decode(str(data), validate=True))) as clip:
+                        frames = clip.readframes(clip.getnframes())
+                        width, channels = clip.getsampwidth(), clip.getnchannels()
+                        rate = clip.getframerate()
+                except (binascii.Error, wave.Error, EOFError) as exc:
+                    raise ValueError(
+                        f"input_audio.data is not base64 of a WAV file ({exc})"
+                    ) from exc
+                if width != 2:
+                    raise ValueError("the fake judge hears 16-bit WAV only")
+                pcm = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
+                audio = pcm.reshape(-1, channels).mean(axis=1) if channels > 1 else pcm
+            elif part.get("type", "text") == "text":
+                (system if m.get("role") in ("system", "developer") else texts).append(
+                    str(part.get("text") or "")
+                )
+    return "\n".join(system), "\n".join(texts), audio, rate
+
+
+_TOKEN = re.compile(r"\s*\d|\s*[^\s\d]+|\s+")
+
+
+def token_logprobs(text: str, script: AudioJudgeScript, top: int) -> list[dict[str, Any]]:
+    """``logprobs.content`` for ``text``: one entry per token (a digit is a token of its
+    own), p=1 unless the script gives alternatives for it."""
+    out = []
+    for token in _TOKEN.findall(text):
+        alternatives = script.top_logprobs(token) or [(token, 0.0)]
+        chosen = next((lp for t, lp in alternatives if t.strip() == token.strip()), 0.0)
+        out.append(
+            {
+                "token": token,
+                "logprob": chosen,
+                "bytes": list(token.encode("utf-8")),
+                "top_logprobs": [
+                    {"token": t, "logprob": lp, "bytes": list(t.encode("utf-8"))}
+                    for t, lp in alternatives[: max(top, 1)]
+                ],
+            }
+        )
+    return out

@@ -38,6 +38,7 @@ from http import HTTPStatus
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -45,6 +46,7 @@ from websockets.http11 import Request, Response
 from voxbench.core.errors import ProtocolError
 from voxbench.targets.realtime.audio import b64decode, b64encode
 from voxbench.targets.realtime.openai import events as ev
+from voxbench.testing.audio_judge import AudioJudgeScript
 from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
@@ -52,7 +54,7 @@ from voxbench.testing.realtime_common import (
     fault_kinds,
     wait_until,
 )
-from voxbench.testing.scripts import Fault, Reply, ScriptCall
+from voxbench.testing.scripts import Fault, Reply, ScriptCall, ScriptExhausted
 
 RATE = ev.OUTPUT_SAMPLE_RATE
 _OUTPUT_EVENTS = ("response.", "conversation.item.input_audio_transcription")
@@ -476,3 +478,129 @@ def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
             _merge(target[key], value)
         else:
             target[key] = value
+
+
+# -- judge mode ------------------------------------------------------------------------------
+
+
+class FakeRealtimeJudgeServer(FakeOpenAIRealtimeServer):
+    """The realtime fake acting as an audio judge (``voxbench.testing.audio_judge``).
+
+    The script is an ``AudioJudgeScript``, or any ``Script`` whose replies are answered in
+    order, the last one repeating (``voxbench fake-server openai-realtime-judge --script
+    answers.yaml``). A judge
+    session must turn detection off (``turn_detection: null``): with it on, a
+    ``response.create`` is refused with an ``error`` event (``judge_turn_detection_on``). It
+    buffers every appended chunk, and on ``input_audio_buffer.commit`` + ``response.create``
+    hands the script the session's instructions, the text items and the whole committed
+    audio, then answers with one text message (``response.output_text.*``, then
+    ``response.done`` carrying it). Server faults by response number: ``hang`` never
+    answers, ``drop`` cuts the socket, ``server_error`` / ``rate_limit`` / ``unauthorized``
+    refuse with an ``error`` event. ``judgments`` records each request as the server saw it.
+    """
+
+    def __init__(self, script: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(script, *args, **kwargs)
+        self.judgments: list[dict[str, Any]] = []
+        """Per ``response.create``: turn detection, appends, committed bytes, modalities."""
+        self.last_answer = ""
+
+    def new_session(self, ws: ServerConnection) -> _Session:
+        return _JudgeSession(self, ws)
+
+
+class _JudgeSession(_Session):
+    def __init__(self, server: FakeOpenAIRealtimeServer, ws: ServerConnection) -> None:
+        super().__init__(server, ws)
+        self.texts: list[str] = []
+        self.heard = bytearray()
+        self.appends = 0
+
+    async def handle(self, event: ev.ClientEvent) -> None:
+        if isinstance(event, ev.InputAudioBufferAppend):
+            self.appends += 1
+        elif isinstance(event, ev.InputAudioBufferCommit) and self.buffer:
+            self.heard.extend(self.buffer)
+        elif isinstance(event, ev.ConversationItemCreate):
+            self.texts += [p.text or p.transcript or "" for p in event.item.content or []]
+        await super().handle(event)
+
+    async def start_response(self, trigger: str | None) -> None:
+        server = self.server
+        assert isinstance(server, FakeRealtimeJudgeServer)
+        detection = self.config["audio"]["input"].get("turn_detection")
+        modalities = self.config.get("output_modalities")
+        server.judgments.append(
+            {
+                "turn_detection": detection,
+                "appends": self.appends,
+                "committed_bytes": len(self.heard),
+                "output_modalities": modalities,
+            }
+        )
+        if detection is not None:
+            await self.error(
+                "invalid_request_error",
+                "judge_turn_detection_on",
+                "judge mode: turn detection must be off (turn_detection: null)",
+                trigger,
+            )
+            return
+        server.responses += 1
+        faults = fault_kinds(server.faults, server.responses)
+        refusal = next((_REFUSALS[k] for k in faults if k in _REFUSALS), None)
+        if refusal is not None:
+            await self.error(*refusal, trigger)
+            return
+        if "hang" in faults:
+            return  # never answers: the client's response timeout decides
+        # In a task, as every response is, so that closing the server cancels a drop's wait.
+        self.task = asyncio.create_task(self.judge("drop" in faults))
+
+    async def judge(self, drop: bool) -> None:
+        if drop:
+            await self.drop()
+        server = self.server
+        pcm = np.frombuffer(bytes(self.heard), dtype="<i2").astype(np.float32) / 32768.0
+        if isinstance(server.script, AudioJudgeScript):
+            text = server.script.judge(
+                str(self.config.get("instructions") or ""), "\n".join(self.texts), pcm, RATE
+            )
+        else:  # a plain script (``voxbench fake-server --script``): its replies, in order
+            try:
+                text = server.script.reply(self.conversation.messages).text
+            except ScriptExhausted:
+                text = server.last_answer  # the last reply answers every later request
+        server.last_answer = text
+        await self.answer_text(text)
+
+    async def answer_text(self, text: str) -> None:
+        response: dict[str, Any] = {"id": self.server.new_id("resp"), "object": "realtime.response"}
+        response.update(status="in_progress", output=[])
+        await self.send({"type": "response.created", "response": response})
+        item = {"id": self.server.new_id("item"), "type": "message", "role": "assistant"}
+        item.update(status="in_progress", content=[])
+        where = {"response_id": response["id"], "output_index": 0}
+        part_where = {**where, "item_id": item["id"], "content_index": 0}
+        await self.send({"type": "response.output_item.added", **where, "item": item})
+        await self.send(
+            {
+                "type": "response.content_part.added",
+                **part_where,
+                "part": {"type": "text", "text": ""},
+            }
+        )
+        for word in _words(text):
+            await self.send({"type": "response.output_text.delta", **part_where, "delta": word})
+        await self.send({"type": "response.output_text.done", **part_where, "text": text})
+        await self.send(
+            {
+                "type": "response.content_part.done",
+                **part_where,
+                "part": {"type": "text", "text": text},
+            }
+        )
+        item.update(status="completed", content=[{"type": "output_text", "text": text}])
+        await self.send({"type": "response.output_item.done", **where, "item": item})
+        response.update(status="completed", output=[item], usage=_usage("", Reply(text=text)))
+        await self.send({"type": "response.done", "response": response})

@@ -18,7 +18,19 @@ from voxbench.benchmarks.importers.package import (
 )
 from voxbench.benchmarks.importers.pyliteral import UpstreamFormatError
 
-DEFAULT_VARIANT = "aiwf_long_context"
+DEFAULT_VARIANT = "aiwf_medium_context"
+"""The variant of upstream's published results table (its README's leaderboard)."""
+HARNESS = {
+    "upstream": "aiewf",
+    "duplicate_calls": "skip",
+    "canned_results": "success",
+    "nudge": True,
+    "nudge_match": "aiewf",
+}
+"""Its text pipeline: a repeated call in a turn gets ``duplicate_skipped``, every call gets
+``{"status": "success"}`` (its ``function_call_response`` values are not used), and a reply
+missing the required call (by its own loose argument rule) gets one "Please go ahead."
+follow-up, which is not scored."""
 SHARED = "_shared"
 KB_FILE = Path("data") / "knowledge_base.txt"
 
@@ -64,6 +76,7 @@ def aiewf_layout(src: Path, variant: str = DEFAULT_VARIANT) -> UpstreamLayout:
         kb_file=bench / KB_FILE,
         audio_dirs=(bench / "audio", shared / "audio"),
         variant=variant,
+        harness=HARNESS,
     )
 
 
@@ -76,6 +89,7 @@ def import_aiewf(
     audio_dir: Path | None = None,
     system_prompt_file: Path | None = None,
     force: bool = False,
+    upstream_commit: str | None = None,
 ) -> ImportedBenchmark:
     """Convert one variant of an aiewf-eval checkout into a voxbench benchmark."""
     return import_upstream(
@@ -85,6 +99,7 @@ def import_aiewf(
         audio_dir=audio_dir,
         system_prompt_file=system_prompt_file,
         force=force,
+        upstream_commit=upstream_commit,
     )
 
 

@@ -18,6 +18,13 @@ from voxbench.benchmarks.importers.pyliteral import UpstreamFormatError
 
 DEFAULT_NAME = "conversation_bench"
 BENCHMARK_FILES = ("turns.py", "tools.py", "system.py", "data/knowledge_base.txt")
+HARNESS = {
+    "upstream": "conversation-bench",
+    "duplicate_calls": "skip",
+    "canned_results": "in_order",
+}
+"""Its harness: a repeated call in a turn gets ``duplicate_skipped``; the k-th distinct call
+gets the k-th ``function_call_response`` (a single one answers every call); no nudge."""
 
 
 def conversation_bench_layout(src: Path, name: str = DEFAULT_NAME) -> UpstreamLayout:
@@ -42,6 +49,7 @@ def conversation_bench_layout(src: Path, name: str = DEFAULT_NAME) -> UpstreamLa
         system_file=bench / "system.py",
         kb_file=bench / "data" / "knowledge_base.txt",
         audio_dirs=(bench / "audio",),
+        harness=HARNESS,
     )
 
 
@@ -62,6 +70,7 @@ def import_conversation_bench(
     audio_dir: Path | None = None,
     system_prompt_file: Path | None = None,
     force: bool = False,
+    upstream_commit: str | None = None,
 ) -> ImportedBenchmark:
     """Convert a ConversationBench checkout into a voxbench benchmark at ``out_dir``."""
     return import_upstream(
@@ -71,6 +80,7 @@ def import_conversation_bench(
         audio_dir=audio_dir,
         system_prompt_file=system_prompt_file,
         force=force,
+        upstream_commit=upstream_commit,
     )
 
 

@@ -52,6 +52,8 @@ class UpstreamLayout:
     kb_file: Path
     audio_dirs: tuple[Path, ...]
     variant: str | None = None
+    harness: dict[str, Any] = field(default_factory=dict)
+    """Upstream's harness behaviour, written to ``backend.yaml`` (see ``HarnessOptions``)."""
 
 
 @dataclass
@@ -69,6 +71,8 @@ class ImportedBenchmark:
     current_date: str
     upstream_commit: str | None
     notes: list[str] = field(default_factory=list)
+    harness: str | None = None
+    """The upstream harness the package reproduces, in words."""
 
 
 def relative_label(path: Path, root: Path) -> str:
@@ -87,9 +91,14 @@ def import_upstream(
     audio_dir: Path | None = None,
     system_prompt_file: Path | None = None,
     force: bool = False,
+    upstream_commit: str | None = None,
 ) -> ImportedBenchmark:
-    """Convert the benchmark described by ``layout`` into a package at ``out_dir``."""
+    """Convert the benchmark described by ``layout`` into a package at ``out_dir``.
+
+    The package records the upstream commit it came from: read from the checkout's ``.git``,
+    or given as ``upstream_commit`` for an exported tree (a tree with neither is refused)."""
     _check_destination(out_dir, force)
+    commit = resolve_commit(layout.checkout, upstream_commit)
     label = partial(relative_label, root=layout.checkout)
     tools_module = PyModule(layout.tools_file, label(layout.tools_file))
     tools, notes = read_tools(tools_module)
@@ -107,7 +116,6 @@ def import_upstream(
             file=label(layout.system_file) if layout.system_file else str(system_prompt_file),
             expected="--current-date YYYY-MM-DD",
         )
-    commit = git_commit(layout.checkout)
 
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{out_dir.name}-", dir=out_dir.parent) as tmp:
@@ -147,7 +155,14 @@ def import_upstream(
         current_date=day.isoformat(),
         upstream_commit=commit,
         notes=notes,
+        harness=describe_harness(layout.harness) if layout.harness else None,
     )
+
+
+def describe_harness(harness: dict[str, Any]) -> str:
+    """``{"upstream": "aiewf", "nudge": True, ...}`` → ``aiewf (nudge=True, ...)``."""
+    rest = ", ".join(f"{k}={v}" for k, v in harness.items() if k != "upstream")
+    return f"{harness.get('upstream', 'upstream')} ({rest})"
 
 
 def _check_destination(out_dir: Path, force: bool) -> None:
@@ -280,6 +295,8 @@ def _write_package(
     }
     canned = {t.turn["id"]: t.canned for t in turns if t.canned}
     backend: dict[str, Any] = {"engine": "canned"}
+    if layout.harness:
+        backend["harness"] = dict(layout.harness)
     if any(t["name"] == "end_session" for t in tools):
         backend["tools"] = {"end_session": {"op": "end"}}
     backend["canned"] = canned
@@ -295,6 +312,33 @@ def _write_package(
             (build / name).write_text(knowledge_base, encoding="utf-8")
         else:
             _dump(build / name, data)
+
+
+def resolve_commit(checkout: Path, given: str | None) -> str:
+    """The upstream commit: the checkout's own, else the one given; refuses neither or a clash."""
+    found = git_commit(checkout)
+    if given is not None:
+        sha = given.strip().lower()
+        if not (7 <= len(sha) <= 64 and all(c in "0123456789abcdef" for c in sha)):
+            raise UpstreamFormatError(
+                f"not a commit id: {given!r}",
+                file=checkout,
+                expected="--upstream-commit with a hexadecimal git commit id (7-64 digits)",
+            )
+        if found is not None and not found.startswith(sha):
+            raise UpstreamFormatError(
+                f"--upstream-commit {given} differs from the checkout's own commit {found}",
+                file=checkout,
+                expected="the commit the checkout is at, or no --upstream-commit",
+            )
+        return found or sha
+    if found is None:
+        raise UpstreamFormatError(
+            "no git checkout here (no .git), so the upstream commit is unknown",
+            file=checkout,
+            expected="--upstream-commit SHA naming the upstream commit this tree was exported from",
+        )
+    return found
 
 
 def git_commit(checkout: Path) -> str | None:
@@ -337,4 +381,10 @@ def _is_sha(text: str) -> bool:
     return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
 
 
-__all__ = ["ImportedBenchmark", "UpstreamLayout", "git_commit", "import_upstream"]
+__all__ = [
+    "ImportedBenchmark",
+    "UpstreamLayout",
+    "git_commit",
+    "import_upstream",
+    "resolve_commit",
+]

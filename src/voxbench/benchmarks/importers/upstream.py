@@ -346,8 +346,9 @@ def _canned(
     module: PyModule, response: Any, calls: list[dict[str, Any]], where: str
 ) -> list[dict[str, Any]]:
     # Upstream hands the k-th element of a list to the k-th call and a single value to every
-    # call; here each result is keyed by its call, so a model that reorders its calls still
-    # meets the same results.
+    # call. Each listed result is also keyed by the golden call it was written for, so
+    # voxbench's own harness (``canned_results: by_call``) can answer a model that reorders
+    # its calls with the same results; the compat harness replays upstream's order.
     if response is None:
         return []
     at = f"{where}.function_call_response"
@@ -355,8 +356,8 @@ def _canned(
         results = [plain_data(r, module, f"{at}[{k}]") for k, r in enumerate(response)]
         pairs = [(calls[k] if k < len(calls) else None, r) for k, r in enumerate(results)]
     else:
-        result = plain_data(response, module, at)
-        pairs = [(c, result) for c in calls] if calls else [(None, result)]
+        # A single value answers every call of the turn, however many there are.
+        return [{"result": plain_data(response, module, at), "every_call": True}]
     return [({"call": c} if c is not None else {}) | {"result": r} for c, r in pairs]
 
 

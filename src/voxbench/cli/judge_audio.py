@@ -1,0 +1,184 @@
+"""``voxbench judge-audio FILE|DIR --rubric R --judge P/M`` and
+``voxbench judge-audio calibrate RUBRIC DIR``: the audio rubric judge, standalone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+from typer.core import TyperGroup
+
+from voxbench.audio.wav import read_wav
+from voxbench.cli.console import escape, make_console
+from voxbench.cli.fake_server import FakeServerKind, register_fake_server
+from voxbench.core.errors import ConfigError
+from voxbench.judging.audio.calibrate import calibrate, load_labelled_set, render_calibration
+from voxbench.judging.audio.clients import AudioJudgeClient
+from voxbench.judging.audio.engine import DEFAULT_MAX_SECONDS, ClipResult, RubricJudge
+from voxbench.judging.audio.factory import make_audio_judge
+from voxbench.judging.audio.labelled_set import SETS, ensure_labelled_set
+from voxbench.judging.audio.rubric import load_rubric, parse_options
+from voxbench.judging.audio.segments import Clip
+from voxbench.judging.cache import JudgmentCache
+
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
+JUDGE_HELP = (
+    "The judge that hears the audio, provider/model: openai-realtime/gpt-realtime, "
+    "azure-openai-realtime/DEPLOYMENT, openai/gpt-4o-audio-preview, gemini/gemini-2.5-flash, "
+    "vllm/MODEL, openai-compatible/MODEL."
+)
+console = make_console()
+
+register_fake_server(
+    FakeServerKind(
+        "openai-realtime-judge",
+        "OpenAI Realtime acting as an audio judge (turn detection must be off): answers "
+        "each commit + response.create with the script's replies, in order",
+        "voxbench.testing.openai_realtime:FakeRealtimeJudgeServer",
+        "OPENAI_API_KEY=dummy voxbench judge-audio clip.wav --rubric pace "
+        "--judge openai-realtime/gpt-realtime --judge-base-url {url}",
+    )
+)
+
+
+class _FilesByDefault(TyperGroup):
+    """``judge-audio FILE …`` runs the default command; ``judge-audio calibrate …`` the other."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["files", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_FilesByDefault,
+    help="Judge audio with a rubric (G-Eval over audio). judge-audio FILE|DIR --rubric R "
+    "[-o KEY=VALUE] --judge P/M [--samples N] [--json] prints a table per file and criterion; "
+    "judge-audio calibrate RUBRIC DIR measures a judge against a labelled set. "
+    "judge-audio files --help lists the options.",
+    no_args_is_help=True,
+)
+
+
+def _client(judge: str, base_url: str | None, options: dict[str, str]) -> AudioJudgeClient:
+    return make_audio_judge(judge, base_url=base_url, options=options)
+
+
+def _audio_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in AUDIO_SUFFIXES)
+        if not files:
+            raise ConfigError("no audio files (.wav, .flac, .ogg) in the directory", file=path)
+        return files
+    if not path.exists():
+        raise ConfigError("file not found", file=path)
+    return [path]
+
+
+def _transcript(path: Path) -> str | None:
+    beside = path.with_suffix(".txt")
+    return beside.read_text(encoding="utf-8").strip() if beside.is_file() else None
+
+
+@app.command("files", hidden=True)
+def judge_files(
+    path: Path = typer.Argument(..., help="A wav file or a directory of them."),
+    rubric: str = typer.Option(
+        ..., "--rubric", "-r", help="A built-in rubric name or a rubric file."
+    ),
+    option: list[str] = typer.Option(None, "--option", "-o", help="A rubric parameter, KEY=VALUE."),
+    judge: str = typer.Option(..., "--judge", "-j", help=JUDGE_HELP),
+    judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
+    samples: int = typer.Option(1, "--samples", "-n", min=1, help="Judge each file N times."),
+    max_seconds: float = typer.Option(
+        DEFAULT_MAX_SECONDS, "--max-seconds", help="Longer files are split on silences."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask again even if judged before."),
+) -> None:
+    """Judge audio files with a rubric: a table per file and criterion."""
+    bound = load_rubric(rubric).bind(parse_options(option))
+    files = _audio_files(path)
+    clips = [Clip(f.name, read_wav(f), _transcript(f)) for f in files]
+    client = _client(judge, judge_base_url, {})
+
+    async def run() -> list[ClipResult]:
+        engine = RubricJudge(
+            client,
+            bound,
+            samples=samples,
+            cache=None if no_cache else JudgmentCache(),
+            max_seconds=max_seconds,
+        )
+        try:
+            return [await engine.judge_clip(c) for c in clips]
+        finally:
+            await client.aclose()
+
+    results = asyncio.run(run())
+    if as_json:
+        print(json.dumps({"rubric": bound.name, "rubric_hash": bound.digest(), "judge": client.name,
+                          "files": [r.as_dict() for r in results]}, indent=1, ensure_ascii=False))  # fmt: skip
+        return
+    table = Table(title=escape(f"{bound.name} · {client.name} · {samples} sample(s)"))
+    for column in ("file", "criterion", "score", "spread", "weighted", "explanation"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        for name, c in r.criteria.items():
+            score = "undecided" if c.mean is None else f"{c.mean:g} / {c.scale[1]}"
+            spread = "" if c.std is None else f"± {c.std:g} {c.distribution}"
+            weighted = "" if c.weighted_mean is None else f"{c.weighted_mean:g}"
+            table.add_row(
+                escape(r.label), name, score, escape(spread), weighted, escape(c.explanation)
+            )
+    console.print(table)
+
+
+@app.command("calibrate")
+def calibrate_command(
+    rubric: str = typer.Argument(..., help="A built-in rubric name or a rubric file."),
+    labelled: str = typer.Argument(
+        ..., help=f"A labelled set directory (manifest.yaml), or a built-in set: {', '.join(SETS)}."
+    ),
+    option: list[str] = typer.Option(None, "--option", "-o", help="A rubric parameter, KEY=VALUE."),
+    judge: str = typer.Option(..., "--judge", "-j", help=JUDGE_HELP),
+    judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
+    samples: int = typer.Option(
+        2, "--samples", "-n", min=1, help="Samples per file (2+: test-retest)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Agreement of a judge with a labelled set: accuracy, Spearman/Kendall with CIs,
+    confusion matrix, test-retest."""
+    directory = Path(labelled)
+    if not directory.is_dir():
+        if labelled not in SETS:
+            raise ConfigError(
+                "not a directory nor a built-in labelled set",
+                file=labelled,
+                expected="a directory with manifest.yaml, or one of: " + ", ".join(SETS),
+            )
+        directory = ensure_labelled_set(labelled)
+    rubric_spec = load_rubric(rubric)
+    peek = load_labelled_set(directory)
+    values = {**peek.options, **parse_options(option)}
+    bound = rubric_spec.bind({k: v for k, v in values.items() if k in rubric_spec.parameters})
+    labelled_set = load_labelled_set(directory, bound)
+    client = _client(judge, judge_base_url, {})
+
+    async def run() -> dict[str, Any]:
+        engine = RubricJudge(client, bound, samples=samples, cache=JudgmentCache())
+        try:
+            return await calibrate(engine, labelled_set)
+        finally:
+            await client.aclose()
+
+    report = asyncio.run(run())
+    if as_json:
+        print(json.dumps(report, indent=1, ensure_ascii=False))
+    else:
+        print(render_calibration(report))

@@ -1,0 +1,83 @@
+"""``voxbench store index|ls``: the results store of finished runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from voxbench.cli.console import escape, make_console
+from voxbench.core.errors import ConfigError
+from voxbench.store import RunFilters, RunRow, open_store
+
+app = typer.Typer(help="The results store: index runs, list them.", no_args_is_help=True)
+console = make_console()
+
+STORE_HELP = "postgresql://… or an SQLite file (default: $VOXBENCH_STORE, else DIR/voxbench.db)."
+
+
+def _runs_dir(path: Path) -> Path:
+    if not path.is_dir():
+        raise ConfigError("no such directory", file=path, field="DIR", expected="a runs directory")
+    return path
+
+
+@app.command("index")
+def index_command(
+    runs_dir: Path = typer.Argument(Path("runs"), help="Directory of run directories."),
+    store: str = typer.Option(None, "--store", help=STORE_HELP),
+    force: bool = typer.Option(False, "--force", help="Re-read runs whose files did not change."),
+) -> None:
+    """(Re)index every run directory under DIR; broken run directories are listed and skipped."""
+    with open_store(store, _runs_dir(runs_dir)) as db:
+        report = db.index_tree(runs_dir, force=force)
+        where = db.where
+    for skipped in report.skipped:
+        make_console(stderr=True).print(
+            f"[yellow]skipped[/yellow] {escape(skipped.reason)}", soft_wrap=True
+        )
+    console.print(
+        f"{len(report.indexed)} indexed, {len(report.unchanged)} unchanged, "
+        f"{len(report.skipped)} skipped · store: {escape(where)}"
+    )
+
+
+@app.command("ls")
+def ls_command(
+    runs_dir: Path = typer.Argument(Path("runs"), help="Directory of run directories."),
+    benchmark: str = typer.Option(None, "--benchmark", "-b", help="Only this benchmark."),
+    target: str = typer.Option(None, "--target", "-t", help="Only this target."),
+    store: str = typer.Option(None, "--store", help=STORE_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print the runs as JSON."),
+) -> None:
+    """Indexed runs, newest first, with their headline score and interval."""
+    with open_store(store, runs_dir) as db:
+        runs = db.runs(RunFilters(benchmark=benchmark, target=target))
+    if json_out:
+        print(json.dumps([r.model_dump(mode="json") for r in runs], indent=2, ensure_ascii=False))
+        return
+    table = Table(title=f"{len(runs)} run(s)", title_justify="left")
+    for col in ("run", "kind", "benchmark", "target", "mode", "status", "started", "score"):
+        table.add_column(col, overflow="fold")
+    for run in runs:
+        table.add_row(
+            *(escape(v or "") for v in (run.run_id, run.kind, run.benchmark, run.target)),
+            escape(run.mode or ""),
+            escape(run.status),
+            escape(run.started_at or ""),
+            escape(headline_text(run)),
+        )
+    console.print(table)
+
+
+def headline_text(run: RunRow) -> str:
+    """``strict_pass 80.0% [49.0, 94.3]``, or ``not scored``."""
+    head = run.headline()
+    if head is None or head.value is None:
+        return "not scored"
+    text = f"{head.dimension} {head.value:.1f}{head.unit}"
+    if head.ci_low is not None and head.ci_high is not None:
+        text += f" [{head.ci_low:.1f}, {head.ci_high:.1f}]"
+    return text

@@ -1,0 +1,377 @@
+"""Judge clips with a rubric: samples, strict forms, one corrective retry, ``undecided``,
+the cache, long clips split and combined, logprob-weighted scores.
+
+For each clip and each sample index the judge is asked once (a retryable provider failure
+is retried with the shared backoff); an answer that is not a proper form is answered with
+one corrective message, and a second bad form — or a provider that keeps failing — leaves
+that sample *undecided*: counted apart, never a score. A rejected key (``AuthenticationError``, exit
+code 3) or an unknown model (``ConfigError``) stops everything.
+
+Decided samples are cached by (audio hash, rubric hash, judge model, sample index) plus the
+prompt version and the transcript, so judging the same clip again asks nothing.
+
+Where the judge returns token logprobs, each score also gets G-Eval's probability-weighted
+value: Σ p(s)·s over the scale's values among the score token's alternatives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from voxbench.audio.wav import Audio
+from voxbench.core.errors import AuthenticationError, ConfigError, ErrorCategory, ProviderError
+from voxbench.judging.audio.clients import AudioJudgeClient, HeardAnswer
+from voxbench.judging.audio.parse import FormAnswer, FormError, parse_form
+from voxbench.judging.audio.prompt import (
+    corrective_text,
+    instructions,
+    prompt_version,
+    request_text,
+)
+from voxbench.judging.audio.rubric import BoundRubric, Criterion
+from voxbench.judging.audio.segments import Clip, split_on_silences
+from voxbench.judging.audio.steps import ensure_steps
+from voxbench.judging.cache import JudgmentCache, cache_key
+from voxbench.providers import backoff
+from voxbench.providers.completion import TokenLogprob
+
+PROVIDER_ATTEMPTS = 3
+"""Calls per answer when the provider fails in a retryable way."""
+ABORTING = frozenset({ErrorCategory.AUTHENTICATION, ErrorCategory.NOT_FOUND})
+DEFAULT_MAX_SECONDS = 300.0
+"""Longest clip sent at once; longer ones are split on silences."""
+CONCURRENCY = 4
+
+
+@dataclass
+class SampleJudgment:
+    """One sample of one piece: a score per criterion, or why it is undecided."""
+
+    index: int
+    scores: dict[str, int] = field(default_factory=dict)
+    weighted: dict[str, float] = field(default_factory=dict)
+    explanations: dict[str, str] = field(default_factory=dict)
+    attempts: int = 0
+    cached: bool = False
+    undecided: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class CriterionResult:
+    """One criterion over the samples of a clip."""
+
+    criterion: str
+    scale: tuple[int, int]
+    pass_at: int
+    scores: list[float]
+    """One per decided sample (pieces combined as the rubric says)."""
+    weighted: list[float]
+    explanation: str
+    undecided: int
+
+    @property
+    def mean(self) -> float | None:
+        return round(statistics.fmean(self.scores), 3) if self.scores else None
+
+    @property
+    def std(self) -> float | None:
+        if not self.scores:
+            return None
+        return round(statistics.pstdev(self.scores), 3) if len(self.scores) > 1 else 0.0
+
+    @property
+    def weighted_mean(self) -> float | None:
+        return round(statistics.fmean(self.weighted), 3) if self.weighted else None
+
+    @property
+    def distribution(self) -> dict[str, int]:
+        counts = Counter(self.scores)
+        return {f"{k:g}": counts[k] for k in sorted(counts)}
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.mean is None else self.mean >= self.pass_at
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "criterion": self.criterion,
+            "scale": list(self.scale),
+            "mean": self.mean,
+            "std": self.std,
+            "weighted": self.weighted_mean,
+            "distribution": self.distribution,
+            "samples": self.scores,
+            "undecided": self.undecided,
+            "passed": self.passed,
+            "explanation": self.explanation,
+        }
+
+
+@dataclass
+class ClipResult:
+    """A judged clip."""
+
+    label: str
+    seconds: float
+    pieces: int
+    criteria: dict[str, CriterionResult]
+    samples: list[list[SampleJudgment]]
+    """Per piece, per sample."""
+
+    @property
+    def calls(self) -> int:
+        return sum(s.attempts for piece in self.samples for s in piece)
+
+    @property
+    def from_cache(self) -> int:
+        return sum(s.cached for piece in self.samples for s in piece)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "seconds": round(self.seconds, 3),
+            "pieces": self.pieces,
+            "criteria": {k: v.as_dict() for k, v in self.criteria.items()},
+            "calls": self.calls,
+            "from_cache": self.from_cache,
+            "undecided_reasons": sorted(
+                {s.undecided for piece in self.samples for s in piece if s.undecided}
+            ),
+        }
+
+
+def audio_digest(audio: Audio) -> str:
+    """SHA-256 of the samples (16-bit) and the rate: the same sound, the same key."""
+    pcm = (np.clip(audio.samples, -1, 1) * 32767).astype("<i2").tobytes()
+    digest = hashlib.sha256(pcm)
+    digest.update(str(audio.sample_rate).encode())
+    return digest.hexdigest()
+
+
+def weighted_score(
+    form: FormAnswer, logprobs: list[TokenLogprob] | None, criterion: Criterion
+) -> float | None:
+    """Σ p(s)·s / Σ p(s) over the scale's values among the alternatives of the token that
+    holds the score (None when the answer came without logprobs or the token is not found)."""
+    if not logprobs or form.score_at < 0:
+        return None
+    offset = 0
+    for token in logprobs:
+        end = offset + len(token.token)
+        if offset <= form.score_at < end:
+            weights: dict[int, float] = {}
+            for alternative, logprob in token.top or ((token.token, token.logprob),):
+                value = alternative.strip()
+                if value.isdigit() and criterion.low <= int(value) <= criterion.high:
+                    weights[int(value)] = weights.get(int(value), 0.0) + math.exp(logprob)
+            total = sum(weights.values())
+            return round(sum(v * p for v, p in weights.items()) / total, 4) if total > 0 else None
+        offset = end
+    return None
+
+
+class RubricJudge:
+    """Judges clips with one rubric and one judge client."""
+
+    def __init__(
+        self,
+        client: AudioJudgeClient,
+        bound: BoundRubric,
+        *,
+        samples: int = 1,
+        cache: JudgmentCache | None = None,
+        max_seconds: float = DEFAULT_MAX_SECONDS,
+        concurrency: int = CONCURRENCY,
+        steps_dir: Path | None = None,
+    ) -> None:
+        if samples < 1:
+            raise ValueError("samples must be at least 1")
+        self.client = client
+        self.bound = bound
+        self.samples = samples
+        self.cache = cache
+        self.max_seconds = max_seconds
+        self._gate = asyncio.Semaphore(max(1, concurrency))
+        self._steps_dir = steps_dir
+        self._instructions: str | None = None
+
+    @property
+    def version(self) -> str:
+        """``<rubric hash>-<prompt version>``: what a cached judgment depends on."""
+        return f"{self.bound.digest()}-{prompt_version()}"
+
+    async def prepare(self) -> str:
+        """The instructions (writing the steps first when the rubric asks for that)."""
+        if self._instructions is None:
+            steps = await ensure_steps(self.bound, self.client, self._steps_dir)
+            self._instructions = instructions(self.bound, steps)
+        return self._instructions
+
+    async def judge_clip(self, clip: Clip) -> ClipResult:
+        """Every sample of every piece of ``clip``, combined per criterion."""
+        await self.prepare()
+        pieces = split_on_silences(clip.audio, self.max_seconds)
+        jobs = [
+            self._sample(piece, clip.transcript, i, len(pieces), s)
+            for i, piece in enumerate(pieces)
+            for s in range(self.samples)
+        ]
+        flat = await asyncio.gather(*jobs)
+        by_piece = [flat[i * self.samples : (i + 1) * self.samples] for i in range(len(pieces))]
+        return ClipResult(
+            label=clip.label,
+            seconds=clip.audio.duration,
+            pieces=len(pieces),
+            criteria={c.name: self._combine(c, by_piece) for c in self.bound.criteria},
+            samples=by_piece,
+        )
+
+    def _combine(self, c: Criterion, by_piece: list[list[SampleJudgment]]) -> CriterionResult:
+        combine = min if self.bound.rubric.combine == "min" else statistics.fmean
+        scores: list[float] = []
+        weighted: list[float] = []
+        undecided = 0
+        for s in range(self.samples):
+            row = [piece[s] for piece in by_piece]
+            if any(c.name not in j.scores for j in row):
+                undecided += 1
+                continue
+            scores.append(round(float(combine([j.scores[c.name] for j in row])), 3))
+            if all(c.name in j.weighted for j in row):
+                weighted.append(round(float(combine([j.weighted[c.name] for j in row])), 4))
+        explanation = next(
+            (
+                j.explanations[c.name]
+                for piece in by_piece
+                for j in piece
+                if c.name in j.explanations
+            ),
+            next((j.undecided for piece in by_piece for j in piece if j.undecided), ""),
+        )
+        return CriterionResult(
+            criterion=c.name,
+            scale=c.scale,
+            pass_at=int(c.pass_at or c.high),
+            scores=scores,
+            weighted=weighted,
+            explanation=explanation or "",
+            undecided=undecided,
+        )
+
+    def _key(self, audio: Audio, transcript: str | None, index: int) -> str:
+        return cache_key(
+            "audio-rubric",
+            audio_digest(audio),
+            self.bound.digest(),
+            self.client.name,
+            str(index),
+            prompt_version(),
+            transcript or "",
+        )
+
+    async def _sample(
+        self, audio: Audio, transcript: str | None, piece: int, pieces: int, index: int
+    ) -> SampleJudgment:
+        key = self._key(audio, transcript, index)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None and isinstance(hit.get("scores"), dict):
+                return SampleJudgment(
+                    index=index,
+                    scores={k: int(v) for k, v in hit["scores"].items()},
+                    weighted={k: float(v) for k, v in (hit.get("weighted") or {}).items()},
+                    explanations=dict(hit.get("explanations") or {}),
+                    cached=True,
+                )
+        note = f"This is part {piece + 1} of {pieces} of a longer recording." if pieces > 1 else ""
+        request = request_text(self.bound, transcript, note)
+        async with self._gate:
+            result = await self._ask(audio, request, index)
+        if result.undecided is None and self.cache is not None:
+            self.cache.put(
+                key,
+                {
+                    "judge": self.client.name,
+                    "rubric": self.bound.digest(),
+                    "sample": index,
+                    "scores": result.scores,
+                    "weighted": result.weighted,
+                    "explanations": result.explanations,
+                },
+            )
+        return result
+
+    async def _ask(self, audio: Audio, request: str, index: int) -> SampleJudgment:
+        assert self._instructions is not None
+        result = SampleJudgment(index=index)
+        followup: tuple[tuple[str, str], ...] = ()
+        for form_try in range(2):
+            try:
+                answer = await self._call(audio, request, followup, result)
+            except ProviderError as exc:
+                if exc.category == ErrorCategory.AUTHENTICATION:
+                    raise AuthenticationError(f"the audio judge's key was rejected: {exc}") from exc
+                if exc.category == ErrorCategory.NOT_FOUND:
+                    raise ConfigError(
+                        f"the audio judge was not found: {exc}",
+                        field="--judge",
+                        expected="a model (or deployment) the provider serves",
+                    ) from exc
+                result.undecided = f"the judge failed: {exc}"
+                return result
+            try:
+                forms = parse_form(answer.text, self.bound)
+            except FormError as exc:
+                if form_try == 0:
+                    followup = ((answer.text, corrective_text(str(exc), self.bound)),)
+                    continue
+                result.undecided = f"malformed evaluation form twice: {exc}"
+                return result
+            for c in self.bound.criteria:
+                form = forms[c.name]
+                result.scores[c.name] = form.score
+                result.explanations[c.name] = form.explanation
+                w = weighted_score(form, answer.logprobs, c)
+                if w is not None:
+                    result.weighted[c.name] = w
+            return result
+        return result  # not reached: the loop returns
+
+    async def _call(
+        self,
+        audio: Audio,
+        request: str,
+        followup: tuple[tuple[str, str], ...],
+        result: SampleJudgment,
+    ) -> HeardAnswer:
+        assert self._instructions is not None
+        for attempt in range(1, PROVIDER_ATTEMPTS + 1):
+            result.attempts += 1
+            try:
+                answer = await self.client.hear(
+                    self._instructions,
+                    request,
+                    audio,
+                    followup=followup,
+                    logprobs=True,
+                    temperature=0.0 if self.samples == 1 else 1.0,
+                )
+            except ProviderError as exc:
+                if not exc.retryable or attempt == PROVIDER_ATTEMPTS or exc.category in ABORTING:
+                    raise
+                await asyncio.sleep(backoff.backoff_delay(attempt, exc.retry_after))
+                continue
+            for k, v in answer.usage.items():
+                result.usage[k] = result.usage.get(k, 0) + v
+            return answer
+        raise AssertionError("unreachable")

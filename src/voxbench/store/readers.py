@@ -1,0 +1,369 @@
+"""Read a run directory of any kind into the rows the store holds.
+
+A conversation run is read through the typed run contract (``RunDirectory``, ``Scorecard``);
+a task run (``run.json`` with the tasks schema, ``scores.json``) and an FDB scoring
+(``fdb_summary_<mode>.json``) are read as data, since their modules live above the store.
+Anything that does not read cleanly is a ``RunError`` naming the file: the caller reports
+the directory and skips it, so a half-written run is never indexed as a result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from voxbench.core.artifact_names import (
+    TASK_RUN_SCHEMA,
+    TASK_SCORES,
+    fdb_summary_mode,
+)
+from voxbench.core.errors import RunError
+from voxbench.core.rundir import RunDirectory
+from voxbench.store.models import Latency, Result, RunRow
+
+FDB_TIMINGS = frozenset({"latency", "stop_latency", "response_latency"})
+"""FDB metrics that are times (seconds, lower is better)."""
+FDB_POOLED_SUBSET = "all"
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def is_run_dir(path: Path) -> bool:
+    """Whether ``path`` holds a run of any kind (a ``run.json`` or an FDB summary)."""
+    if (path / RunDirectory.RUN).is_file():
+        return True
+    return any(fdb_summary_mode(p.name) for p in _files(path))
+
+
+def read_runs(path: Path) -> list[RunRow]:
+    """The runs in directory ``path`` (an FDB directory scored in two modes holds two)."""
+    path = path.resolve()
+    rows: list[RunRow] = []
+    run_file = path / RunDirectory.RUN
+    if run_file.is_file():
+        data = _json_object(run_file)
+        if data.get("schema") == TASK_RUN_SCHEMA:
+            rows.append(_task_run(path, data))
+        else:
+            rows.append(_conversation_run(path))
+    for file in sorted(_files(path), key=lambda p: p.name):
+        mode = fdb_summary_mode(file.name)
+        if mode is not None:
+            rows.append(_fdb_run(path, file, mode))
+    if not rows:
+        raise RunError(f"{path}: not a run directory (no {RunDirectory.RUN} or FDB summary)")
+    return rows
+
+
+def signature(files: list[Path]) -> str:
+    """Sizes and modification times of ``files``: equal signatures mean nothing changed."""
+    parts = []
+    for file in files:
+        try:
+            st = file.stat()
+        except OSError:
+            parts.append(f"{file.name}:-")
+            continue
+        parts.append(f"{file.name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+
+
+def signature_of(path: Path) -> str:
+    """The signature of every file the readers look at in run directory ``path``."""
+    run = RunDirectory(path)
+    names = [run.run_file, run.scorecard_file, run.transcript_file, path / TASK_SCORES]
+    names += sorted((p for p in _files(path) if fdb_summary_mode(p.name)), key=lambda p: p.name)
+    return signature(names)
+
+
+# -- conversation runs -----------------------------------------------------------------------
+
+
+def _conversation_run(path: Path) -> RunRow:
+    run = RunDirectory(path)
+    info = run.info()
+    run.turns()  # a corrupt transcript is a broken run, not one to rank
+    card = None
+    if run.scorecard_file.is_file():
+        card = run.scorecard()
+        if card is None:
+            raise RunError(f"{run.scorecard_file}: not a readable scorecard (half-written?)")
+        if card.run_id != info.run_id:
+            raise RunError(
+                f"{run.scorecard_file}: scores run {card.run_id!r}, but {run.run_file} "
+                f"is run {info.run_id!r}"
+            )
+    results: list[Result] = []
+    latency: list[Latency] = []
+    judges: list[str] = []
+    if card is not None:
+        pair = {"benchmark": info.benchmark, "target": info.target.name}
+        for score, headline in [(card.strict_pass, True)] + [(d, False) for d in card.dimensions]:
+            results.append(
+                Result(
+                    **pair,
+                    dimension=score.dimension,
+                    value=_percent(score.rate),
+                    ci_low=_percent(score.ci95[0]) if score.ci95 else None,
+                    ci_high=_percent(score.ci95[1]) if score.ci95 else None,
+                    n=score.scored,
+                    unit="%",
+                    headline=headline,
+                    note=card.strict_pass_note if headline else None,
+                )
+            )
+        latency = [
+            Latency(
+                metric=name,
+                count=s.count,
+                mean=s.mean,
+                p50=s.p50,
+                p90=s.p90,
+                p95=s.p95,
+                p99=s.p99,
+            )
+            for name, s in card.latency.items()
+        ]
+        judges = list(card.judges)
+    return RunRow(
+        run_id=info.run_id,
+        kind="conversation",
+        benchmark=info.benchmark,
+        benchmark_hash=info.benchmark_hash,
+        target=info.target.name,
+        mode=info.mode,
+        status=info.status,
+        started_at=info.started_at,
+        ended_at=info.ended_at,
+        path=str(path),
+        judges=judges,
+        versions=info.versions,
+        results=results,
+        latency=latency,
+        signature=signature_of(path),
+    )
+
+
+def _percent(rate: float | None) -> float | None:
+    return None if rate is None else round(100 * rate, 4)
+
+
+# -- audio-task runs -------------------------------------------------------------------------
+
+
+class _TaskRunInfo(BaseModel):
+    """The fields of a task run's ``run.json`` the store reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    started: str
+    status: str
+    finished: str | None = None
+    models: list[dict[str, Any]] = []
+    tasks: dict[str, dict[str, Any]] = {}
+    versions: dict[str, str] = {}
+
+
+class _Metric(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    value: float | None
+    ci: tuple[float, float] | None = None
+    n: int = 0
+    higher_is_better: bool = True
+
+
+class _TaskModelScores(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    metrics: dict[str, _Metric]
+
+
+class _TaskScores(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    tasks: dict[str, dict[str, _TaskModelScores]]
+
+
+def _task_run(path: Path, data: dict[str, Any]) -> RunRow:
+    run_file = path / RunDirectory.RUN
+    info = _validate(_TaskRunInfo, data, run_file)
+    results: list[Result] = []
+    scores_file = path / TASK_SCORES
+    if info.status == "finished":
+        if not scores_file.is_file():
+            raise RunError(f"{scores_file}: missing, though {run_file} says the run finished")
+        scores = _validate(_TaskScores, _json_object(scores_file), scores_file)
+        for task, per_model in scores.tasks.items():
+            for model, task_scores in per_model.items():
+                for i, (metric, m) in enumerate(task_scores.metrics.items()):
+                    results.append(
+                        Result(
+                            benchmark=task,
+                            target=model,
+                            dimension=metric,
+                            value=m.value,
+                            ci_low=m.ci[0] if m.ci else None,
+                            ci_high=m.ci[1] if m.ci else None,
+                            n=m.n,
+                            higher_is_better=m.higher_is_better,
+                            headline=i == 0,
+                        )
+                    )
+    fingerprints = sorted(str(t.get("fingerprint", "")) for t in info.tasks.values())
+    models = [str(m.get("name")) for m in info.models if m.get("name")]
+    return RunRow(
+        run_id=info.id,
+        kind="tasks",
+        benchmark=",".join(info.tasks) or "tasks",
+        benchmark_hash=hashlib.sha256("|".join(fingerprints).encode()).hexdigest()[:16],
+        target=",".join(models) or "?",
+        mode="tasks",
+        status=info.status,
+        started_at=info.started,
+        ended_at=info.finished,
+        path=str(path),
+        versions=info.versions,
+        results=results,
+        signature=signature_of(path),
+    )
+
+
+# -- FDB scorings ----------------------------------------------------------------------------
+
+
+class _FdbStats(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    n: int
+    mean: float | None
+    std: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+
+
+class _FdbRow(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    target: str
+    category: str
+    subset: str
+    samples: int
+    metrics: dict[str, _FdbStats]
+
+
+class _FdbSummary(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    mode: str
+    rows: list[_FdbRow]
+    judge: str | None = None
+    asr: str | None = None
+    vad_model: dict[str, str] | None = None
+
+
+def _fdb_run(path: Path, file: Path, mode: str) -> RunRow:
+    summary = _validate(_FdbSummary, _json_object(file), file)
+    if summary.mode != mode:
+        raise RunError(f"{file}: says mode {summary.mode!r}, its name says {mode!r}")
+    pooled = {(r.target, r.category) for r in summary.rows if r.subset == FDB_POOLED_SUBSET}
+    results: list[Result] = []
+    latency: list[Latency] = []
+    for row in summary.rows:
+        if (row.target, row.category) in pooled and row.subset != FDB_POOLED_SUBSET:
+            continue  # the category's pooled row stands for its subsets
+        for i, (metric, stats) in enumerate(row.metrics.items()):
+            low, high = _normal_interval(stats)
+            timing = metric in FDB_TIMINGS
+            results.append(
+                Result(
+                    benchmark=f"fdb/{row.category}",
+                    target=row.target,
+                    dimension=metric,
+                    value=stats.mean,
+                    ci_low=low,
+                    ci_high=high,
+                    n=stats.n,
+                    unit="s" if timing else "",
+                    higher_is_better=False if timing else None,
+                    headline=i == 0,
+                )
+            )
+            if timing:
+                latency.append(
+                    Latency(
+                        metric=f"{row.category}/{metric}",
+                        count=stats.n,
+                        mean=stats.mean,
+                        p50=stats.p50,
+                        p90=stats.p90,
+                        p99=stats.p99,
+                    )
+                )
+    stamp = datetime.fromtimestamp(file.stat().st_mtime, UTC).isoformat(timespec="seconds")
+    versions = {}
+    if summary.asr:
+        versions["asr"] = summary.asr
+    if summary.vad_model and summary.vad_model.get("sha256"):
+        versions["vad_model_sha256"] = summary.vad_model["sha256"]
+    targets = sorted({r.target for r in summary.rows})
+    return RunRow(
+        run_id="fdb-" + hashlib.sha256(f"{path}|{mode}".encode()).hexdigest()[:12],
+        kind="fdb",
+        benchmark="fdb",
+        target=",".join(targets) or "?",
+        mode=mode,
+        status="success",
+        started_at=stamp,
+        ended_at=stamp,
+        path=str(path),
+        judges=[summary.judge] if summary.judge else [],
+        versions=versions,
+        results=results,
+        latency=latency,
+        signature=signature_of(path),
+    )
+
+
+def _normal_interval(stats: _FdbStats) -> tuple[float | None, float | None]:
+    """mean ± 1.96 standard errors (population std, as the summary gives it)."""
+    if stats.mean is None or stats.std is None or stats.n < 2:
+        return None, None
+    half = 1.96 * stats.std / math.sqrt(stats.n)
+    return stats.mean - half, stats.mean + half
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _files(path: Path) -> list[Path]:
+    try:
+        return [p for p in path.iterdir() if p.is_file()]
+    except OSError:
+        return []
+
+
+def _json_object(file: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise RunError(f"{file}: not readable JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise RunError(f"{file}: expected a JSON object")
+    return data
+
+
+def _validate(model: type[_M], data: dict[str, Any], file: Path) -> _M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        raise RunError(f"{file}: {where}: {problem['msg']}") from None

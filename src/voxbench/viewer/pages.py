@@ -1,0 +1,176 @@
+"""What the viewer's pages show, read from the run directories (never written to).
+
+Each function returns plain values for a Jinja2 template; the templates escape every
+string, so text from a run (a transcript holding ``<script>``) is shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from voxbench.core.errors import VoxbenchError
+from voxbench.core.records import Judgment, Scorecard, TurnRecord
+from voxbench.core.rundir import RunDirectory
+from voxbench.core.secrets import redact, redact_text
+from voxbench.scoring.compare import Comparison, compare_runs
+from voxbench.store import LeaderRow, RunRow
+
+
+@dataclass
+class TurnView:
+    """One turn of a conversation run, as the run page lists it."""
+
+    record: TurnRecord
+    verdicts: list[Judgment]
+    audio_from: float | None = None
+    audio_to: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        return any(j.passed is False for j in self.verdicts)
+
+    def tool_calls(self) -> list[tuple[str, str, str]]:
+        """(name, arguments, result) of each call, as redacted JSON text."""
+        return [(c.name, _json(c.arguments), _json(c.result)) for c in self.record.tool_calls]
+
+
+@dataclass
+class RunPage:
+    """The fallback run page: the run's scores and, for a conversation, every turn."""
+
+    row: RunRow
+    card: Scorecard | None = None
+    turns: list[TurnView] = field(default_factory=list)
+    recording: str | None = None
+    files: list[str] = field(default_factory=list)
+    problem: str | None = None
+
+
+def run_page(row: RunRow) -> RunPage:
+    """Read what the run page shows; a run still being written shows what it has so far."""
+    path = row.run_path
+    page = RunPage(row=row, files=_files(path))
+    if row.kind != "conversation":
+        return page
+    run = RunDirectory(path)
+    try:
+        records = run.turns()
+        judgments = run.judgments() or []
+        page.card = run.scorecard()
+    except VoxbenchError as exc:
+        page.problem = str(exc)
+        return page
+    by_turn: dict[str, list[Judgment]] = {}
+    for j in judgments:
+        by_turn.setdefault(j.turn, []).append(j)
+    if run.has_recording:
+        page.recording = RunDirectory.RECORDING
+    for record in records:
+        view = TurnView(record=record, verdicts=by_turn.get(record.turn, []))
+        if page.recording is not None:
+            # The recording is sample-aligned to the run clock: a turn plays from its start
+            # to its end.
+            view.audio_from = record.timings.start
+            view.audio_to = record.timings.end
+        page.turns.append(view)
+    return page
+
+
+@dataclass
+class CompareSide:
+    """One run's side of a compared turn: what it said, whether it failed, where to hear it."""
+
+    record: TurnRecord
+    failed: bool
+    audio: str | None = None
+    """The run's recording from the turn's start to its end (a URL), in audio runs."""
+
+
+@dataclass
+class ComparePage:
+    """Two runs side by side: per-dimension deltas with the paired test, turn by turn."""
+
+    a: RunRow
+    b: RunRow
+    comparison: Comparison | None = None
+    rows: list[tuple[str, str, CompareSide | None, CompareSide | None]] = field(
+        default_factory=list
+    )
+    """(turn, user text, A's side, B's side)."""
+    problem: str | None = None
+
+
+def compare_page(a: RunRow, b: RunRow) -> ComparePage:
+    """Compare two judged conversation runs (other kinds: their scores side by side)."""
+    page = ComparePage(a=a, b=b)
+    if a.kind != "conversation" or b.kind != "conversation":
+        return page
+    try:
+        run_a, run_b = RunDirectory(a.run_path), RunDirectory(b.run_path)
+        turns_a, turns_b = run_a.turns(), run_b.turns()
+        card_a, card_b = run_a.scorecard(), run_b.scorecard()
+        judged_a, judged_b = run_a.judgments(), run_b.judgments()
+    except VoxbenchError as exc:
+        page.problem = str(exc)
+        return page
+    if card_a and card_b and judged_a is not None and judged_b is not None:
+        page.comparison = compare_runs(card_a, turns_a, judged_a, card_b, turns_b, judged_b)
+    else:
+        page.problem = "both runs must be judged for the paired comparison"
+    side_a = _sides(a, run_a, turns_a, judged_a or [])
+    side_b = _sides(b, run_b, turns_b, judged_b or [])
+    for turn in dict.fromkeys([*side_a, *side_b]):
+        first = side_a.get(turn) or side_b[turn]
+        page.rows.append((turn, first.record.user_text, side_a.get(turn), side_b.get(turn)))
+    return page
+
+
+def _sides(
+    row: RunRow, run: RunDirectory, turns: list[TurnRecord], judgments: list[Judgment]
+) -> dict[str, CompareSide]:
+    failed = {j.turn for j in judgments if j.passed is False}
+    recording = (
+        f"/run/{quote(row.run_id, safe='')}/{RunDirectory.RECORDING}" if run.has_recording else None
+    )
+    out = {}
+    for t in turns:
+        audio = None
+        if recording is not None:
+            audio = f"{recording}#t={t.timings.start:.3f}"
+            if t.timings.end is not None:
+                audio += f",{t.timings.end:.3f}"
+        out[t.turn] = CompareSide(record=t, failed=t.turn in failed, audio=audio)
+    return out
+
+
+@dataclass
+class Board:
+    """The leaderboard as a matrix: one row per target, one column per benchmark."""
+
+    benchmarks: list[str]
+    targets: list[str]
+    cells: dict[tuple[str, str], LeaderRow]
+
+
+def board(rows: list[LeaderRow]) -> Board:
+    """Lay leaderboard cells out as targets × benchmarks."""
+    return Board(
+        benchmarks=sorted({r.benchmark for r in rows}),
+        targets=sorted({r.target for r in rows}),
+        cells={(r.target, r.benchmark): r for r in rows},
+    )
+
+
+def _files(path: Path) -> list[str]:
+    try:
+        return sorted(p.name for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _json(value: Any) -> str:
+    return redact_text(json.dumps(redact(value), ensure_ascii=False, sort_keys=True))

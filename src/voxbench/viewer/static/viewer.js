@@ -1,0 +1,96 @@
+// voxbench viewer: sortable tables, picking two runs to compare, following a live run.
+(function () {
+  "use strict";
+  var script = document.currentScript;
+
+  function cellValue(row, index, numeric) {
+    var cell = row.children[index];
+    if (!cell) return numeric ? -Infinity : "";
+    var raw = cell.hasAttribute("data-value") ? cell.getAttribute("data-value") : cell.textContent;
+    if (!numeric) return raw.trim().toLowerCase();
+    var n = parseFloat(raw);
+    return isNaN(n) ? -Infinity : n;
+  }
+
+  function makeSortable(table) {
+    var headers = table.querySelectorAll("thead th[data-sort]");
+    headers.forEach(function (th) {
+      th.classList.add("sort");
+      th.setAttribute("tabindex", "0");
+      function sort() {
+        var index = Array.prototype.indexOf.call(th.parentNode.children, th);
+        var numeric = th.getAttribute("data-sort") === "number";
+        var descending = th.getAttribute("aria-sort") !== "descending";
+        headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (a, b) {
+          var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
+          if (x === y) return 0;
+          return (x < y ? -1 : 1) * (descending ? -1 : 1);
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      }
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", function (e) { if (e.key === "Enter") sort(); });
+    });
+  }
+
+  function comparePicker(form) {
+    var button = form.querySelector("#compare-button");
+    var boxes = form.querySelectorAll("input.pick");
+    function picked() {
+      return Array.prototype.filter.call(boxes, function (b) { return b.checked; });
+    }
+    boxes.forEach(function (box) {
+      box.addEventListener("change", function () {
+        var chosen = picked();
+        if (chosen.length > 2) { box.checked = false; chosen = picked(); }
+        button.disabled = chosen.length !== 2;
+      });
+    });
+    form.addEventListener("submit", function (e) {
+      var chosen = picked();
+      if (chosen.length !== 2) { e.preventDefault(); return; }
+      form.querySelector("#compare-a").value = chosen[0].value;
+      form.querySelector("#compare-b").value = chosen[1].value;
+      boxes.forEach(function (b) { b.disabled = true; });  // only a and b in the URL
+    });
+  }
+
+  function followRun(url, status) {
+    if (!url || status !== "started") return;
+    var seen = null;
+    function poll() {
+      fetch(url, { cache: "no-store" })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (data) {
+          if (!data) return;
+          if (seen !== null && data.signature !== seen) { window.location.reload(); return; }
+          seen = data.signature;
+          if (data.live) window.setTimeout(poll, 2000);
+          else if (seen !== null) window.location.reload();
+        })
+        .catch(function () { window.setTimeout(poll, 5000); });
+    }
+    poll();
+  }
+
+  function start() {
+    document.querySelectorAll("table.sortable").forEach(makeSortable);
+    var onlyFailed = document.getElementById("only-failed");
+    var turns = document.getElementById("turns");
+    if (onlyFailed && turns) {
+      onlyFailed.addEventListener("change", function () {
+        turns.classList.toggle("only-failed", onlyFailed.checked);
+      });
+    }
+    var form = document.getElementById("compare-form");
+    if (form) comparePicker(form);
+    if (script && script.dataset.live) followRun(script.dataset.live, script.dataset.status);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

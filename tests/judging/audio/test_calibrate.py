@@ -1,0 +1,95 @@
+"""``voxbench judge-audio calibrate``: the eSpeak NG labelled sets and the agreement report,
+against the fake realtime judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.cli_invoke import invoke
+from voxbench.audio.wav import read_wav
+from voxbench.core.errors import ConfigError
+from voxbench.judging.audio.calibrate import load_labelled_set
+from voxbench.judging.audio.labelled_set import ensure_labelled_set, sets_dir
+from voxbench.judging.audio.realtime_judge import pcm24k
+from voxbench.testing.audio_judge import Heard, ScriptedAudioJudge, form_answer
+
+from .helpers import accent
+from .test_run_judge import realtime_judge_server
+
+
+def knowing_judge(folder: Path, wrong: dict[str, int]) -> ScriptedAudioJudge:
+    """A fake that recognises each file by its length and answers its label — except the
+    files in ``wrong``, which it scores so on every second sample (a judge that wavers)."""
+    labelled = load_labelled_set(folder)
+    by_length: dict[int, tuple[str, int]] = {}
+    for item in labelled.items:
+        samples = len(pcm24k(read_wav(item.file))) // 2  # what the judge hears, at 24 kHz
+        by_length[samples] = (item.file.name, item.expected["score"])
+    calls: dict[str, int] = {}
+
+    def answer(heard: Heard) -> str:
+        name, label = by_length[len(heard.audio)]
+        calls[name] = calls.get(name, 0) + 1
+        score = wrong[name] if name in wrong and calls[name] % 2 == 0 else label
+        return form_answer({"accent": score}, f"{name}")
+
+    return ScriptedAudioJudge([answer])
+
+
+def test_the_accent_set_is_generated_once_and_cached() -> None:
+    folder = ensure_labelled_set("accents")
+    assert folder.parent == sets_dir()
+    manifest = yaml.safe_load((folder / "manifest.yaml").read_text())
+    assert manifest["rubric"] == "accent" and len(manifest["items"]) == 15
+    assert {i["voice"] for i in manifest["items"]} == {
+        "en-gb-x-rp", "en-gb", "en-gb-scotland", "en-029", "en-us"
+    }  # fmt: skip
+    rates = yaml.safe_load((ensure_labelled_set("rates") / "manifest.yaml").read_text())
+    assert rates["rubric"] == "pace" and {i["wpm"] for i in rates["items"]} == {80, 170, 260, 400}
+    stamp = (folder / "manifest.yaml").stat().st_mtime_ns
+    assert ensure_labelled_set("accents") == folder
+    assert (folder / "manifest.yaml").stat().st_mtime_ns == stamp
+
+
+def test_calibrate_reports_agreement_confusion_and_test_retest(monkeypatch, capsys) -> None:
+    folder = ensure_labelled_set("accents")
+    lengths = {len(pcm24k(read_wav(p))) for p in folder.glob("*.wav")}
+    assert len(lengths) == 15  # the fake tells files apart by length
+    wrong = {"en-us_1.wav": 2, "en-gb_2.wav": 5, "en-029_3.wav": 3}
+    with realtime_judge_server(knowing_judge(folder, wrong)) as server:
+        args = ["judge-audio", "calibrate", "accent", "accents", "--judge",
+                "openai-realtime/gpt-realtime", "--judge-base-url", server.url]  # fmt: skip
+        code, out, err = invoke(monkeypatch, capsys, *args)
+        assert code == 0, err
+        code, raw, err = invoke(monkeypatch, capsys, *args, "--json")
+    assert "accuracy" in out and "Spearman rho" in out and "test-retest" in out
+    report = json.loads(raw)
+    accent_stats = report["criteria"]["accent"]
+    assert accent_stats["files"] == 15 and accent_stats["undecided"] == 0
+    # Three files average half-way between label and wrong score: .5 rounds up.
+    assert accent_stats["accuracy"] == pytest.approx(12 / 15, abs=1e-3)
+    assert accent_stats["within_one"] == 1.0
+    rho = accent_stats["spearman"]
+    assert rho["value"] > 0.9 and rho["ci95"][0] <= rho["value"] <= rho["ci95"][1]
+    assert accent_stats["kendall"]["value"] > 0.8
+    matrix = accent_stats["confusion"]["rows_expected"]
+    assert sum(map(sum, matrix)) == 15 and sum(matrix[i][i] for i in range(5)) == 12
+    retest = accent_stats["test_retest"]
+    assert retest["files"] == 15 and retest["exact_agreement"] == pytest.approx(12 / 15)
+    assert report["samples"] == 2 and report["rubric"] == "accent"
+
+
+def test_a_bad_manifest_names_its_field(tmp_path: Path) -> None:
+    (tmp_path / "a.wav").write_bytes(b"")
+    (tmp_path / "manifest.yaml").write_text(
+        "items:\n  - file: a.wav\n    expected: high\n", encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match=r"items\[0\]\.expected"):
+        load_labelled_set(tmp_path, accent())
+    (tmp_path / "manifest.yaml").write_text("items:\n  - file: b.wav\n    expected: 3\n")
+    with pytest.raises(ConfigError, match=r"items\[0\]\.file: file not found"):
+        load_labelled_set(tmp_path, accent())

@@ -1,0 +1,226 @@
+"""The viewer in a real browser: Playwright driving Debian's chromium (no browser download).
+
+Skips with its reason where Playwright or chromium is missing (``.ci/run`` installs both).
+Screenshots of each page go to ``$VOXBENCH_TEST_ARTIFACTS/screenshots`` (default: the
+test's temporary directory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.store.fixture_runs import Runs
+from voxbench.core.rundir import RunDirectory
+from voxbench.store import open_store
+from voxbench.viewer.app import create_app
+
+CHROMIUM_ENV = "VOXBENCH_CHROMIUM"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+
+def _chromium() -> str:
+    found = os.environ.get(CHROMIUM_ENV) or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(found).is_file():
+        pytest.skip(f"no chromium browser (apt-get install chromium, or set {CHROMIUM_ENV})")
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    executable = _chromium()
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=executable, args=CHROMIUM_FLAGS, headless=True
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def viewer_url(runs: Runs) -> Iterator[str]:
+    """The viewer served by uvicorn on 127.0.0.1, on a free port."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = open_store(str(runs.root / "voxbench.db"), runs.root)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(runs.root, store), host="127.0.0.1", port=port, log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "the viewer did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        store.close()
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    base = os.environ.get("VOXBENCH_TEST_ARTIFACTS")
+    folder = (Path(base) if base else tmp_path) / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+class Console:
+    """Every console error and uncaught exception of a page."""
+
+    def __init__(self, page: Any) -> None:
+        self.errors: list[str] = []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+
+def _row_targets(page: Any) -> list[str]:
+    return page.locator("#leaderboard tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.target)"
+    )
+
+
+def test_leaderboard_sorts_filters_and_opens_a_run(
+    browser: Any, viewer_url: str, runs: Runs, shots: Path
+) -> None:
+    page = browser.new_page()
+    console = Console(page)
+    page.goto(viewer_url + "/")
+    assert sorted(_row_targets(page)) == ["local/baseline", "local/oracle"]
+    page.screenshot(path=str(shots / "leaderboard.png"), full_page=True)
+    header = page.locator('#leaderboard th[data-benchmark="smoke"]')
+    header.click()
+    assert _row_targets(page) == ["local/oracle", "local/baseline"]  # best first
+    assert header.get_attribute("aria-sort") == "descending"
+    header.click()
+    assert _row_targets(page) == ["local/baseline", "local/oracle"]
+    page.select_option('select[name="mode"]', "audio")
+    page.click("#apply-filters")
+    page.wait_for_url("**/?*mode=audio*")
+    assert _row_targets(page) == ["local/oracle"]
+    page.locator("#leaderboard tbody td a").first.click()
+    page.wait_for_url(f"**/run/{runs.run_id('oracle_audio')}/")
+    assert "local/oracle" in page.locator("body").inner_text()
+    assert console.errors == []
+    page.close()
+
+
+LOAD_AND_PLAY = """audio => new Promise((resolve, reject) => {
+    audio.preload = "auto";
+    audio.addEventListener("error", () => reject(new Error("audio error " + audio.error.code)));
+    audio.addEventListener("loadedmetadata", () => {
+        audio.play().then(() => {
+            audio.pause();
+            resolve({duration: audio.duration, at: audio.currentTime});
+        }, reject);
+    });
+    audio.load();
+})"""
+
+
+def test_a_turn_plays_its_audio(browser: Any, viewer_url: str, runs: Runs, shots: Path) -> None:
+    page = browser.new_page()
+    console = Console(page)
+    page.goto(f"{viewer_url}/run/{runs.run_id('oracle_audio')}/")
+    page.screenshot(path=str(shots / "run.png"), full_page=True)
+    players = page.locator("audio")
+    assert players.count() >= 1
+    state = players.last.evaluate(LOAD_AND_PLAY)
+    assert state["duration"] > 0.5
+    # Each turn's players play its stretch of conversation.wav (a #t= media fragment):
+    # a later turn starts well into the recording, which needs Range requests.
+    turn_players = page.locator("details.turn audio")
+    assert turn_players.count() >= 4
+    assert "#t=" in (turn_players.nth(2).get_attribute("src") or "")
+    later = turn_players.nth(2).evaluate(LOAD_AND_PLAY)
+    assert later["at"] > 0.5
+    assert console.errors == []
+    page.close()
+
+
+def test_the_failing_turns_can_be_shown_alone(browser: Any, viewer_url: str, runs: Runs) -> None:
+    page = browser.new_page()
+    console = Console(page)
+    page.goto(f"{viewer_url}/run/{runs.run_id('baseline')}/")
+    turns = page.locator("details.turn")
+    failed = page.locator('details.turn[data-verdict="fail"]')
+    assert 0 < failed.count() < turns.count()
+    page.click('button[data-filter="fail"]')
+    visible = [t for t in turns.all() if t.is_visible()]
+    assert len(visible) == failed.count()
+    page.click('button[data-filter="all"]')
+    assert all(t.is_visible() for t in turns.all())
+    assert console.errors == []
+    page.close()
+
+
+def test_a_run_in_progress_is_followed_live(browser: Any, viewer_url: str, runs: Runs) -> None:
+    run = runs.paths["baseline"]
+    info_file, transcript = run / RunDirectory.RUN, run / RunDirectory.TRANSCRIPT
+    info = json.loads(info_file.read_text())
+    lines = transcript.read_text().splitlines(keepends=True)
+    info_file.write_text(json.dumps(info | {"status": "started", "ended_at": None}))
+    transcript.write_text("".join(lines[:3]))  # three turns done so far
+    page = browser.new_page()
+    console = Console(page)
+    page.goto(f"{viewer_url}/run/{runs.run_id('baseline')}/")
+    body = page.locator("body")
+    assert lines[3].split('"user_text": "')[1][:20] not in body.inner_text()
+    with page.expect_navigation(timeout=15_000):  # the page polls, and reloads for a new turn
+        transcript.write_text("".join(lines[:4]))
+    expect_text = json.loads(lines[3])["user_text"][:20]
+    assert expect_text in body.inner_text()
+    with page.expect_navigation(timeout=15_000):  # and once more when the run ends
+        info_file.write_text(json.dumps(info))
+    assert "success" in body.inner_text()
+    assert console.errors == []
+    page.close()
+
+
+def test_two_runs_are_compared(browser: Any, viewer_url: str, runs: Runs, shots: Path) -> None:
+    page = browser.new_page()
+    console = Console(page)
+    page.goto(viewer_url + "/runs")
+    button = page.locator("#compare-button")
+    assert button.is_disabled()
+    page.check(f'input.pick[value="{runs.run_id("baseline")}"]')
+    page.check(f'input.pick[value="{runs.run_id("oracle")}"]')
+    assert button.is_enabled()
+    button.click()
+    page.wait_for_url("**/compare?*")
+    assert "a=" in page.url and "b=" in page.url
+    assert "strict_pass" in page.locator("body").inner_text()
+    page.screenshot(path=str(shots / "compare.png"), full_page=True)
+    assert console.errors == []
+    page.close()
