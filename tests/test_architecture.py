@@ -16,6 +16,7 @@ ROOMS = (
     "benchmarks",
     "targets",
     "runner",
+    "toolserver",
     "analysis",
     "judging",
     "scoring",

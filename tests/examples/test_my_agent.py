@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -49,6 +50,64 @@ def test_the_example_agent_runs_from_its_own_package_directory(tmp_path: Path) -
     # It answered from the knowledge base and called its one tool when told goodbye.
     assert any("8:30" in r.assistant_text for r in records)
     assert [c.name for r in records for c in r.tool_calls] == ["end_session"]
+
+
+CONSOLE_SCRIPT = """import sys
+from voxbench.cli.main import main
+sys.exit(main())
+"""
+
+
+def test_the_voxbench_command_finds_an_agent_package_in_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    # The installed ``voxbench`` command is a script: Python puts its folder first on the
+    # path, not the working directory (``python -m`` does). A user who copied their agent
+    # package here and typed ``voxbench run smoke -t my_agent.agent:Agent`` got "no module".
+    package_dir = tmp_path / "my_project"
+    shutil.copytree(EXAMPLE / "my_agent", package_dir / "my_agent")
+    bin_dir = tmp_path / "venv_bin"
+    bin_dir.mkdir()
+    (bin_dir / "voxbench").write_text(CONSOLE_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}  # voxbench itself, installed
+    done = subprocess.run(
+        [sys.executable, str(bin_dir / "voxbench"), "run", "smoke"]
+        + ["-t", "my_agent.agent:Agent", "--runs-dir", str(tmp_path / "runs")],
+        cwd=package_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (run,) = (tmp_path / "runs" / "smoke").iterdir()
+    records = RunDirectory(run).turns()
+    assert [c.name for r in records for c in r.tool_calls] == ["end_session"]
+
+
+def test_an_installed_module_wins_over_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from voxbench.targets.registry import resolve_target
+
+    installed, here = tmp_path / "site", tmp_path / "here"
+    for folder, reply in ((installed, "installed"), (here, "working directory")):
+        folder.mkdir()
+        (folder / "twin_agent.py").write_text(
+            "from voxbench.targets.inprocess import InProcessSession\n"
+            "class Agent(InProcessSession):\n"
+            f"    reply = {reply!r}\n"
+            "    async def respond(self, user_text):\n"
+            "        await self.say(self.reply)\n"
+        )
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(here))])
+    monkeypatch.syspath_prepend(str(installed))
+    monkeypatch.delitem(sys.modules, "twin_agent", raising=False)
+    assert resolve_target("twin_agent:Agent")().reply == "installed"  # type: ignore[attr-defined]
+    monkeypatch.delitem(sys.modules, "twin_agent")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(installed)])
+    assert resolve_target("twin_agent:Agent")().reply == "working directory"  # type: ignore[attr-defined]
 
 
 AGENTS = """

@@ -96,7 +96,9 @@ async def test_ultravox_fake_validates_call_creation() -> None:
             assert json.loads(await ws.recv()) == {"type": "state", "state": "listening"}
 
 
-@pytest.mark.parametrize("kind", ["openai-realtime", "gemini-live", "ultravox"])
+@pytest.mark.parametrize(
+    "kind", ["openai-realtime", "gemini-live", "ultravox", "websocket", "twilio-stream"]
+)
 async def test_fake_server_command_builds_each_kind(kind: str) -> None:
     from voxbench.cli.fake_server import FAKE_SERVER_KINDS, build_fake_server
 

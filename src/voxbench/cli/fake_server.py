@@ -94,6 +94,22 @@ register_fake_server(
 )
 register_fake_server(
     FakeServerKind(
+        "websocket",
+        "A voice agent speaking the voxbench agent protocol (docs/agent-protocol.md) at /agent",
+        "voxbench.testing.agent_ws:FakeAgentServer",
+        "voxbench run smoke --target websocket/{url}",
+    )
+)
+register_fake_server(
+    FakeServerKind(
+        "twilio-stream",
+        "A telephony bot serving Twilio Media Streams (μ-law 8 kHz) at /media",
+        "voxbench.testing.twilio_bot:FakeTwilioBot",
+        "voxbench run smoke --target twilio-stream/{url} --mode audio",
+    )
+)
+register_fake_server(
+    FakeServerKind(
         "bedrock",
         "Amazon Bedrock runtime: /model/<id>/converse-stream (AWS event stream) and /converse",
         "voxbench.testing.bedrock_http:FakeBedrockServer",

@@ -30,6 +30,7 @@ from voxbench.cli.matrix import matrix_command
 from voxbench.cli.report import report_command
 from voxbench.cli.rubric import app as rubric_app
 from voxbench.cli.synth import synth_command
+from voxbench.cli.tools import app as tools_app
 from voxbench.core.errors import VoxbenchError
 from voxbench.core.secrets import load_dotenv
 
@@ -60,6 +61,7 @@ app.add_typer(store.app, name="store")
 app.command("view")(view.view_command)
 app.add_typer(judge_audio_app, name="judge-audio")
 app.add_typer(rubric_app, name="rubric")
+app.add_typer(tools_app, name="tools")
 
 
 def _version(value: bool) -> None:

@@ -128,6 +128,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "voxbench.providers.gemini",
     "voxbench.providers.bedrock",
     "voxbench.providers.speech",
+    "voxbench.providers.speech_vendors",
 )
 """Modules that register the built-in providers on import (no optional SDK at module level)."""
 

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from voxbench.core.benchmark import Benchmark
@@ -79,6 +82,7 @@ BUILTIN_PROVIDER_MODULES: tuple[str, ...] = (
     "voxbench.targets.gemini",
     "voxbench.targets.bedrock",
     "voxbench.targets.realtime.providers",
+    "voxbench.targets.agent.providers",
 )
 """Modules that register the built-in target providers on import. They must not import
 optional SDKs at module level: an SDK is imported when its provider's factory runs."""
@@ -100,6 +104,8 @@ KNOWN_TARGET_OPTIONS = frozenset(
         "turn_detection", "output", "input_transcription", "transcript_grace",
         "automatic_activity_detection", "input_sample_rate", "output_sample_rate", "text_input",
         "resumption_handle",
+        # agent targets (voxbench agent protocol, Twilio Media Streams)
+        "turn_end_silence",
     }
 )  # fmt: skip
 """Every option key some built-in target reads (a test keeps this list true to the code).
@@ -277,7 +283,7 @@ def _import_class(path: str) -> type[Session]:
     assert parts is not None
     module_name, attr = parts
     try:
-        module = importlib.import_module(module_name)
+        module = _import_user_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name is not None and module_name.startswith(exc.name):
             known = ", ".join(sorted(_known_names()))
@@ -313,6 +319,27 @@ def _import_class(path: str) -> type[Session]:
             expected="a Session class that implements every abstract method",
         )
     return cls
+
+
+def _import_user_module(module_name: str) -> Any:
+    """Import a user's module; failing that, from the working directory too.
+
+    ``python -m voxbench`` puts the working directory on ``sys.path``, the installed
+    ``voxbench`` command does not (its own folder comes first instead), so ``-t agent:Agent``
+    next to ``agent.py`` found nothing. The directory is appended, never prepended: an
+    installed module of the same name still wins."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.partition(".")[0]
+        cwd = os.getcwd()
+        if exc.name != top or cwd in sys.path or "" in sys.path:
+            raise
+        if not (Path(cwd, top).is_dir() or Path(cwd, f"{top}.py").is_file()):
+            raise
+        sys.path.append(cwd)
+        importlib.invalidate_caches()
+        return importlib.import_module(module_name)
 
 
 def _import_failed(path: str, exc: Exception) -> ConfigError:

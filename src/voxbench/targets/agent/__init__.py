@@ -1,0 +1,1 @@
+"""Targets for a team's own voice agent: the voxbench agent protocol over a websocket."""
