@@ -5,27 +5,13 @@ nothing logs an error. Skips with its reason where Playwright or chromium is mis
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.browser import CHROMIUM_FLAGS, chromium
 from tests.report.runs import judged_run
 from voxbench.report.html import render_run_html, write_run_html
-
-CHROMIUM_ENV = "VOXBENCH_CHROMIUM"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--autoplay-policy=no-user-gesture-required",
-]
 
 PLAY_TURN = """async (turn) => {
   const box = document.getElementById('turn-' + turn);
@@ -42,17 +28,10 @@ PLAY_TURN = """async (turn) => {
 }"""
 
 
-def _chromium() -> str:
-    found = os.environ.get(CHROMIUM_ENV) or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(found).is_file():
-        pytest.skip(f"no chromium browser (apt-get install chromium, or set {CHROMIUM_ENV})")
-    return found
-
-
 @pytest.mark.slow
 def test_report_plays_each_turn_offline_in_chromium(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    executable = _chromium()
+    executable = chromium()
     run = asyncio.run(judged_run(tmp_path, "local/oracle", mode="audio", only_turns="0-1"))
     linked = write_run_html(run)
     embedded = tmp_path / "mailed" / "report.html"  # alone in a folder: nothing beside it

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import threading
 import time
@@ -19,36 +18,17 @@ from typing import Any
 
 import pytest
 
+from tests.browser import CHROMIUM_FLAGS, chromium
 from tests.store.fixture_runs import Runs
 from voxbench.core.rundir import RunDirectory
 from voxbench.store import open_store
 from voxbench.viewer.app import create_app
 
-CHROMIUM_ENV = "VOXBENCH_CHROMIUM"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--autoplay-policy=no-user-gesture-required",
-]
-
-
-def _chromium() -> str:
-    found = os.environ.get(CHROMIUM_ENV) or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(found).is_file():
-        pytest.skip(f"no chromium browser (apt-get install chromium, or set {CHROMIUM_ENV})")
-    return found
-
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    executable = _chromium()
+    executable = chromium()
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_api.sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
