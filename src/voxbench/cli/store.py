@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from voxbench.cli.console import escape, make_console
+from voxbench.cli.tables import Column, Listing, print_listings
 from voxbench.core.errors import ConfigError
 from voxbench.store import RunFilters, RunRow, open_store
 
@@ -58,18 +58,32 @@ def ls_command(
     if json_out:
         print(json.dumps([r.model_dump(mode="json") for r in runs], indent=2, ensure_ascii=False))
         return
-    table = Table(title=f"{len(runs)} run(s)", title_justify="left")
-    for col in ("run", "kind", "benchmark", "target", "mode", "status", "started", "score"):
-        table.add_column(col, overflow="fold")
+    listing = Listing(
+        "runs",
+        f"{len(runs)} run(s)",
+        [
+            Column("run", name=True),
+            Column("kind", name=True),
+            Column("benchmark", name=True),
+            Column("target", name=True),
+            Column("mode"),
+            Column("status"),
+            Column("started", name=True),
+            Column("score"),
+        ],
+    )
     for run in runs:
-        table.add_row(
-            *(escape(v or "") for v in (run.run_id, run.kind, run.benchmark, run.target)),
-            escape(run.mode or ""),
-            escape(run.status),
-            escape(run.started_at or ""),
-            escape(headline_text(run)),
+        listing.add(
+            run=run.run_id,
+            kind=run.kind,
+            benchmark=run.benchmark,
+            target=run.target,
+            mode=run.mode,
+            status=run.status,
+            started=run.started_at,
+            score=headline_text(run),
         )
-    console.print(table)
+    print_listings([listing], console=console)
 
 
 def headline_text(run: RunRow) -> str:
