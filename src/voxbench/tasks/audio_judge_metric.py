@@ -13,8 +13,8 @@ In a task run the engine keeps each spoken answer under the run directory and ``
 grades it, ``max_concurrency`` clips at a time, judgments cached in the run's output folder.
 A record whose answer came without audio is undecided with ``no_audio``, never scored 0.
 
-``grade_spoken_answer`` judges one answer (the clip, and its transcript for rubrics that
-compare the two) with a ``RubricJudge`` and returns the metric's per-record statistics:
+``AnswerJudge.grade`` judges one answer (the clip, and its transcript for rubrics that
+compare the two) with the task's rubric and returns the metric's per-record statistics:
 ``score`` — the mean over criteria of (mean − low) / (high − low), so 1 is every criterion
 at the top of its scale — ``passed`` (every criterion reached its ``pass_at``), the raw
 means, and ``undecided`` when the judge never filled in its form (such records are counted
@@ -25,7 +25,7 @@ interval.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,50 +46,6 @@ DESCRIPTION = (
     "the audio judge's rubric score of the spoken answer (%: 100 = every criterion at the "
     "top of its scale), undecided answers counted apart"
 )
-
-
-@dataclass(frozen=True)
-class AudioJudgeSpec:
-    """A task's ``audio_judge:`` block."""
-
-    rubric: str
-    judge: str
-    options: dict[str, str] = field(default_factory=dict)
-    samples: int = 1
-    base_url: str | None = None
-
-    @classmethod
-    def parse(cls, data: Any, *, file: Any = None) -> AudioJudgeSpec:
-        """Read the block; each problem names the field."""
-        if not isinstance(data, dict):
-            raise ConfigError("expected a mapping", file=file, field="audio_judge",
-                              expected="{rubric: NAME, judge: provider/model}")  # fmt: skip
-        unknown = sorted(set(data) - {"rubric", "judge", "options", "samples", "base_url"})
-        if unknown:
-            raise ConfigError(f"unknown key {unknown[0]!r}", file=file, field="audio_judge",
-                              expected="rubric, judge, options, samples, base_url")  # fmt: skip
-        for key in ("rubric", "judge"):
-            if not isinstance(data.get(key), str) or not data[key]:
-                raise ConfigError("missing", file=file, field=f"audio_judge.{key}")
-        samples = data.get("samples", 1)
-        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
-            raise ConfigError("not a count", file=file, field="audio_judge.samples",
-                              expected="a whole number from 1")  # fmt: skip
-        options = {str(k): str(v) for k, v in (data.get("options") or {}).items()}
-        return cls(data["rubric"], data["judge"], options, samples, data.get("base_url"))
-
-    def make_judge(self, *, cache: JudgmentCache | None = None) -> RubricJudge:
-        """The rubric judge this block describes."""
-        bound = load_rubric(self.rubric).bind(self.options, field="audio_judge.options")
-        client = make_audio_judge(self.judge, base_url=self.base_url)
-        return RubricJudge(client, bound, samples=self.samples, cache=cache)
-
-
-async def grade_spoken_answer(
-    judge: RubricJudge, audio: Audio, transcript: str | None = None, label: str = "answer"
-) -> dict[str, Any]:
-    """The metric's statistics of one spoken answer."""
-    return answer_stats(judge, await judge.judge_clip(Clip(label, audio, transcript)))
 
 
 def answer_stats(judge: RubricJudge, result: ClipResult) -> dict[str, Any]:
