@@ -149,3 +149,66 @@ def test_a_spoken_task_without_what_it_needs_names_the_field(
     text = config + "tasks: [cheer]\ntasks_dirs: [mytasks]\n"
     with pytest.raises(ConfigError, match=field.replace("[", r"\[")):
         run_tasks(parse_config(text, file=None), text, base_dir=tmp_path)
+
+
+def test_the_realtime_judge_hears_the_spoken_answers(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from voxbench.testing.openai_realtime import FakeRealtimeJudgeServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge")
+    _write_task(tasks_dir)
+    script = ScriptedAudioJudge([_judge_answer])
+    with (
+        serving(FakeOpenAIServer(SayAloud())) as model,
+        serving(FakeRealtimeJudgeServer(script, api_key="sk-test-judge")) as judge,
+    ):
+        text = _config(model.url, judge.url).replace(
+            "openai/gpt-4o-audio-preview, base_url: '" + judge.url,
+            "openai-realtime/gpt-realtime, base_url: '" + judge.url,
+        )
+        assert "openai-realtime/gpt-realtime" in text
+        result = run_tasks(parse_config(text, file=None), text, base_dir=tmp_path)
+        judgments = list(judge.judgments)
+    # Turn detection off, the whole answer committed, text out: one judgment per spoken answer.
+    assert len(judgments) == 5
+    assert {j["turn_detection"] for j in judgments} == {None}
+    metric = result.scores["tasks"]["cheer"]["speaker"]["metrics"]["llm_judge_audio"]
+    assert metric["value"] == 75.0 and metric["no_audio"] == 1
+
+
+async def test_the_client_asks_for_speech_and_reads_message_audio() -> None:
+    import base64
+
+    import httpx
+
+    from voxbench.core.errors import ProviderError
+    from voxbench.providers.completion import AudioCompletionRequest
+    from voxbench.providers.registry import Role, make
+
+    bodies: list[dict] = []
+    audio_field: list[object] = [{"id": "a1", "data": base64.b64encode(b"RIFFwav").decode(),
+                                  "expires_at": 1, "transcript": "hi there"}]  # fmt: skip
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        message = {"role": "assistant", "content": None, "audio": audio_field[0]}
+        return httpx.Response(200, json={"choices": [{"index": 0, "message": message}]})
+
+    client = make(
+        Role.AUDIO_COMPLETION, "openai/gpt-4o-audio-preview", api_key="sk-test-0123456789",
+        transport=httpx.MockTransport(handle),
+    )  # fmt: skip
+    request = AudioCompletionRequest(audio_wav=b"RIFF", prompt="say hi", output_voice="coral")
+    reply = await client.complete_audio(request)
+    assert reply.text == "hi there" and reply.audio_wav == b"RIFFwav"
+    assert bodies[0]["modalities"] == ["text", "audio"]
+    assert bodies[0]["audio"] == {"voice": "coral", "format": "wav"}
+    audio_field[0] = {"transcript": "no data"}
+    with pytest.raises(ProviderError, match="message.audio has no base64 data"):
+        await client.complete_audio(request)
+    audio_field[0] = None
+    plain = await client.complete_audio(AudioCompletionRequest(audio_wav=b"RIFF", prompt="x"))
+    assert "modalities" not in bodies[-1] and "audio" not in bodies[-1]
+    assert plain.audio_wav is None
+    await client.aclose()
