@@ -93,6 +93,11 @@ def test_spoken_answers_are_kept_and_graded_by_ear(
     assert metric["undecided"] == 1 and metric["no_audio"] == 1
     scores_json = json.loads((result.run.path / "scores.json").read_text())
     assert scores_json["tasks"]["cheer"]["speaker"]["metrics"]["llm_judge_audio"]["value"] == 75.0
+    report = (result.run.path / "report.md").read_text()
+    assert "75.0" in report and "1 undecided, 1 without audio" in report
+    assert (
+        "Audio judge: `openai/gpt-4o-audio-preview` — 6 spoken answers, 1 without audio" in report
+    )
     info = result.run.info()["audio_judge"]
     assert info["model"] == "openai/gpt-4o-audio-preview"
     assert info["asked"] == 6 and info["calls"] == 5 and info["no_audio"] == 1
