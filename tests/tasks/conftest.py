@@ -131,6 +131,7 @@ class _Endpoint:
                 "seconds": audio.duration,
                 "rate": audio.sample_rate,
                 "reference": request.reference,
+                "voice": request.voice,
             }
         )
         owner.in_flight[url] = owner.in_flight.get(url, 0) + 1

@@ -113,6 +113,16 @@ CONFIG_CASES: dict[str, tuple[str, str, str]] = {
         "models: [{name: m, model: vllm/q, generation: {temperature: 0.5}}]\n" + T,
         "calls",
     ),
+    "models.output_audio": (
+        M + T,
+        "models: [{name: m, model: vllm/q, output_audio: {voice: alloy}}]\n" + T,
+        "calls",
+    ),
+    "models.output_audio.voice": (
+        "models: [{name: m, model: vllm/q, output_audio: {voice: alloy}}]\n" + T,
+        "models: [{name: m, model: vllm/q, output_audio: {voice: echo}}]\n" + T,
+        "calls",
+    ),
     "models.generation.temperature": (
         "models: [{name: m, model: vllm/q, generation: {temperature: 0}}]\n" + T,
         "models: [{name: m, model: vllm/q, generation: {temperature: 1}}]\n" + T,
@@ -308,11 +318,11 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
 
 
 def test_every_config_key_has_a_case() -> None:
-    assert schema_paths(EvalConfig) == set(CONFIG_CASES) | set(JUDGE_CASES)
+    assert schema_paths(EvalConfig) == set(CONFIG_CASES) | set(JUDGE_CASES) | set(AUDIO_JUDGE_CASES)
 
 
 def test_every_task_key_has_a_case() -> None:
-    assert schema_paths(TaskSpec) == set(TASK_CASES)
+    assert schema_paths(TaskSpec) == set(TASK_CASES) | set(AUDIO_TASK_CASES)
 
 
 class _Observer:
@@ -549,3 +559,81 @@ def test_judge_key_is_effective(
     a, b, key = JUDGE_CASES[path]
     first = _judge_outcome(a, key, tmp_path, monkeypatch)
     assert first != _judge_outcome(b, key, tmp_path, monkeypatch)
+
+
+# -- the audio judge: spoken answers heard by the fake audio judge -----------------------------
+
+MS = "models: [{name: m, model: vllm/q, output_audio: {voice: alloy}}]\n"
+AJ = "audio_judge: {model: openai/gpt-4o-audio-preview, base_url: '{a}'{extra}}\n"
+CHEER = "audio_judge: {rubric: emotion, options: {target_emotion: cheerful}}\n"
+AUDIO_JUDGE_CASES: dict[str, tuple[str, str, str]] = {
+    "audio_judge": (MS + AJ, MS, "error"),
+    "audio_judge.model": (
+        MS + AJ, MS + AJ.replace("gpt-4o-audio-preview", "gpt-audio"), "judge_calls"
+    ),
+    "audio_judge.base_url": (MS + AJ, MS + AJ.replace("{a}", "{b}"), "judge_calls"),
+    "audio_judge.max_concurrency": (
+        MS + AJ.replace("{extra}", ", max_concurrency: 1"),
+        MS + AJ.replace("{extra}", ", max_concurrency: 3"),
+        "judge_peak",
+    ),
+    "audio_judge.samples": (MS + AJ, MS + AJ.replace("{extra}", ", samples: 2"), "judge_calls"),
+}  # fmt: skip
+# Task file cases: (task A, task B, what differs), each run with ``MS + AJ``.
+AUDIO_TASK_CASES: dict[str, tuple[str, str, str]] = {
+    "audio_judge": (CHEER, "", "error"),
+    "audio_judge.rubric": (CHEER, "audio_judge: {rubric: pace}\n", "judge_calls"),
+    "audio_judge.options": (CHEER, CHEER.replace("cheerful", "calm"), "judge_calls"),
+}
+
+
+def _audio_judge_outcome(config: str, task: str, key: str, tasks_dir: Path, tmp_path: Path) -> Any:
+    from voxbench.tasks.models import Spoken
+    from voxbench.testing.audio_judge import ScriptedAudioJudge, form_answer
+    from voxbench.testing.openai_http import spoken_wav
+
+    from .fake_judge import TrackingServer
+    from .test_http import serving
+
+    (tasks_dir / "mine" / "said.yaml").write_text(
+        "extends: tiny\nmetrics: [llm_judge_audio]\n" + task
+    )
+    wav = spoken_wav("hello there")
+    servers = [
+        TrackingServer(ScriptedAudioJudge([form_answer({"emotion": 4})]), ttfb_ms=20) for _ in "ab"
+    ]
+    with serving(servers[0]) as a, serving(servers[1]) as b:
+        text = config.replace("{extra}", "").replace("{a}", a.url).replace("{b}", b.url)
+        text += "tasks: [said]\ntasks_dirs: [mytasks]\n"
+        text += f"output_dir: out_{len(list(tmp_path.glob('out_*')))}\n"
+        try:
+            run_yaml(text, tmp_path, FakeEndpoints(reply=lambda r: Spoken(r.reference, wav)))
+        except ConfigError as exc:
+            return type(exc).__name__ if key == "error" else pytest.fail(str(exc))
+        calls = [
+            (name, json.dumps(r.json()["model"]), json.dumps(r.json()["messages"][0]))
+            for name, server in (("a", a), ("b", b))
+            for r in server.requests
+        ]
+    observed = {"error": None, "judge_calls": sorted(calls), "judge_peak": servers[0].peak}
+    return observed[key]
+
+
+@pytest.mark.parametrize("path", sorted(AUDIO_JUDGE_CASES))
+def test_audio_judge_key_is_effective(
+    path: str, tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    a, b, key = AUDIO_JUDGE_CASES[path]
+    first = _audio_judge_outcome(a, CHEER, key, tasks_dir, tmp_path)
+    assert first != _audio_judge_outcome(b, CHEER, key, tasks_dir, tmp_path)
+
+
+@pytest.mark.parametrize("path", sorted(AUDIO_TASK_CASES))
+def test_audio_task_key_is_effective(
+    path: str, tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    a, b, key = AUDIO_TASK_CASES[path]
+    first = _audio_judge_outcome(MS + AJ, a, key, tasks_dir, tmp_path)
+    assert first != _audio_judge_outcome(MS + AJ, b, key, tasks_dir, tmp_path)

@@ -54,6 +54,9 @@ class AudioCompletionRequest:
     top_logprobs: int | None = None
     """Ask for the log probabilities of this many alternatives per output token, where the
     provider returns them (``Completion.logprobs``)."""
+    output_voice: str | None = None
+    """Ask for a spoken answer too, in this voice (``Completion.audio_wav``), where the
+    provider can speak (OpenAI-compatible ``modalities: ["text", "audio"]``)."""
 
 
 @dataclass
@@ -64,6 +67,9 @@ class Completion:
     usage: dict[str, int] = field(default_factory=dict)
     logprobs: list[TokenLogprob] | None = None
     """Per output token, when asked for and returned (``AudioCompletionRequest.top_logprobs``)."""
+    audio_wav: bytes | None = None
+    """The spoken answer (a WAV file), when asked for (``AudioCompletionRequest.output_voice``)
+    and returned; ``text`` is then its transcript unless the model also wrote text."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ reference documents for audio-capable models.
 from __future__ import annotations
 
 import base64
+import binascii
 import copy
 import os
 from dataclasses import dataclass
@@ -175,11 +176,26 @@ class _ChatCompletionsClient(HTTPCompletionClient):
         content = message.get("content")
         if isinstance(content, list):  # some servers return content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        spoken, transcript = self._spoken(message.get("audio"))
         return Completion(
-            text=content or "",
+            text=content or transcript,
             usage=usage_counts(data.get("usage")),
             logprobs=_token_logprobs(data["choices"][0].get("logprobs")),
+            audio_wav=spoken,
         )
+
+    def _spoken(self, audio: Any) -> tuple[bytes | None, str]:
+        """``message.audio`` (asked for with ``modalities: ["text", "audio"]``): the base64
+        ``data`` decoded, and the ``transcript``; ``(None, "")`` when absent."""
+        if audio is None:
+            return None, ""
+        if not isinstance(audio, dict) or not isinstance(audio.get("data"), str):
+            raise protocol_error(self.name, "message.audio has no base64 data")
+        try:
+            wav = base64.b64decode(audio["data"], validate=True)
+        except binascii.Error as exc:
+            raise protocol_error(self.name, f"message.audio.data is not base64 ({exc})") from exc
+        return wav, str(audio.get("transcript") or "")
 
 
 def _token_logprobs(raw: Any) -> list[TokenLogprob] | None:
@@ -298,6 +314,9 @@ class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
         if request.top_logprobs is not None:
             body["logprobs"] = True
             body["top_logprobs"] = request.top_logprobs
+        if request.output_voice is not None:
+            body["modalities"] = ["text", "audio"]
+            body["audio"] = {"voice": request.output_voice, "format": "wav"}
         return await self._call(body)
 
 

@@ -1,13 +1,20 @@
 """``llm_judge_audio``: an audio task's spoken answers graded by the audio rubric judge.
 
-A task declares the rubric, its parameters and the judge that hears audio::
+A task declares the rubric and its parameters; the eval config names the judge that hears
+audio, and a model that answers aloud (``output_audio``)::
 
-    metrics: [llm_judge_audio]
-    audio_judge: {rubric: emotion, options: {target_emotion: cheerful},
-                  judge: gemini/gemini-2.5-flash, samples: 1}
+    # the task file                          # eval.yaml
+    metrics: [llm_judge_audio]               models: [{name: m, model: openai/gpt-4o-audio-preview,
+    audio_judge:                                       output_audio: {voice: alloy}}]
+      rubric: emotion                        audio_judge: {model: openai-realtime/gpt-realtime,
+      options: {target_emotion: cheerful}                  max_concurrency: 4, samples: 1}
 
-``grade_spoken_answer`` judges one answer (the clip, and its transcript for rubrics that
-compare the two) with a ``RubricJudge`` and returns the metric's per-record statistics:
+In a task run the engine keeps each spoken answer under the run directory and ``AnswerJudge``
+grades it, ``max_concurrency`` clips at a time, judgments cached in the run's output folder.
+A record whose answer came without audio is undecided with ``no_audio``, never scored 0.
+
+``AnswerJudge.grade`` judges one answer (the clip, and its transcript for rubrics that
+compare the two) with the task's rubric and returns the metric's per-record statistics:
 ``score`` — the mean over criteria of (mean − low) / (high − low), so 1 is every criterion
 at the top of its scale — ``passed`` (every criterion reached its ``pass_at``), the raw
 means, and ``undecided`` when the judge never filled in its form (such records are counted
@@ -17,16 +24,22 @@ interval.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
-from voxbench.judging.audio.engine import RubricJudge
+from voxbench.judging.audio.engine import ClipResult, RubricJudge
 from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.rubric import load_rubric
 from voxbench.judging.audio.segments import Clip
 from voxbench.judging.cache import JudgmentCache
+
+if TYPE_CHECKING:
+    from voxbench.tasks.config import AudioJudgeConfig
+    from voxbench.tasks.spec import AudioRubric
 
 NAME = "llm_judge_audio"
 DESCRIPTION = (
@@ -35,48 +48,8 @@ DESCRIPTION = (
 )
 
 
-@dataclass(frozen=True)
-class AudioJudgeSpec:
-    """A task's ``audio_judge:`` block."""
-
-    rubric: str
-    judge: str
-    options: dict[str, str] = field(default_factory=dict)
-    samples: int = 1
-    base_url: str | None = None
-
-    @classmethod
-    def parse(cls, data: Any, *, file: Any = None) -> AudioJudgeSpec:
-        """Read the block; each problem names the field."""
-        if not isinstance(data, dict):
-            raise ConfigError("expected a mapping", file=file, field="audio_judge",
-                              expected="{rubric: NAME, judge: provider/model}")  # fmt: skip
-        unknown = sorted(set(data) - {"rubric", "judge", "options", "samples", "base_url"})
-        if unknown:
-            raise ConfigError(f"unknown key {unknown[0]!r}", file=file, field="audio_judge",
-                              expected="rubric, judge, options, samples, base_url")  # fmt: skip
-        for key in ("rubric", "judge"):
-            if not isinstance(data.get(key), str) or not data[key]:
-                raise ConfigError("missing", file=file, field=f"audio_judge.{key}")
-        samples = data.get("samples", 1)
-        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
-            raise ConfigError("not a count", file=file, field="audio_judge.samples",
-                              expected="a whole number from 1")  # fmt: skip
-        options = {str(k): str(v) for k, v in (data.get("options") or {}).items()}
-        return cls(data["rubric"], data["judge"], options, samples, data.get("base_url"))
-
-    def make_judge(self, *, cache: JudgmentCache | None = None) -> RubricJudge:
-        """The rubric judge this block describes."""
-        bound = load_rubric(self.rubric).bind(self.options, field="audio_judge.options")
-        client = make_audio_judge(self.judge, base_url=self.base_url)
-        return RubricJudge(client, bound, samples=self.samples, cache=cache)
-
-
-async def grade_spoken_answer(
-    judge: RubricJudge, audio: Audio, transcript: str | None = None, label: str = "answer"
-) -> dict[str, Any]:
-    """The metric's statistics of one spoken answer."""
-    result = await judge.judge_clip(Clip(label, audio, transcript))
+def answer_stats(judge: RubricJudge, result: ClipResult) -> dict[str, Any]:
+    """The metric's statistics of one judged clip."""
     means: dict[str, float] = {}
     normalized: list[float] = []
     passed = True
@@ -94,6 +67,84 @@ async def grade_spoken_answer(
         "undecided": 0,
         "means": means,
     }
+
+
+def no_audio() -> dict[str, Any]:
+    """What an answer without audio gets: undecided, and said so (``no_audio``)."""
+    return {"score": 0.0, "passed": 0, "undecided": 1, "no_audio": 1, "means": {},
+            "reason": "the model's answer has no audio"}  # fmt: skip
+
+
+def check_audio_judge(
+    config: AudioJudgeConfig | None, rubric: AudioRubric | None, *, task: str, file: Any
+) -> None:
+    """``ConfigError`` when a task using ``llm_judge_audio`` lacks its judge or its rubric,
+    or the rubric's parameters do not fit it."""
+    if config is None:
+        raise ConfigError(f"task {task} uses {NAME}, and the config has no audio_judge",
+                          field="audio_judge",
+                          expected="an audio_judge: {model: provider/model} block")  # fmt: skip
+    if rubric is None:
+        raise ConfigError(f"task {task} uses {NAME} and names no rubric", file=file,
+                          field="audio_judge", expected="audio_judge: {rubric: NAME}")  # fmt: skip
+    load_rubric(rubric.rubric).bind(rubric.options, field=f"{task}: audio_judge.options")
+
+
+@dataclass
+class AudioJudgeStats:
+    """What the audio judge did in one invocation (``run.json``)."""
+
+    asked: int = 0
+    """Answers graded (those without audio included)."""
+    calls: int = 0
+    from_cache: int = 0
+    undecided: int = 0
+    no_audio: int = 0
+
+
+class AnswerJudge:
+    """Grades a task run's spoken answers: one ``RubricJudge`` per rubric, one client, and
+    ``max_concurrency`` clips at a time across all of them."""
+
+    def __init__(self, config: AudioJudgeConfig, cache_dir: Path) -> None:
+        self.config = config
+        self.client = make_audio_judge(config.model, base_url=config.base_url)
+        self.cache = JudgmentCache(cache_dir)
+        self.stats = AudioJudgeStats()
+        self._judges: dict[tuple[str, tuple[tuple[str, str], ...]], RubricJudge] = {}
+        self._slots = asyncio.Semaphore(config.max_concurrency)
+
+    def _judge(self, rubric: AudioRubric) -> RubricJudge:
+        key = (rubric.rubric, tuple(sorted(rubric.options.items())))
+        if key not in self._judges:
+            bound = load_rubric(rubric.rubric).bind(rubric.options, field="audio_judge.options")
+            self._judges[key] = RubricJudge(
+                self.client, bound, samples=self.config.samples, cache=self.cache,
+                concurrency=self.config.max_concurrency,
+            )  # fmt: skip
+        return self._judges[key]
+
+    async def grade(
+        self, rubric: AudioRubric, audio: Audio | None, transcript: str, label: str
+    ) -> dict[str, Any]:
+        """The ``llm_judge_audio`` statistics of one answer (``audio`` None: it had none)."""
+        self.stats.asked += 1
+        if audio is None:
+            self.stats.no_audio += 1
+            self.stats.undecided += 1
+            return no_audio()
+        judge = self._judge(rubric)
+        async with self._slots:
+            result = await judge.judge_clip(Clip(label, audio, transcript))
+        self.stats.calls += result.calls
+        self.stats.from_cache += result.from_cache
+        stats = answer_stats(judge, result)
+        self.stats.undecided += stats["undecided"]
+        return stats
+
+    async def aclose(self) -> None:
+        """Release the judge's connections."""
+        await self.client.aclose()
 
 
 def not_judged(prediction: str, context: Any) -> dict[str, Any]:

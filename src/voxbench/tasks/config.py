@@ -29,6 +29,13 @@ class EndpointConfig(Strict):
     """Requests this endpoint gets in flight at once, exactly."""
 
 
+class OutputAudio(Strict):
+    """A chat model that answers aloud: the WAV is kept, its transcript is the prediction."""
+
+    voice: str = Field(min_length=1)
+    """The provider's voice name (OpenAI: alloy, ash, coral, …)."""
+
+
 class ModelConfig(Strict):
     """A model under test: a registered ``provider/model`` served by one or more endpoints."""
 
@@ -49,6 +56,8 @@ class ModelConfig(Strict):
     backoff_base_s: float = Field(default=1.0, ge=0)
     """The first retry's wait (doubling after, jittered, never below Retry-After); 0: no wait."""
     generation: Generation = Generation()
+    output_audio: OutputAudio | None = None
+    """Ask a chat model for a spoken answer (``llm_judge_audio`` grades it by ear)."""
 
     @model_validator(mode="after")
     def _one_way_to_reach(self) -> ModelConfig:
@@ -129,6 +138,18 @@ class JudgeConfig(Strict):
     """What makes an answer right, in your words (replaces the built-in rubric)."""
 
 
+class AudioJudgeConfig(Strict):
+    """The judge that hears spoken answers (``llm_judge_audio``; each task names its rubric)."""
+
+    model: str
+    """``provider/model`` of a realtime or audio-in chat provider (``voxbench judge-audio``)."""
+    base_url: str | None = None
+    max_concurrency: int = Field(default=4, ge=1)
+    """Clips judged at once (apart from the models' and the text judge's concurrency)."""
+    samples: int = Field(default=1, ge=1)
+    """Judgments per answer (their mean is the score)."""
+
+
 class EvalConfig(Strict):
     """``eval.yaml``: models × tasks × metrics, and how to run them."""
 
@@ -139,6 +160,8 @@ class EvalConfig(Strict):
     overrides: list[Override] = []
     judge: JudgeConfig | None = None
     """The judge of judge metrics; required when a task uses one."""
+    audio_judge: AudioJudgeConfig | None = None
+    """The judge of ``llm_judge_audio``; required when a task uses it."""
     seed: int = 0
     """Seeds record sampling and the bootstrap intervals."""
     tasks_dirs: list[str] = []

@@ -9,32 +9,46 @@ queues it, ``LOOKAHEAD`` records ahead at most: the dataset streams, and a slot 
 finds its next request ready. A worker asks the cache, calls the endpoint with the shared
 retry policy and hands the outcome to the scorer, which scores batches and appends them to
 ``records.jsonl``; judge metrics are graded in their own tasks at the judge's concurrency,
-each row written once complete. Large runs prepare and score in worker processes
+each row written once complete. A model answering aloud (``output_audio``) has its answer's
+WAV kept under ``answers/<task>/<model>/<record>.wav`` in the run directory (the row's
+``answer_audio``), its transcript as the prediction, and ``llm_judge_audio`` hears it. Large runs prepare and score in worker processes
 (``tasks.pool``), small ones in a thread and on the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from voxbench.audio.wav import Audio
+from voxbench.audio.wav import Audio, concatenate
 from voxbench.core.errors import ErrorCategory, ProviderError, VoxbenchError
 from voxbench.providers.backoff import backoff_delay
+from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.cache import ResponseCache, request_key
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets import Record
 from voxbench.tasks.judge import TaskJudge
-from voxbench.tasks.metrics import score_reply
-from voxbench.tasks.models import EndpointClient, Prompted, make_endpoint
+from voxbench.tasks.metrics import METRICS, score_reply
+from voxbench.tasks.models import EndpointClient, Prompted, Spoken, make_endpoint
 from voxbench.tasks.plan import Job, Plan
 from voxbench.tasks.pool import PrepareError, WorkerPool
-from voxbench.tasks.prepare import Cut, Prepared, audio_of_wav, prepare_clip
+from voxbench.tasks.prepare import (
+    Cut,
+    Prepared,
+    audio_of_wav,
+    decode_encoded,
+    prepare_clip,
+    wav_bytes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +77,10 @@ class Outcome:
     attempts: int
     cached: bool
     key: str
+    answer_wav: bytes | None = None
+    """The spoken answer, when the model was asked to answer aloud and did."""
+    answer_audio: str | None = None
+    """Where the spoken answer is kept, relative to the run directory."""
 
 
 Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
@@ -139,6 +157,8 @@ class Engine:
         progress: Progress | None = None,
         endpoint_factory: Callable[..., EndpointClient] = make_endpoint,
         judge: TaskJudge | None = None,
+        audio_judge: AnswerJudge | None = None,
+        run_dir: Path | None = None,
     ) -> None:
         self.plan = plan
         self.cache = cache
@@ -154,6 +174,10 @@ class Engine:
         """Cache keys being asked right now: an identical request waits for that reply."""
         self.judge = judge
         """Grades the judge metrics (``llm_judge``); required when a job has one."""
+        self.audio_judge = audio_judge
+        """Hears spoken answers (``llm_judge_audio``); required when a job has that metric."""
+        self.run_dir = run_dir
+        """Where spoken answers are kept (``answers/``); required when a model answers aloud."""
         self._failure: BaseException | None = None
         """A judge failure that stops the run (a rejected key): workers stop taking records."""
         self._payloads: OrderedDict[tuple[int, Cut, bool], asyncio.Future[Any]] = OrderedDict()
@@ -187,6 +211,8 @@ class Engine:
             await scorer
             if self.judge is not None:
                 await self.judge.aclose()
+            if self.audio_judge is not None:
+                await self.audio_judge.aclose()
             if starting is not None:
                 await starting
             if self.pool is not None:
@@ -300,6 +326,7 @@ class Engine:
                 "system": request.system if chat else "",
                 "generation": request.generation.model_dump() if chat else {},
                 "audio": digests,
+                **({"voice": request.voice} if chat and request.voice else {}),
             }
         )
 
@@ -324,22 +351,31 @@ class Engine:
                 await self._in_flight[key].wait()
             cached = self.cache.get(key) if key else None
             if cached is not None:
-                return Outcome(job, record, cached, None, 0.0, 0, True, key)
+                prediction, answer_wav = _cached_answer(cached, request)
+                return self._spoken_outcome(
+                    Outcome(job, record, prediction, None, 0.0, 0, True, key), answer_wav
+                )
             if key:
                 self._in_flight[key] = asyncio.Event()
             try:
-                texts = []
+                replies = []
                 for wav, piece in zip(wavs, pieces or [None] * len(wavs), strict=True):
-                    texts.append(await self._call(client, piece, wav, request, job.model, attempts))
+                    replies.append(
+                        await self._call(client, piece, wav, request, job.model, attempts)
+                    )
                     if job.api == "oracle":
                         break
+                texts = [r.text if isinstance(r, Spoken) else r for r in replies]
                 prediction = join_chunks(texts) if len(texts) > 1 else texts[0]
+                answer_wav = _joined_speech(replies, record.id) if request.voice else None
                 if key:
-                    self.cache.put(key, job.model.model, prediction)
+                    self.cache.put(
+                        key, job.model.model, _cache_value(prediction, answer_wav, request)
+                    )
             finally:
                 if key:
                     self._in_flight.pop(key).set()
-            return Outcome(
+            outcome = Outcome(
                 job,
                 record,
                 prediction,
@@ -349,6 +385,7 @@ class Engine:
                 False,
                 key,
             )
+            return self._spoken_outcome(outcome, answer_wav)
         except ProviderError as exc:
             error = {"category": str(exc.category), "message": str(exc), "status": exc.status}
         except VoxbenchError as exc:  # an unreadable clip, a missing prerequisite
@@ -358,6 +395,23 @@ class Engine:
             job, record, None, error, time.perf_counter() - started, attempts[0], False, ""
         )
 
+    def _spoken_outcome(self, outcome: Outcome, answer_wav: bytes | None) -> Outcome:
+        """``outcome`` with its spoken answer kept under ``answers/`` in the run directory."""
+        if answer_wav is None:
+            return outcome
+        assert self.run_dir is not None, "a model answering aloud needs the run directory"
+        job = outcome.job
+        relative = Path(
+            "answers", _file_part(job.task.name), _file_part(job.model.name),
+            _file_part(outcome.record.id) + ".wav",
+        )  # fmt: skip
+        path = self.run_dir / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(answer_wav)
+        outcome.answer_wav = answer_wav
+        outcome.answer_audio = relative.as_posix()
+        return outcome
+
     async def _call(
         self,
         client: EndpointClient,
@@ -366,7 +420,7 @@ class Engine:
         request: Prompted,
         model: Any,
         attempts: list[int],
-    ) -> str:
+    ) -> str | Spoken:
         """One piece's reply, retrying retryable failures by the shared backoff policy.
 
         ``attempts[0]`` counts the calls made (across the pieces of a record).
@@ -456,16 +510,64 @@ class Engine:
 
     async def _judge_then_write(self, outcome: Outcome, row: dict[str, Any]) -> None:
         """Grade the record's judge metrics, then append its row."""
-        assert self.judge is not None, "a job with judge metrics needs the engine's judge"
         assert outcome.prediction is not None
-        material = outcome.job.judge_material(outcome.record, outcome.prediction)
+        job = outcome.job
         try:
-            for metric in outcome.job.judged_metrics:
+            for metric in job.judged_metrics:
+                if METRICS[metric].hears_audio:
+                    row["scores"][metric] = await self._hear(outcome)
+                    continue
+                assert self.judge is not None, "a job with judge metrics needs the engine's judge"
+                material = job.judge_material(outcome.record, outcome.prediction)
                 row["scores"][metric] = await self.judge.grade(material)
         except Exception as exc:  # an aborting judge failure: the run stops with it
             self._failure = self._failure or exc
             raise
         self._write([(outcome, row)])
+
+    async def _hear(self, outcome: Outcome) -> dict[str, Any]:
+        """The audio judge's statistics of the record's spoken answer."""
+        assert self.audio_judge is not None, "llm_judge_audio needs the engine's audio judge"
+        rubric = outcome.job.spec.audio_judge
+        assert rubric is not None, "the plan checks that a task using llm_judge_audio has one"
+        audio = None
+        if outcome.answer_wav is not None:
+            audio = decode_encoded(outcome.answer_wav, None, outcome.answer_audio or "answer")
+        label = f"{outcome.job.task.name}/{outcome.job.model.name}/{outcome.record.id}"
+        return await self.audio_judge.grade(rubric, audio, outcome.prediction or "", label)
+
+
+def _file_part(name: str) -> str:
+    """``name`` as one safe file-name part (path separators and the like become ``_``)."""
+    safe = re.sub(r"[^\w.-]", "_", name).strip(".")
+    return safe or "_"
+
+
+def _joined_speech(replies: list[str | Spoken], record_id: str) -> bytes | None:
+    """The spoken answer of a record (its chunks' audio one after the other), or None when
+    the model returned no audio."""
+    wavs = [r.wav for r in replies if isinstance(r, Spoken) and r.wav]
+    if len(wavs) <= 1:
+        return wavs[0] if wavs else None
+    parts = [decode_encoded(w, None, f"{record_id} answer") for w in wavs]
+    return wav_bytes(concatenate(parts))
+
+
+def _cache_value(prediction: str, answer_wav: bytes | None, request: Prompted) -> str:
+    """What the response cache keeps: the text, or for a spoken answer text and audio."""
+    if request.voice is None:
+        return prediction
+    audio = base64.b64encode(answer_wav).decode("ascii") if answer_wav else None
+    return json.dumps({"text": prediction, "audio_wav_base64": audio})
+
+
+def _cached_answer(value: str, request: Prompted) -> tuple[str, bytes | None]:
+    """``_cache_value`` read back."""
+    if request.voice is None:
+        return value, None
+    data = json.loads(value)
+    audio = data.get("audio_wav_base64")
+    return data["text"], base64.b64decode(audio) if audio else None
 
 
 def score_prediction(job: Job, record: Record, prediction: str) -> dict[str, Any]:
@@ -486,6 +588,7 @@ def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:
         "prediction": outcome.prediction,
         "scores": scores,
         "error": outcome.error,
+        **({"answer_audio": outcome.answer_audio} if outcome.job.model.output_audio else {}),
         "latency_s": round(outcome.latency_s, 4),
         "attempts": outcome.attempts,
         "cached": outcome.cached,

@@ -53,6 +53,8 @@ class Metric:
     judged: bool = False
     """Scored by the LLM judge (``tasks.judge``), not by ``score``: ``score`` then only says
     the record was not judged (it is left undecided)."""
+    hears_audio: bool = False
+    """Judged by the audio judge on the model's spoken answer (``tasks.audio_judge_metric``)."""
 
 
 # -- text normalisation ----------------------------------------------------------------------
@@ -367,6 +369,14 @@ def _not_judged(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
     return {"correct": 0, "undecided": 1, "reason": "not judged"}
 
 
+def _spoken_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """``llm_judge_audio``: the decided mean, and how many answers came without audio."""
+    no_audio = sum(int(s.get("no_audio", 0)) for s in stats)
+    return {**_decided_mean_pool("score")(stats, rng), "no_audio": no_audio}
+
+
 # -- the registry -----------------------------------------------------------------------------
 
 METRICS: dict[str, Metric] = {
@@ -394,7 +404,8 @@ METRICS: dict[str, Metric] = {
                "undecided records counted apart", True, _not_judged, _decided_mean_pool("correct"),
                judged=True),
         Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
-               audio_judge_metric.not_judged, _decided_mean_pool("score")),
+               audio_judge_metric.not_judged, _spoken_pool, judged=True,
+               hears_audio=True),
     )
 }  # fmt: skip
 

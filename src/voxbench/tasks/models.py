@@ -32,14 +32,26 @@ class Prompted:
     generation: Generation
     reference: str
     language: str
+    voice: str | None = None
+    """Ask for a spoken answer in this voice (the model's ``output_audio``)."""
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """A spoken answer: its text (the transcript) and its audio, a WAV file (None: the model
+    returned no audio although asked)."""
+
+    text: str
+    wav: bytes | None
 
 
 class EndpointClient(Protocol):
-    """One endpoint of a pool: answers a clip and a prompt with text."""
+    """One endpoint of a pool: answers a clip and a prompt with text (or speech)."""
 
-    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
-        """The model's reply; raises ``ProviderError`` on failure. ``audio`` is the clip the
-        WAV holds, or None for a client whose ``wav_only`` is true."""
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str | Spoken:
+        """The model's reply (``Spoken`` when ``request.voice`` asks for speech); raises
+        ``ProviderError`` on failure. ``audio`` is the clip the WAV holds, or None for a
+        client whose ``wav_only`` is true."""
         ...
 
     async def aclose(self) -> None:
@@ -88,7 +100,7 @@ class ChatEndpoint:
             kwargs["api_key"] = endpoint.api_key
         self.client = make(Role.AUDIO_COMPLETION, model.model, **kwargs)
 
-    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str | Spoken:
         completion = await self.client.complete_audio(
             AudioCompletionRequest(
                 audio_wav=wav,
@@ -96,8 +108,11 @@ class ChatEndpoint:
                 system=request.system,
                 temperature=request.generation.temperature,
                 max_tokens=request.generation.max_tokens,
+                output_voice=request.voice,
             )
         )
+        if request.voice is not None:
+            return Spoken(completion.text, completion.audio_wav)
         return completion.text
 
     async def aclose(self) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from voxbench.core.errors import ConfigError
 from voxbench.tasks.answers import LETTERS
+from voxbench.tasks.audio_judge_metric import check_audio_judge
 from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
 from voxbench.tasks.datasets import Record, dataset_fingerprint, select_records
 from voxbench.tasks.judge import check_judge
@@ -57,6 +58,7 @@ class Job:
             generation=self.generation,
             reference=record.reference,
             language=record.language,
+            voice=self.model.output_audio.voice if self.model.output_audio else None,
         )
 
     def _render(self, template: str, record: Record) -> str:
@@ -83,8 +85,19 @@ class Job:
 
     @property
     def judged_metrics(self) -> list[str]:
-        """The metrics the LLM judge scores."""
+        """The metrics a judge scores (the LLM judge, or the audio judge for those that hear
+        the spoken answer)."""
         return [m for m in self.metrics if METRICS[m].judged]
+
+    @property
+    def text_judged(self) -> bool:
+        """Whether the LLM (text) judge grades this job's replies."""
+        return any(not METRICS[m].hears_audio for m in self.judged_metrics)
+
+    @property
+    def audio_judged(self) -> bool:
+        """Whether the audio judge hears this job's spoken answers."""
+        return any(METRICS[m].hears_audio for m in self.judged_metrics)
 
     def judge_material(self, record: Record, prediction: str) -> dict[str, Any]:
         """What the judge is shown about one reply (as data, never as instructions)."""
@@ -192,6 +205,13 @@ def build_plan(
                 expected="a models[].name: " + ", ".join(m.name for m in config.models),
             )
     apis = {m.name: model_api(m, field=f"models[{i}].model") for i, m in enumerate(config.models)}
+    for i, m in enumerate(config.models):
+        if m.output_audio is not None and apis[m.name] != "chat":
+            raise ConfigError(
+                f"{m.model} answers in text ({apis[m.name]}): it cannot answer aloud",
+                field=f"models[{i}].output_audio",
+                expected="a chat model (api: chat) that speaks, e.g. openai/gpt-4o-audio-preview",
+            )
     if config.judge is not None:
         check_judge(config.judge)
     jobs: list[Job] = []
@@ -199,8 +219,11 @@ def build_plan(
         entry = registry.get(name)
         metrics = selection.metrics or entry.spec.metrics
         for metric in metrics:
-            judged = get_metric(metric, field=f"tasks: {name}.metrics", file=entry.file).judged
-            if judged and config.judge is None:
+            found = get_metric(metric, field=f"tasks: {name}.metrics", file=entry.file)
+            if found.hears_audio:
+                check_audio_judge(config.audio_judge, entry.spec.audio_judge, task=name,
+                                  file=entry.file)  # fmt: skip
+            elif found.judged and config.judge is None:
                 raise ConfigError(
                     f"task {name} uses the judge metric {metric}, and the config has no judge",
                     field="judge",

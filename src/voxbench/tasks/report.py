@@ -32,6 +32,8 @@ def table_rows(scores: dict[str, Any], models: list[str]) -> list[list[str]]:
                 flags = [f"{entry[k]} {k}" for k in ("errors", "empties", "missing") if entry[k]]
                 if stats.get("undecided"):
                     flags.append(f"{stats['undecided']} undecided")
+                if stats.get("no_audio"):
+                    flags.append(f"{stats['no_audio']} without audio")
                 row.append(text + (f" ({', '.join(flags)})" if flags else ""))
             rows.append(row)
     for name, agg in scores.get("aggregates", {}).items():
@@ -53,6 +55,7 @@ def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
         "",
         "Models: " + ", ".join(f"`{m['name']}` ({m['model']}, {m['api']})" for m in info["models"]),
         *_judge_line(info.get("judge")),
+        *_audio_judge_line(info.get("audio_judge")),
         "",
         "Values are on a 0–100 scale with a 95% bootstrap interval; n counts scored records. "
         "Errors (failed after retries) are not scored; empties are scored replies with no text; "
@@ -87,4 +90,15 @@ def _judge_line(judge: dict[str, Any] | None) -> list[str]:
         "",
         f"Judge: `{judge['model']}` — {judge['asked']} records graded, {judge['cached']} from "
         f"the cache, {judge['calls']} calls, {judge['undecided']} undecided.",
+    ]
+
+
+def _audio_judge_line(judge: dict[str, Any] | None) -> list[str]:
+    if not judge:
+        return []
+    return [
+        "",
+        f"Audio judge: `{judge['model']}` — {judge['asked']} spoken answers, "
+        f"{judge['no_audio']} without audio, {judge['calls']} calls, {judge['from_cache']} "
+        f"from the cache, {judge['undecided']} undecided.",
     ]

@@ -11,6 +11,7 @@ from typing import Any
 
 from voxbench.core.errors import RunError
 from voxbench.store import index_finished_run
+from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.cache import ResponseCache
 from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine import Engine, Progress
@@ -21,6 +22,8 @@ from voxbench.tasks.rundir import RUN_JSON, TaskRunDir, versions
 from voxbench.tasks.scores import compute_scores
 
 CACHE_FILE = "cache.sqlite"
+AUDIO_JUDGMENTS_DIR = "audio-judgments"
+"""The audio judge's cached judgments, beside the response cache (shared by the runs there)."""
 
 
 @dataclass
@@ -63,7 +66,7 @@ def run_tasks(
     # The judge's key is checked before anything is run or written.
     judge_client = (
         make_judge_client(config.judge)
-        if config.judge is not None and any(j.judged_metrics for j in plan.jobs)
+        if config.judge is not None and any(j.text_judged for j in plan.jobs)
         else None
     )
     if on_plan is not None:
@@ -109,8 +112,19 @@ def run_tasks(
         if judge_client is not None:
             assert config.judge is not None
             judge = TaskJudge(config.judge, cache, judge_client)
+        audio_judge = None
+        if config.audio_judge is not None and any(j.audio_judged for j in plan.jobs):
+            audio_judge = AnswerJudge(config.audio_judge, output_dir / AUDIO_JUDGMENTS_DIR)
         engine = Engine(
-            plan, cache, run.append, done=done, progress=progress, judge=judge, **kwargs
+            plan,
+            cache,
+            run.append,
+            done=done,
+            progress=progress,
+            judge=judge,
+            audio_judge=audio_judge,
+            run_dir=run.path,
+            **kwargs,
         )
         try:
             asyncio.run(engine.run())
@@ -130,6 +144,11 @@ def run_tasks(
         }
         if judge is not None:
             info["judge"] = {"model": judge.config.model, **asdict(judge.stats)}
+        if audio_judge is not None:
+            info["audio_judge"] = {
+                "model": audio_judge.config.model,
+                **asdict(audio_judge.stats),
+            }
         run.write_info(info)
         run.write_outputs(rows, scores, markdown_report(info, scores))
     index_finished_run(run.path)

@@ -111,6 +111,15 @@ class Tools(Strict):
     benchmark: str
 
 
+class AudioRubric(Strict):
+    """What ``llm_judge_audio`` grades a task's spoken answers by (``voxbench rubric show``)."""
+
+    rubric: str
+    """A built-in rubric's name or a rubric file."""
+    options: dict[str, str] = {}
+    """The rubric's parameters, e.g. ``{target_emotion: cheerful}``."""
+
+
 class TaskSpec(Strict):
     """One task file, after ``extends`` is resolved."""
 
@@ -129,6 +138,8 @@ class TaskSpec(Strict):
     long_audio: LongAudio = LongAudio()
     sample_rate: int = Field(default=16_000, gt=0)
     """The rate audio is sent at (resampled with soxr)."""
+    audio_judge: AudioRubric | None = None
+    """The rubric of ``llm_judge_audio`` (the config's ``audio_judge`` says who judges)."""
 
 
 @dataclass(frozen=True)

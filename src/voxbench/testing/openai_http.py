@@ -12,6 +12,7 @@ an answer) get the 400 the real API gives.
 
 from __future__ import annotations
 
+import base64
 import io
 import itertools
 import json
@@ -111,7 +112,9 @@ class FakeOpenAIServer(ScriptedServer):
             return
         model = body.get("model") or "fake-model"
         usage = _usage(body["messages"], reply)
-        if body.get("stream"):
+        if "audio" in (body.get("modalities") or []):
+            await self._spoken(body, responder, reply, model, usage, faults)
+        elif body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             await self._stream(responder, reply, model, usage if include_usage else None, faults)
         else:
@@ -151,6 +154,50 @@ class FakeOpenAIServer(ScriptedServer):
                 "model": body.get("model") or "fake-model",
                 "choices": [choice],
                 "usage": _usage(body["messages"], reply),
+            },
+        )
+
+    async def _spoken(
+        self,
+        body: dict[str, Any],
+        responder: Responder,
+        reply: Reply,
+        model: str,
+        usage: dict[str, Any],
+        faults: list[Fault],
+    ) -> None:
+        """``modalities: ["text", "audio"]``: the reply spoken by eSpeak NG as
+        ``message.audio`` (base64 WAV ``data`` and its ``transcript``), ``content`` null, as
+        the API answers audio-output models. An empty scripted reply says nothing: no audio."""
+        audio = body.get("audio")
+        if not isinstance(audio, dict) or not audio.get("voice") or audio.get("format") != "wav":
+            message = "'audio' must give a voice and format 'wav' when modalities has audio"
+            await responder.send(400, self.error_body(400, message))
+            return
+        if body.get("stream"):
+            message = "the fake server speaks whole (non-streamed) audio answers only"
+            await responder.send(400, self.error_body(400, message))
+            return
+        message_body: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
+        if reply.text:
+            message_body["audio"] = {
+                "id": f"audio_{next(self._ids)}",
+                "data": base64.b64encode(spoken_wav(reply.text)).decode("ascii"),
+                "expires_at": int(time.time()) + 3600,
+                "transcript": reply.text,
+            }
+        await self.wait_first()
+        if any(f.kind == "drop" for f in faults):
+            await responder.drop()
+        await responder.send(
+            200,
+            {
+                "id": f"chatcmpl-{next(self._ids)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message_body, "finish_reason": "stop"}],
+                "usage": usage,
             },
         )
 
@@ -413,12 +460,20 @@ def synthesize(text: str, sample_rate: int = SPEECH_RATE) -> bytes:
     return (audio * 32767).astype("<i2").tobytes()
 
 
-def _wav(pcm: bytes) -> bytes:
+def spoken_wav(text: str) -> bytes:
+    """``text`` spoken by eSpeak NG (en-us), as a 16-bit WAV file at eSpeak's rate."""
+    from voxbench.audio.espeak import espeak_synthesize
+
+    audio = espeak_synthesize(text)
+    return _wav((np.clip(audio.samples, -1, 1) * 32767).astype("<i2").tobytes(), audio.sample_rate)
+
+
+def _wav(pcm: bytes, rate: int = SPEECH_RATE) -> bytes:
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
-        w.setframerate(SPEECH_RATE)
+        w.setframerate(rate)
         w.writeframes(pcm)
     return buffer.getvalue()
 

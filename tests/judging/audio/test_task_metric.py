@@ -2,55 +2,68 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks.audio_judge_metric import AudioJudgeSpec, grade_spoken_answer
+from voxbench.tasks.audio_judge_metric import AnswerJudge
+from voxbench.tasks.config import AudioJudgeConfig, parse_config
 from voxbench.tasks.metrics import METRICS
+from voxbench.tasks.spec import AudioRubric
 from voxbench.testing import FakeOpenAIServer
 from voxbench.testing.audio_judge import ScriptedAudioJudge, form_answer
 
 from .helpers import spoken
 
 
-async def test_a_spoken_answer_is_graded_and_pooled() -> None:
+def _judge(url: str, tmp_path: Path, samples: int = 1) -> AnswerJudge:
+    config = AudioJudgeConfig(model="openai/gpt-4o-audio-preview", base_url=url, samples=samples)
+    return AnswerJudge(config, tmp_path / "judgments")
+
+
+async def test_a_spoken_answer_is_graded_and_pooled(tmp_path: Path) -> None:
     answers = ["- Politeness (1-5): 5 - thanked\n- Warmth (1-5): 3 - flat", "no form", "nope"]
     async with FakeOpenAIServer(ScriptedAudioJudge(answers)) as server:
-        spec = AudioJudgeSpec.parse(
-            {"rubric": "tone", "judge": "openai/gpt-4o-audio-preview", "base_url": server.url}
-        )
-        judge = spec.make_judge()
-        first = await grade_spoken_answer(judge, spoken())
-        second = await grade_spoken_answer(judge, spoken("Hello there."))
+        judge = _judge(server.url, tmp_path)
+        tone = AudioRubric(rubric="tone")
+        first = await judge.grade(tone, spoken(), "", "first")
+        second = await judge.grade(tone, spoken("Hello there."), "", "second")
+        without = await judge.grade(tone, None, "", "third")
+        await judge.aclose()
     assert first == {
         "score": 0.75, "passed": 0, "undecided": 0, "means": {"politeness": 5, "warmth": 3}
     }  # fmt: skip
     assert second["undecided"] == 1 and "malformed" in second["reason"]
+    assert without["undecided"] == 1 and without["no_audio"] == 1
+    assert judge.stats.asked == 3 and judge.stats.no_audio == 1 and judge.stats.undecided == 2
     metric = METRICS["llm_judge_audio"]
-    pooled = metric.pool([first, second], np.random.default_rng(0))
-    assert pooled["value"] == 75.0 and pooled["undecided"] == 1 and pooled["n"] == 1
+    pooled = metric.pool([first, second, without], np.random.default_rng(0))
+    assert pooled["value"] == 75.0 and pooled["n"] == 1
+    assert pooled["undecided"] == 2 and pooled["no_audio"] == 1
     assert metric.score("a text reply", None)["undecided"] == 1  # text is never graded by ear
 
 
-async def test_a_passing_answer() -> None:
+async def test_a_passing_answer(tmp_path: Path) -> None:
     async with FakeOpenAIServer(ScriptedAudioJudge([form_answer({"emotion": 4})])) as server:
-        spec = AudioJudgeSpec.parse(
-            {"rubric": "emotion", "judge": "openai/gpt-4o-audio-preview", "base_url": server.url,
-             "options": {"target_emotion": "cheerful"}, "samples": 2}
-        )  # fmt: skip
-        stats = await grade_spoken_answer(spec.make_judge(), spoken())
+        judge = _judge(server.url, tmp_path, samples=2)
+        cheerful = AudioRubric(rubric="emotion", options={"target_emotion": "cheerful"})
+        stats = await judge.grade(cheerful, spoken(), "", "answer")
+        await judge.aclose()
     assert stats["passed"] == 1 and stats["score"] == 0.75
+    assert judge.stats.calls == 2  # one per sample
 
 
 @pytest.mark.parametrize(
     ("block", "field"),
     [
-        ({"judge": "openai/m"}, "audio_judge.rubric"),
-        ({"rubric": "tone", "judge": "openai/m", "samples": 0}, "audio_judge.samples"),
-        ({"rubric": "tone", "judge": "openai/m", "colour": 1}, "unknown key 'colour'"),
+        ("{base_url: 'http://x'}", "audio_judge.model"),
+        ("{model: openai/m, samples: 0}", "audio_judge.samples"),
+        ("{model: openai/m, colour: 1}", "audio_judge.colour"),
     ],
 )
-def test_a_bad_audio_judge_block_names_its_field(block, field) -> None:
+def test_a_bad_audio_judge_block_names_its_field(block: str, field: str) -> None:
+    text = f"models: [{{name: m, model: local/oracle}}]\ntasks: [all]\naudio_judge: {block}\n"
     with pytest.raises(ConfigError, match=field):
-        AudioJudgeSpec.parse(block, file="eval.yaml")
+        parse_config(text, file="eval.yaml")
