@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from voxbench.core.errors import PrerequisiteError
-from voxbench.core.secrets import get_secret, load_dotenv, redact, redact_text
+from voxbench.core.secrets import get_secret, load_dotenv, redact, redact_text, remember_secret
 
 
 def test_secret_keys_and_values_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,3 +73,10 @@ def test_credentials_in_a_url_are_redacted_and_the_host_kept() -> None:
     message = "cannot connect to wss://bob:s3cret@rt.example/ws (refused)"
     assert redact_text(message) == "cannot connect to wss://***@rt.example/ws (refused)"
     assert redact_text("https://api.openai.com/v1") == "https://api.openai.com/v1"
+
+
+def test_a_secret_holding_another_is_redacted_whole() -> None:
+    # Remembered in either order, the longer one goes whole: none of it is left behind.
+    remember_secret("shorty")
+    remember_secret("prefix-shorty-suffix")
+    assert redact_text("key prefix-shorty-suffix and shorty") == "key *** and ***"

@@ -80,7 +80,9 @@ def has_key_shaped_string(text: str) -> bool:
 
 def redact_text(text: str) -> str:
     """Scrub known secret values and key-shaped strings from ``text``."""
-    for secret in _seen_secrets:
+    # Longest first: a secret that holds another ("my-token-secret" and "secret") must go
+    # whole, or the rest of it would be left in the text.
+    for secret in sorted(_seen_secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, REDACTED)
     text = _URL_USERINFO.sub(REDACTED + "@", text)
