@@ -356,7 +356,7 @@ class Engine:
             prepared, pieces = await ready
             if pieces is None and not getattr(client, "wav_only", False):
                 pieces = [audio_of_wav(w, task_cut(job).sample_rate) for w in prepared.wavs]
-            wavs = prepared.wavs
+            wavs = prepared.wavs or [b""] * len(prepared.digests)  # the bodies hold the audio
             key = self._key(job, request, prepared.digests)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
             while key in self._in_flight:

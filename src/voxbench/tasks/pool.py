@@ -28,6 +28,10 @@ from voxbench.tasks.metrics import ScoringContext, score_reply
 from voxbench.tasks.prepare import BodySpec, Cut, Prepared, decode_encoded, prepare_clip
 
 _FRAME = struct.Struct(">I")
+_READ_BUFFER = 4 << 20
+"""Bytes a worker's answers may queue in the engine's reader before the pipe is paused: an
+answer (a clip's WAVs or request bodies) is ~50–100 kB, past asyncio's 64 kB default, which
+would pause and resume reading around every one."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 """Where ``voxbench`` is imported from: put on the workers' path."""
 
@@ -108,6 +112,7 @@ class WorkerPool:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env=env,
+                limit=_READ_BUFFER,
             )
             self._starting.append(process)
             assert process.stdout is not None
@@ -161,8 +166,10 @@ def _handle(kind: str, args: tuple[Any, ...]) -> Any:
     if kind == "prepare":
         data, path, name, cut, spec = args
         prepared, _ = prepare_clip(decode_encoded(data, path, name), cut)
-        bodies = spec.bodies(prepared.wavs) if spec is not None else None
-        return prepared.wavs, prepared.digests, bodies
+        if spec is None:
+            return prepared.wavs, prepared.digests, None
+        # The bodies carry the audio: the WAVs need not cross the pipe too.
+        return [], prepared.digests, spec.bodies(prepared.wavs)
     return score_reply(*args)
 
 

@@ -39,6 +39,7 @@ class Prepared:
     """The WAV payload of each piece of a clip and its SHA-256 (what the cache key hashes)."""
 
     wavs: list[bytes]
+    """Empty when ``bodies`` carry the audio."""
     digests: list[str]
     bodies: list[bytes] | None = None
     """Each piece's request body, when the worker processes encoded them (``BodySpec``)."""
