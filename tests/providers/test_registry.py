@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import pickle
 import sys
 import wave
 from collections.abc import Sequence
@@ -150,6 +152,27 @@ async def test_audio_completion_against_the_fakes(
     assert reply.text == "Transcribe: [audio: 0.50 s]"
     text = json.dumps(body)
     assert ("input_audio" in text) != ("inline_data" in text)
+
+
+async def test_a_prepared_body_is_what_the_client_would_send_and_goes_as_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``body_builder`` is the client's own encoder (it pickles, for worker processes); a
+    request carrying its ``prepared_body`` sends those bytes without encoding again."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghij")
+    request = AudioCompletionRequest(audio_wav=_wav(0.5), prompt="Say: ", system="Be exact.")
+    async with FakeOpenAIServer(EchoScript()) as server:
+        client = make(Role.AUDIO_COMPLETION, "openai/gpt-4o-audio-preview", base_url=server.url)
+        builder = pickle.loads(pickle.dumps(client.body_builder))
+        await client.complete_audio(request)
+        other = dataclasses.replace(request, prompt="Other: ")
+        reply = await client.complete_audio(
+            dataclasses.replace(request, prepared_body=builder(other))
+        )
+        await client.aclose()
+        sent = [r.body for r in server.requests]
+    assert sent[0] == builder(request)  # the same bytes, built by the same function
+    assert sent[1] == builder(other) and reply.text == "Other: [audio: 0.50 s]"
 
 
 async def test_the_fakes_refuse_audio_that_is_not_a_wav(monkeypatch: pytest.MonkeyPatch) -> None:

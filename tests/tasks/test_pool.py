@@ -6,10 +6,16 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
+import httpx
 import pytest
 
+from voxbench.providers.completion import AudioCompletionRequest
 from voxbench.tasks import engine as engine_module
+from voxbench.tasks.config import EndpointConfig, ModelConfig, parse_config
+from voxbench.tasks.models import ChatEndpoint
 from voxbench.tasks.pool import WorkerPool
+from voxbench.tasks.prepare import BodySpec
+from voxbench.tasks.run import run_tasks
 
 from .conftest import FakeEndpoints, run_yaml
 
@@ -126,3 +132,66 @@ def test_models_share_each_record_prepared_once(
     run_yaml(config, tmp_path, fakes)
     assert sorted(prepared) == ["a", "b", "c", "d", "e", "f"]
     assert len(fakes.calls) == 12  # each model asked about each record
+
+
+def test_workers_encode_the_request_bodies_the_client_would_send(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real OpenAI-compatible client, spoken to over an in-process transport: with the
+    workers encoding each request body, the server gets the very bytes (and headers) the
+    client encodes itself, and the records are the same."""
+    _tasks(tasks_dir)
+    bodies_built: list[int] = []
+    real_bodies = BodySpec.bodies
+
+    def counting(self: BodySpec, wavs: list[bytes]) -> list[bytes]:
+        bodies_built.append(len(wavs))  # counts calls in this process only
+        return real_bodies(self, wavs)
+
+    def runs(name: str, pool: bool) -> tuple[list[str], list[bytes], list[Any]]:
+        monkeypatch.setattr(engine_module, "POOL_MIN_RECORDS", 0 if pool else 10**9)
+        monkeypatch.setattr(engine_module, "POOL_FIRST", True)
+        monkeypatch.setattr(engine_module, "WorkerPool", _CountingPool)
+        _CountingPool.asked.clear()
+        sent: list[bytes] = []
+        prepared: list[Any] = []
+
+        def handle(request: httpx.Request) -> httpx.Response:
+            sent.append(request.content)
+            assert request.headers["content-type"] == "application/json"
+            assert request.headers["authorization"] == "Bearer sk-test-bodies-0123"
+            body = json.loads(request.content)
+            prompt = body["messages"][-1]["content"][0]["text"]
+            reply = {"role": "assistant", "content": f"said {len(prompt)} {len(request.content)}"}
+            return httpx.Response(200, json={"choices": [{"index": 0, "message": reply}]})
+
+        def factory(model: ModelConfig, endpoint: EndpointConfig, api: str) -> Any:
+            client = ChatEndpoint(model, endpoint, transport=httpx.MockTransport(handle))
+            real = client.client.complete_audio
+
+            async def complete_audio(request: AudioCompletionRequest) -> Any:
+                prepared.append(request.prepared_body is not None)
+                return await real(request)
+
+            client.client.complete_audio = complete_audio  # type: ignore[method-assign]
+            return client
+
+        text = CONFIG.replace("model: vllm/q", "model: vllm/q, api_key: sk-test-bodies-0123")
+        path = tmp_path / f"{name}.yaml"
+        text += f"output_dir: {name}\n"
+        path.write_text(text)
+        config = parse_config(text, file=path)
+        result = run_tasks(config, text, config_file=path, endpoint_factory=factory)
+        rows = sorted(
+            json.dumps({k: v for k, v in row.items() if k != "latency_s"}, sort_keys=True)
+            for row in result.run.rows()
+        )
+        return rows, sorted(sent), prepared
+
+    monkeypatch.setattr(BodySpec, "bodies", counting)
+    here_rows, here_sent, here_prepared = runs("here", False)
+    there_rows, there_sent, there_prepared = runs("there", True)
+    assert here_rows == there_rows and here_sent == there_sent
+    assert len(there_sent) > 13  # chunked clips: several requests for some records
+    assert not any(here_prepared) and all(there_prepared)
+    assert bodies_built == []  # the encoding happened in the worker processes, not here

@@ -10,6 +10,7 @@ Failures raise ``ProviderError`` classified by ``providers.http``.
 from __future__ import annotations
 
 import abc
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +58,9 @@ class AudioCompletionRequest:
     output_voice: str | None = None
     """Ask for a spoken answer too, in this voice (``Completion.audio_wav``), where the
     provider can speak (OpenAI-compatible ``modalities: ["text", "audio"]``)."""
+    prepared_body: bytes | None = None
+    """The request body the client's ``body_builder`` made of this very request (in a worker
+    process, off the event loop): sent as is instead of being encoded again."""
 
 
 @dataclass
@@ -164,8 +168,15 @@ class HTTPCompletionClient:
 
     async def post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
         """POST ``body``; return the JSON answer or raise a classified ``ProviderError``."""
+        return await self._post(url, headers, json=body)
+
+    async def post_body(self, url: str, body: bytes, headers: dict[str, str]) -> Any:
+        """POST an encoded JSON ``body`` (``headers`` name its content type) as ``post_json``."""
+        return await self._post(url, headers, content=body)
+
+    async def _post(self, url: str, headers: dict[str, str], **body: Any) -> Any:
         try:
-            response = await self._client.post(url, json=body, headers=headers)
+            response = await self._client.post(url, headers=headers, **body)
         except httpx.HTTPError as exc:
             raise classify_exception(exc, provider=self.name) from exc
         raise_for_status(response, provider=self.name, key_vars=self.endpoint.key_vars)
@@ -177,6 +188,11 @@ class HTTPCompletionClient:
                 category="protocol",
                 retryable=True,
             ) from exc
+
+
+def json_body(body: dict[str, Any]) -> bytes:
+    """A request body as JSON bytes, encoded as httpx's ``json=`` encodes it."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 class TextCompletionClient(abc.ABC):
@@ -204,6 +220,10 @@ class AudioCompletionClient(abc.ABC):
     provider: str
     model: str
     base_url: str
+
+    body_builder: Any = None
+    """A picklable callable making the encoded body of an ``AudioCompletionRequest`` (set
+    ``prepared_body`` to what it returns), or None for a client that cannot take one."""
 
     @abc.abstractmethod
     async def complete_audio(self, request: AudioCompletionRequest) -> Completion:

@@ -36,6 +36,7 @@ from voxbench.providers.completion import (
     HTTPCompletionClient,
     TextCompletionClient,
     TokenLogprob,
+    json_body,
     protocol_error,
     resolve_endpoint,
 )
@@ -145,24 +146,27 @@ def usage_counts(usage: dict[str, Any] | None) -> dict[str, int]:
     }
 
 
+def _base_body(provider: str, model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    body: dict[str, Any] = {"messages": messages}
+    if provider != AZURE:  # the deployment in Azure's URL names the model
+        body = {"model": model, **body}
+    return body
+
+
 class _ChatCompletionsClient(HTTPCompletionClient):
     """The request/response half both OpenAI-compatible completion clients share."""
 
-    def _url(self) -> str:
-        return chat_completions_url(
-            self.endpoint.provider, self.endpoint.base_url, self.endpoint.model
-        )
+    def __init__(self, endpoint: Endpoint, **kwargs: Any) -> None:
+        super().__init__(endpoint, **kwargs)
+        # The same for every request: made once, not per call.
+        self._url = chat_completions_url(endpoint.provider, endpoint.base_url, endpoint.model)
+        self._headers = auth_headers(endpoint.provider, endpoint.api_key)
 
     def _base_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        body: dict[str, Any] = {"messages": messages}
-        if self.endpoint.provider != AZURE:  # the deployment in Azure's URL names the model
-            body = {"model": self.endpoint.model, **body}
-        return body
+        return _base_body(self.endpoint.provider, self.endpoint.model, messages)
 
-    async def _call(self, body: dict[str, Any]) -> Completion:
-        data = await self.post_json(
-            self._url(), body, auth_headers(self.endpoint.provider, self.endpoint.api_key)
-        )
+    async def _call(self, body: bytes) -> Completion:
+        data = await self.post_body(self._url, body, self._headers)
         try:
             message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError) as exc:
@@ -269,7 +273,7 @@ class OpenAITextCompletion(_ChatCompletionsClient, TextCompletionClient):
     async def complete(self, request: CompletionRequest) -> Completion:
         for _ in range(3):
             try:
-                return await self._call(self._body(request))
+                return await self._call(json_body(self._body(request)))
             except ProviderError as exc:
                 if self._adapt(exc, request):
                     continue
@@ -281,10 +285,16 @@ class OpenAITextCompletion(_ChatCompletionsClient, TextCompletionClient):
         )
 
 
-class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
-    """Audio-in completion over ``/chat/completions`` with an ``input_audio`` content part."""
+@dataclass(frozen=True)
+class ChatAudioBody:
+    """Encodes an ``AudioCompletionRequest`` as a ``/chat/completions`` body: the one encoder,
+    called by the client or, ahead of the request, by a task run's worker processes (it
+    pickles: plain values)."""
 
-    async def complete_audio(self, request: AudioCompletionRequest) -> Completion:
+    provider: str
+    model: str
+
+    def __call__(self, request: AudioCompletionRequest) -> bytes:
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -306,7 +316,7 @@ class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
         for answer, text in request.followup:
             messages.append({"role": "assistant", "content": answer})
             messages.append({"role": "user", "content": text})
-        body = self._base_body(messages)
+        body = _base_body(self.provider, self.model, messages)
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.max_tokens is not None:
@@ -317,7 +327,18 @@ class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
         if request.output_voice is not None:
             body["modalities"] = ["text", "audio"]
             body["audio"] = {"voice": request.output_voice, "format": "wav"}
-        return await self._call(body)
+        return json_body(body)
+
+
+class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
+    """Audio-in completion over ``/chat/completions`` with an ``input_audio`` content part."""
+
+    def __init__(self, endpoint: Endpoint, **kwargs: Any) -> None:
+        super().__init__(endpoint, **kwargs)
+        self.body_builder = ChatAudioBody(endpoint.provider, endpoint.model)
+
+    async def complete_audio(self, request: AudioCompletionRequest) -> Completion:
+        return await self._call(request.prepared_body or self.body_builder(request))
 
 
 def _client_factory(cls: type, name: str):  # noqa: ANN202 - a registry factory

@@ -42,6 +42,7 @@ from voxbench.tasks.models import EndpointClient, Prompted, Spoken, make_endpoin
 from voxbench.tasks.plan import Job, Plan
 from voxbench.tasks.pool import PrepareError, WorkerPool
 from voxbench.tasks.prepare import (
+    BodySpec,
     Cut,
     Prepared,
     audio_of_wav,
@@ -88,6 +89,9 @@ Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
 
 Progress = Callable[[Job, dict[str, Any]], None]
 """Called with each finished record's row."""
+
+
+PayloadKey = tuple[int, Cut, bool, BodySpec | None]
 
 
 def client_shards(endpoint: EndpointConfig) -> list[EndpointConfig]:
@@ -180,10 +184,10 @@ class Engine:
         """Where spoken answers are kept (``answers/``); required when a model answers aloud."""
         self._failure: BaseException | None = None
         """A judge failure that stops the run (a rejected key): workers stop taking records."""
-        self._payloads: OrderedDict[tuple[int, Cut, bool], asyncio.Future[Any]] = OrderedDict()
-        """Records prepared lately, by (record, how it is cut, in the workers or not), least
-        recently used first."""
-        self._payload_bytes: dict[tuple[int, Cut, bool], int] = {}
+        self._payloads: OrderedDict[PayloadKey, asyncio.Future[Any]] = OrderedDict()
+        """Records prepared lately, by (record, how it is cut, in the workers or not, how
+        its request bodies are encoded), least recently used first."""
+        self._payload_bytes: dict[PayloadKey, int] = {}
         self._payload_total = 0
         self._share_payloads = len({job.model.name for job in plan.jobs}) > 1
         self.pool: WorkerPool | None = None
@@ -234,7 +238,7 @@ class Engine:
             for job in jobs:
                 for record in job.records:
                     if (job.task.name, model.name, record.id) not in self.done:
-                        ready = self._prepare(job, record)
+                        ready = self._prepare(job, record, endpoints[0][0])
                         await queue.put((job, record, ready))
             for _ in range(width):
                 await queue.put(None)
@@ -254,7 +258,7 @@ class Engine:
                 await client.aclose()
 
     def _prepare(
-        self, job: Job, record: Record
+        self, job: Job, record: Record, client: EndpointClient
     ) -> asyncio.Future[tuple[Prepared, list[Audio] | None]]:
         """The record's payloads, being prepared: shared by every model that sends the record
         the same way (a multi-model run decodes and resamples each record's clip once)."""
@@ -263,12 +267,19 @@ class Engine:
         # are read back from it. Other models get the pieces as cut (float samples).
         encoded = getattr(record.audio, "encoded", None)
         pooled = self._pool_ready and job.api == "chat" and encoded is not None
-        key = (id(record), cut, pooled)  # the plan holds every record: ids stay unique
+        # The workers also encode the request bodies, for a client that takes them.
+        builder = getattr(client, "body_builder", None) if pooled else None
+        spec = (
+            BodySpec(builder, client.request_of(b"", job.prompted(record)))  # type: ignore[attr-defined]
+            if builder is not None
+            else None
+        )
+        key = (id(record), cut, pooled, spec)  # the plan holds every record: ids stay unique
         found = self._payloads.get(key)
         if found is not None:
             self._payloads.move_to_end(key)
             return found
-        future = asyncio.ensure_future(self._prepare_now(record, cut, pooled))
+        future = asyncio.ensure_future(self._prepare_now(record, cut, pooled, spec))
         if not self._share_payloads:
             return future  # one model: nobody else will send it
         self._payloads[key] = future
@@ -288,13 +299,14 @@ class Engine:
     def _pool_ready(self) -> bool:
         return self.pool is not None and self.pool.ready
 
-    def _count_payload(self, key: tuple[int, Cut, bool], future: asyncio.Future[Any]) -> None:
+    def _count_payload(self, key: PayloadKey, future: asyncio.Future[Any]) -> None:
         if future.cancelled() or future.exception() is not None or key not in self._payloads:
             self._payloads.pop(key, None)  # a clip that failed is tried again, if asked again
             self._payload_total -= self._payload_bytes.pop(key, 0)
             return
         prepared, pieces = future.result()
         size = sum(len(w) for w in prepared.wavs) + sum(p.samples.nbytes for p in pieces or ())
+        size += sum(len(b) for b in prepared.bodies or ())
         self._payload_bytes[key] = size
         self._payload_total += size
         while self._payload_total > PAYLOAD_CACHE_BYTES and len(self._payloads) > 1:
@@ -303,11 +315,11 @@ class Engine:
             self._payload_total -= self._payload_bytes.pop(oldest)
 
     async def _prepare_now(
-        self, record: Record, cut: Cut, pooled: bool
+        self, record: Record, cut: Cut, pooled: bool, spec: BodySpec | None
     ) -> tuple[Prepared, list[Audio] | None]:
         if pooled:
             assert self.pool is not None
-            prepared = await self.pool.prepare(*record.audio.encoded(), cut)  # type: ignore[attr-defined]
+            prepared = await self.pool.prepare(*record.audio.encoded(), cut, spec)  # type: ignore[attr-defined]
             return prepared, None  # read back from the WAVs for clients that want samples
         # Decoding, soxr and hashing release the GIL: in a thread they use another core.
         return await asyncio.to_thread(_prepare_here, record, cut)
@@ -344,7 +356,7 @@ class Engine:
             prepared, pieces = await ready
             if pieces is None and not getattr(client, "wav_only", False):
                 pieces = [audio_of_wav(w, task_cut(job).sample_rate) for w in prepared.wavs]
-            wavs = prepared.wavs
+            wavs = prepared.wavs or [b""] * len(prepared.digests)  # the bodies hold the audio
             key = self._key(job, request, prepared.digests)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
             while key in self._in_flight:
@@ -359,9 +371,12 @@ class Engine:
                 self._in_flight[key] = asyncio.Event()
             try:
                 replies = []
-                for wav, piece in zip(wavs, pieces or [None] * len(wavs), strict=True):
+                bodies = prepared.bodies or [None] * len(wavs)
+                for wav, piece, body in zip(
+                    wavs, pieces or [None] * len(wavs), bodies, strict=True
+                ):
                     replies.append(
-                        await self._call(client, piece, wav, request, job.model, attempts)
+                        await self._call(client, piece, wav, body, request, job.model, attempts)
                     )
                     if job.api == "oracle":
                         break
@@ -417,6 +432,7 @@ class Engine:
         client: EndpointClient,
         audio: Audio | None,
         wav: bytes,
+        body: bytes | None,
         request: Prompted,
         model: Any,
         attempts: list[int],
@@ -432,7 +448,9 @@ class Engine:
             self.requests += 1
             try:
                 async with asyncio.timeout(model.timeout_s):
-                    return await client.answer(audio, wav, request)
+                    if body is None:
+                        return await client.answer(audio, wav, request)
+                    return await client.answer(audio, wav, request, body)
             except TimeoutError:
                 error = ProviderError(
                     f"{model.model}: no reply within timeout_s={model.timeout_s:g}",

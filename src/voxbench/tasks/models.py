@@ -48,10 +48,13 @@ class Spoken:
 class EndpointClient(Protocol):
     """One endpoint of a pool: answers a clip and a prompt with text (or speech)."""
 
-    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str | Spoken:
+    async def answer(
+        self, audio: Audio | None, wav: bytes, request: Prompted, body: bytes | None = None
+    ) -> str | Spoken:
         """The model's reply (``Spoken`` when ``request.voice`` asks for speech); raises
         ``ProviderError`` on failure. ``audio`` is the clip the WAV holds, or None for a
-        client whose ``wav_only`` is true."""
+        client whose ``wav_only`` is true. ``body``: the request body its ``body_builder``
+        made of ``request_of(wav, request)``, given only to a client that has one."""
         ...
 
     async def aclose(self) -> None:
@@ -99,18 +102,29 @@ class ChatEndpoint:
         if endpoint.api_key:
             kwargs["api_key"] = endpoint.api_key
         self.client = make(Role.AUDIO_COMPLETION, model.model, **kwargs)
+        self.body_builder = getattr(self.client, "body_builder", None)
+        """Encodes a request's body (``request_of``'s), picklable for the worker processes;
+        None when the provider takes no prepared body."""
 
-    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str | Spoken:
-        completion = await self.client.complete_audio(
-            AudioCompletionRequest(
-                audio_wav=wav,
-                prompt=request.prompt,
-                system=request.system,
-                temperature=request.generation.temperature,
-                max_tokens=request.generation.max_tokens,
-                output_voice=request.voice,
-            )
+    def request_of(
+        self, wav: bytes, request: Prompted, body: bytes | None = None
+    ) -> AudioCompletionRequest:
+        """The provider request asking ``request`` about the clip ``wav`` holds (``body``:
+        its encoding, made ahead by ``body_builder``)."""
+        return AudioCompletionRequest(
+            audio_wav=wav,
+            prompt=request.prompt,
+            system=request.system,
+            temperature=request.generation.temperature,
+            max_tokens=request.generation.max_tokens,
+            output_voice=request.voice,
+            prepared_body=body,
         )
+
+    async def answer(
+        self, audio: Audio | None, wav: bytes, request: Prompted, body: bytes | None = None
+    ) -> str | Spoken:
+        completion = await self.client.complete_audio(self.request_of(wav, request, body))
         if request.voice is not None:
             return Spoken(completion.text, completion.audio_wav)
         return completion.text

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import io
 import struct
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -37,7 +39,23 @@ class Prepared:
     """The WAV payload of each piece of a clip and its SHA-256 (what the cache key hashes)."""
 
     wavs: list[bytes]
+    """Empty when ``bodies`` carry the audio."""
     digests: list[str]
+    bodies: list[bytes] | None = None
+    """Each piece's request body, when the worker processes encoded them (``BodySpec``)."""
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    """How a client encodes a request about a clip: its ``body_builder`` and the request
+    with the audio left empty (``request_of(b"", …)``)."""
+
+    builder: Callable[[Any], bytes]
+    template: Any
+
+    def bodies(self, wavs: list[bytes]) -> list[bytes]:
+        """The request body of each piece."""
+        return [self.builder(replace(self.template, audio_wav=w)) for w in wavs]
 
 
 def wav_bytes(audio: Audio) -> bytes:
