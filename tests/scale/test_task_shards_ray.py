@@ -127,3 +127,26 @@ def test_cli_tasks_run_on_ray(local_ray, tmp_path, monkeypatch, capsys):  # noqa
     assert "12 model requests" in out
     (run,) = (tmp_path / "runs").glob("*/records.jsonl")
     assert len(_content([json.loads(line) for line in run.read_text().splitlines()])) == 12
+
+
+def test_rate_limits_hold_for_every_shard_together(local_ray, tmp_path):  # noqa: F811
+    from voxbench.scale.task_shards import ray_shards
+
+    _registry(tmp_path)
+    server = FakeOpenAIServer(SayScript())
+    with server.in_thread():
+        text = _config(server.url, tmp_path / "runs") + (
+            f"rate_limits: [{{endpoint: '{server.url}', requests_per_second: 8, burst: 1}}]\n"
+        )
+        result = run_tasks(
+            parse_config(text, file=None),
+            text,
+            base_dir=tmp_path,
+            sharded=ray_shards(local_ray, shards=2),
+        )
+    assert result.requests == len(server.arrivals) == 12
+    # The fake counts requests per second: both shards together stay within 8/s (+ burst 1,
+    # + 1 for a worker waking late from its reserved slot on a loaded machine).
+    arrivals = [round(t - server.arrivals[0], 3) for t in server.arrivals]
+    assert server.busiest_window(1.0) <= 8 + 1 + 1, arrivals
+    assert arrivals[-1] >= (len(arrivals) - 1) / 8 - 0.1, arrivals

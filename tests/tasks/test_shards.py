@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.tasks.test_http import SayScript, _say_task, serving
+from voxbench.core.errors import ConfigError
 from voxbench.tasks.config import parse_config
 from voxbench.tasks.run import run_tasks
 from voxbench.tasks.rundir import RECORDS
@@ -75,3 +78,26 @@ def _answer_in_shards(run_path: Path, server: FakeOpenAIServer):
     second = run_shard(run_path, 1, 2)
     assert not (run_path / RECORDS).exists()  # the rows wait in the shard files
     return Answered(len(shard0) + second.requests)
+
+
+def test_rate_limits_pace_a_local_run(tmp_path: Path, tasks_dir: Path) -> None:
+    _say_task(tasks_dir)
+    server = FakeOpenAIServer(SayScript())
+    with server.in_thread():
+        text = _text(server.url, tmp_path / "runs") + (
+            f"rate_limits: [{{endpoint: '{server.url}', requests_per_second: 10, burst: 2}}]\n"
+        )
+        result = run_tasks(parse_config(text, file=None), text, base_dir=tmp_path)
+    assert result.requests == len(server.arrivals) == 12
+    arrivals = [t - server.arrivals[0] for t in server.arrivals]
+    assert server.busiest_window(1.0) <= 10 + 2 + 1
+    assert arrivals[-1] >= (len(arrivals) - 2) / 10 - 0.1
+
+
+def test_rate_limits_are_checked(tmp_path: Path) -> None:
+    text = (
+        "models: [{name: q, model: vllm/q, base_url: 'http://x/v1'}]\ntasks: [say]\n"
+        "rate_limits: [{endpoint: 'http://x', requests_per_second: 0}]\n"
+    )
+    with pytest.raises(ConfigError, match=r"rate_limits\[0\]\.requests_per_second"):
+        parse_config(text, file="eval.yaml")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import RunError
+from voxbench.providers.ratelimit import LocalPacer, current_pacer, install_pacer
 from voxbench.store import index_finished_run
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.cache import ResponseCache
@@ -111,10 +112,15 @@ def run_tasks(
         try:
             if sharded is None:
                 run.open_records()
-                answered = answer_records(
-                    plan, config, run, run.append, done, judge_client,
-                    progress=progress, endpoint_factory=endpoint_factory,
-                )  # fmt: skip
+                pacing = config.pacing()
+                previous = install_pacer(LocalPacer(pacing)) if pacing else current_pacer()
+                try:
+                    answered = answer_records(
+                        plan, config, run, run.append, done, judge_client,
+                        progress=progress, endpoint_factory=endpoint_factory,
+                    )  # fmt: skip
+                finally:
+                    install_pacer(previous)
             else:
                 answered = sharded(run)
         except BaseException:
