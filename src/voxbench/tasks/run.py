@@ -122,6 +122,9 @@ def run_tasks(
                 finally:
                     install_pacer(previous)
             else:
+                # Made (WAL, table) before the shards open it at once: their first writes
+                # could otherwise meet another's schema change and fail as locked.
+                ResponseCache(output_dir / CACHE_FILE).close()
                 answered = sharded(run)
         except BaseException:
             info["status"] = "interrupted"
