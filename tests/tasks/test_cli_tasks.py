@@ -96,3 +96,11 @@ def test_local_whisper_gives_real_asr_numbers(monkeypatch, capsys, tmp_path: Pat
     assert (
         wer["n"] == 16 and 0 < wer["value"] < 60
     )  # eSpeak voices are hard for tiny.en, not hopeless
+
+
+def test_ray_address_needs_the_ray_executor(monkeypatch, capsys, tmp_path: Path) -> None:
+    (tmp_path / "eval.yaml").write_text(ORACLE)
+    code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml", "--ray-address", "auto")
+    assert code == 2 and "--ray-address" in out and "--executor ray" in out
+    code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml", "--executor", "dask")
+    assert code == 2 and "unknown executor 'dask'" in out

@@ -16,6 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from voxbench.core.errors import ConfigError
+from voxbench.providers.ratelimit import current_pacer
 from voxbench.tasks import engine as engine_module
 from voxbench.tasks.config import EvalConfig
 from voxbench.tasks.spec import TaskSpec
@@ -37,6 +38,7 @@ def schema_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
 
 
 M = "models: [{name: m, model: vllm/q}]\n"
+RL = "rate_limits: [{endpoint: 'http://x', requests_per_second: 5, burst: 1}]\n"
 T = "tasks: [tiny]\n"
 
 # path → (config A, config B, what differs). Both get ``tasks_dirs: [mytasks]``.
@@ -254,6 +256,10 @@ CONFIG_CASES: dict[str, tuple[str, str, str]] = {
     ),
     "tasks_dirs": (M + T, M + T + "tasks_dirs: []\n", "error"),
     "output_dir": (M + T + "output_dir: out_a\n", M + T + "output_dir: out_b\n", "output"),
+    "rate_limits": (M + T, M + T + RL, "pacing"),
+    "rate_limits.endpoint": (M + T + RL, M + T + RL.replace("//x", "//y"), "pacing"),
+    "rate_limits.requests_per_second": (M + T + RL, M + T + RL.replace(": 5", ": 6"), "pacing"),
+    "rate_limits.burst": (M + T + RL, M + T + RL.replace("burst: 1", "burst: 2"), "pacing"),
 }
 
 BASE_TASK = "dataset: {path: data}\nmetrics: [wer]\n"
@@ -349,10 +355,17 @@ class _Observer:
         if "tasks_dirs" not in text:
             text += "tasks_dirs: [mytasks]\n"
         latency = 0.02 if key in ("peak", "errors") else 0.0
+        pacing: set[str] = set()
+
+        def reply(request: Any) -> str:  # and note the request pacing in force
+            pacer = current_pacer()
+            pacing.add(repr(getattr(pacer, "limits", None)))
+            return "one two three s1"
+
         fakes = FakeEndpoints(
             default_latency=latency,
             fail_first=1 if "retries: " in text and "timeout" not in text else 0,
-            reply=lambda r: "one two three s1",
+            reply=reply,
         )
         self.backoff.clear()
         self.hub_loads.clear()
@@ -388,6 +401,7 @@ class _Observer:
             "output": result.run.path.parent.name,
             "description": {t: v["description"] for t, v in info["tasks"].items()},
             "hub_loads": list(self.hub_loads),
+            "pacing": sorted(pacing),
         }
         return observed[key]
 

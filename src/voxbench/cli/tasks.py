@@ -107,11 +107,30 @@ def run_command(
         help="Continue this run (a run directory or its name): nothing done is redone.",
     ),
     tasks_dir: list[Path] = typer.Option([], "--tasks-dir", help="Extra task registry folders."),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="local (this process) or ray (the records in shards, one Ray task each).",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: auto, ray://host:10001, or none for a local Ray.",
+    ),
 ) -> None:
     """Run models × tasks × metrics; write runs/tasks/<timestamp>_<id>/ and print the table."""
+    from voxbench.scale.executors import make_executor
     from voxbench.tasks.config import DEFAULT_CONFIG_TEXT, load_config, parse_config
     from voxbench.tasks.run import find_run, run_tasks
 
+    sharded = None
+    chosen = make_executor(executor, ray_address=ray_address)
+    if chosen.name == "ray":
+        from voxbench.scale.ray_executor import RayExecutor
+        from voxbench.scale.task_shards import ray_shards
+
+        assert isinstance(chosen, RayExecutor)
+        sharded = ray_shards(chosen)
     if resume is not None:
         resume = find_run(str(resume)).path
         parsed, text = None, ""
@@ -131,6 +150,7 @@ def run_command(
             resume=resume,
             progress=progress.update,
             on_plan=progress.start,
+            sharded=sharded,
         )
     finally:
         progress.stop()

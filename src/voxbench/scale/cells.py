@@ -9,8 +9,10 @@ task). A cell is idempotent by construction, so a retry after a killed worker is
   restores the conversation and the backend, so no turn is recorded twice;
 - an empty or missing directory starts a new run there.
 
-The run is then judged deterministically (``judged.jsonl``, ``scorecard.json``) in the same
-worker, so judging is spread over the workers too.
+The run is then judged (``judged.jsonl``, ``scorecard.json``) in the same worker, so judging
+is spread over the workers too: deterministically, and by the cell's LLM judge when it has one
+(``CellJudge``, as ``voxbench judge --judge``). A finished run that this judge has not judged
+yet is judged again, not run again.
 """
 
 from __future__ import annotations
@@ -23,13 +25,28 @@ from pydantic import BaseModel, ConfigDict
 
 from voxbench.core.errors import ProviderError, VoxbenchError
 from voxbench.core.rundir import RunDirectory
-from voxbench.evaluation import evaluate_run_async
+from voxbench.evaluation import EvaluationOptions, evaluate_run_async
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import resume_run, run_conversation
 from voxbench.targets.registry import canonical_name
 
 LOCAL_SPEECH_PREFIX = "local/"
 """Speech engines that decode on this machine's CPU (Whisper, eSpeak NG)."""
+
+
+class CellJudge(BaseModel):
+    """The LLM judge of a cell's run (the ``judge:`` of a matrix plan)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    """``provider/model``, as ``voxbench judge --judge`` (a matrix plan's ``provider:model``
+    is spelled so when the plan is loaded): the name its judgments carry."""
+    base_url: str | None = None
+    """Its endpoint (self-hosted, a proxy, a fake server), as ``--judge-base-url``."""
+
+    def options(self) -> EvaluationOptions:
+        return EvaluationOptions(judge=self.model, judge_base_url=self.base_url)
 
 
 class Cell(BaseModel):
@@ -41,6 +58,8 @@ class Cell(BaseModel):
     path: Path
     label: str = ""
     """What progress lines call it (``target · benchmark · seed``)."""
+    judge: CellJudge | None = None
+    """The LLM judge of the run, besides the deterministic one."""
 
     @property
     def provider(self) -> str:
@@ -74,10 +93,9 @@ class CellResult(BaseModel):
 
 
 def finished(cell: Cell) -> CellResult | None:
-    """The result of a cell whose run already succeeded (None: it has work to do)."""
-    if not (cell.path / RunDirectory.RUN).is_file():
-        return None
-    if RunDirectory(cell.path).info().status != "success":
+    """The result of a cell whose run already succeeded and is judged by the cell's judge
+    (None: it has work to do)."""
+    if not _succeeded(cell.path) or not _judged_by(cell):
         return None
     return CellResult(path=cell.path, status="success", action="reused", turns=_turns(cell.path))
 
@@ -90,12 +108,14 @@ async def run_cell_async(cell: Cell) -> CellResult:
         done = finished(cell)
         if done is not None:
             return done
-        if (path / RunDirectory.RUN).is_file():
+        if _succeeded(path):  # recorded; only the cell's judge has not judged it yet
+            action = "reused"
+        elif (path / RunDirectory.RUN).is_file():
             action = "resumed"
             await resume_run(path)
         else:
             await run_conversation(cell.config, run_path=path)
-        await evaluate_run_async(path)
+        await evaluate_run_async(path, cell.judge.options() if cell.judge else None)
     except (VoxbenchError, ProviderError) as exc:
         return CellResult(
             path=path, status="error", action=action, error=str(exc), turns=_turns(path)
@@ -117,6 +137,17 @@ def failed_cell(cell: Cell, exc: BaseException) -> CellResult:
         error=f"{type(exc).__name__}: {exc}".splitlines()[0],
         turns=_turns(cell.path),
     )
+
+
+def _succeeded(path: Path) -> bool:
+    return (path / RunDirectory.RUN).is_file() and RunDirectory(path).info().status == "success"
+
+
+def _judged_by(cell: Cell) -> bool:
+    """Whether the cell's LLM judge (if any) has judgments in its run."""
+    if cell.judge is None:
+        return True
+    return any(j.judge == cell.judge.model for j in RunDirectory(cell.path).judgments() or [])
 
 
 def _turns(path: Path) -> int:

@@ -16,6 +16,7 @@ path)::
     rate_limits:                                      # per endpoint, for each key
       - {endpoint: https://api.openai.com, requests_per_second: 5, burst: 2}
     run: {turn_timeout: 60}                           # any run-config key, for every cell
+    judge: {model: openai/gpt-4o-mini, base_url: null}  # an LLM judge for conversation runs
 
 Each (target, benchmark, mode) is a repeat group at a path derived from its content — the
 benchmark's content hash and the whole run config except the seed — so running the plan again
@@ -36,13 +37,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from voxbench.benchmarks.loader import load_benchmark
-from voxbench.core.errors import VoxbenchError
+from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.core.rundir import write_json_atomic, write_text_atomic
 from voxbench.core.yamlfile import read_yaml
+from voxbench.judging.llm_judge import make_judge_client
 from voxbench.providers.ratelimit import RateLimit, normalise_origin
+from voxbench.providers.registry import Role, resolve_name
 from voxbench.runner.config import RunConfig, build_config
 from voxbench.runner.launch import check_run_credentials
-from voxbench.scale.cells import Cell, CellResult
+from voxbench.scale.cells import Cell, CellJudge, CellResult
 from voxbench.scale.executors import Executor
 from voxbench.scale.limits import CellCallback, Limits
 from voxbench.scale.repeats import (
@@ -138,6 +141,9 @@ class MatrixPlan(BaseModel):
     rate_limits: list[EndpointLimit] = Field(default_factory=list)
     run: dict[str, Any] = Field(default_factory=dict)
     """Run-config keys applied to every cell (``turn_timeout``, ``stt``, ``tts``…)."""
+    judge: CellJudge | None = None
+    """An LLM judge for the conversation runs (as ``voxbench judge --judge``); without one
+    they are judged deterministically."""
 
     @field_validator("run")
     @classmethod
@@ -198,8 +204,23 @@ def load_plan(path: Path) -> MatrixPlan:
         for e in plan.fdb
     ]
     tasks = [t if t.is_absolute() else (base / t).resolve() for t in plan.tasks]
+    judge = plan.judge
+    if judge is not None:  # the name its judgments carry; an unknown provider is said now
+        try:
+            _, parsed = resolve_name(judge.model, Role.TEXT_COMPLETION, field="judge.model")
+        except ConfigError as exc:
+            raise ConfigError(
+                exc.detail, file=path, field="judge.model", expected=exc.expected
+            ) from None
+        judge = judge.model_copy(update={"model": f"{parsed.provider}/{parsed.model}"})
     return plan.model_copy(
-        update={"runs_dir": runs_dir, "benchmarks": benchmarks, "fdb": fdb, "tasks": tasks}
+        update={
+            "runs_dir": runs_dir,
+            "benchmarks": benchmarks,
+            "fdb": fdb,
+            "tasks": tasks,
+            "judge": judge,
+        }
     )
 
 
@@ -326,6 +347,8 @@ class Leaderboard(BaseModel):
     fdb_failed: dict[str, str] = Field(default_factory=dict)
     """FDB sample (or shard) → why it could not be driven."""
     tasks: list[TaskLeaderboardRow] = Field(default_factory=list)
+    judge: str | None = None
+    """The LLM judge of the conversation runs (None: judged deterministically)."""
 
 
 def run_matrix(
@@ -339,15 +362,16 @@ def run_matrix(
     groups = plan_groups(plan, source=source)
     for g in groups:  # every key the matrix needs, before its first run
         check_run_credentials(g.group.config)
+    if plan.judge is not None and groups:
+        make_judge_client(plan.judge.model, base_url=plan.judge.base_url)
     cells: list[Cell] = []
     owners: list[int] = []
     for i, g in enumerate(groups):
         g.path.mkdir(parents=True, exist_ok=True)
         write_group(g.path, g.group.model_copy(update={"executor": executor.name}))
         for cell in group_cells(g.path, g.group):
-            cells.append(
-                cell.model_copy(update={"label": f"{g.target} · {cell.label.split(' · ', 1)[1]}"})
-            )
+            label = f"{g.target} · {cell.label.split(' · ', 1)[1]}"
+            cells.append(cell.model_copy(update={"label": label, "judge": plan.judge}))
             owners.append(i)
     results = executor.run(cells, plan.limits(), on_done)
     tally: dict[str, int] = {"ran": 0, "resumed": 0, "reused": 0, "error": 0}
@@ -375,6 +399,7 @@ def run_matrix(
         fdb=fdb_rows,
         fdb_failed=fdb_failed,
         tasks=task_rows,
+        judge=plan.judge.model if plan.judge is not None else None,
     )
     write_json_atomic(plan.runs_dir / LEADERBOARD_JSON, board.model_dump(mode="json"))
     write_text_atomic(plan.runs_dir / LEADERBOARD_MD, leaderboard_markdown(board))

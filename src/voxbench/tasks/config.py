@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from voxbench.core.errors import ConfigError
+from voxbench.providers.ratelimit import RateLimit, normalise_origin
 from voxbench.tasks.spec import Generation, Prompt, Strict
 from voxbench.tasks.yamlio import read_yaml, substitute_env, validate
 
@@ -150,6 +151,14 @@ class AudioJudgeConfig(Strict):
     """Judgments per answer (their mean is the score)."""
 
 
+class EndpointRateLimit(Strict):
+    """Requests per second to one endpoint, for each API key (``providers.ratelimit``)."""
+
+    endpoint: str
+    requests_per_second: float = Field(gt=0)
+    burst: int = Field(default=1, ge=1)
+
+
 class EvalConfig(Strict):
     """``eval.yaml``: models × tasks × metrics, and how to run them."""
 
@@ -168,6 +177,16 @@ class EvalConfig(Strict):
     """Extra task registry folders (relative to the config file)."""
     output_dir: str = "runs/tasks"
     """Where run directories go (relative to the working directory)."""
+    rate_limits: list[EndpointRateLimit] = []
+    """Request pacing per endpoint and key, besides each endpoint's ``max_concurrency``
+    (on Ray it holds for every shard together)."""
+
+    def pacing(self) -> dict[str, RateLimit]:
+        """``rate_limits`` by endpoint origin."""
+        return {
+            normalise_origin(r.endpoint): RateLimit(r.requests_per_second, r.burst)
+            for r in self.rate_limits
+        }
 
     @model_validator(mode="after")
     def _unique_names(self) -> EvalConfig:

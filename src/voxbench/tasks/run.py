@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import RunError
+from voxbench.providers.ratelimit import LocalPacer, current_pacer, install_pacer
 from voxbench.store import index_finished_run
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.cache import ResponseCache
@@ -48,18 +49,20 @@ def run_tasks(
     progress: Progress | None = None,
     on_plan: Callable[[Plan], None] | None = None,
     endpoint_factory: Any = None,
+    sharded: Callable[[TaskRunDir], Answered] | None = None,
 ) -> TaskRunResult:
-    """Run ``config`` into a new run directory, or continue ``resume`` (its own config)."""
+    """Run ``config`` into a new run directory, or continue ``resume`` (its own config).
+
+    ``sharded`` answers the missing records elsewhere instead of in this process (the Ray
+    executor, ``scale.task_shards``): it leaves their rows in the run's shard files
+    (``run_shard``), which are merged into ``records.jsonl`` before the scores are computed.
+    """
     if resume is None and config is None:
         raise ValueError("run_tasks needs a config unless it resumes a run")
     if resume is not None:
         run = TaskRunDir.open(resume)
         info = run.info()
-        config_text = info["config_text"]
-        config_file = Path(info["config_file"]) if info.get("config_file") else None
-        config = parse_config(config_text, file=config_file or f"{resume}/run.json#config_text")
-        base_dir = Path(info["base_dir"])
-        tasks_dirs = [Path(p) for p in info.get("tasks_dirs", [])]
+        config, config_text, config_file, base_dir, tasks_dirs = config_of_run(info, resume)
     assert config is not None
     base_dir = base_dir or (config_file.parent if config_file else Path.cwd())
     plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
@@ -97,6 +100,7 @@ def run_tasks(
             "versions": versions(),
         }
     with run.lock():
+        run.merge_shards()  # rows a killed sharded run left in its shard files
         previous = run.rows()
         done = {(r["task"], r["model"], r["id"]) for r in previous if r.get("error") is None}
         info = {
@@ -105,8 +109,85 @@ def run_tasks(
             "resumed": info.get("resumed", 0) + (resume is not None),
         }
         run.write_info(info)
-        cache = ResponseCache(output_dir / CACHE_FILE)
-        run.open_records()
+        try:
+            if sharded is None:
+                run.open_records()
+                pacing = config.pacing()
+                previous = install_pacer(LocalPacer(pacing)) if pacing else current_pacer()
+                try:
+                    answered = answer_records(
+                        plan, config, run, run.append, done, judge_client,
+                        progress=progress, endpoint_factory=endpoint_factory,
+                    )  # fmt: skip
+                finally:
+                    install_pacer(previous)
+            else:
+                # Made (WAL, table) before the shards open it at once: their first writes
+                # could otherwise meet another's schema change and fail as locked.
+                ResponseCache(output_dir / CACHE_FILE).close()
+                answered = sharded(run)
+        except BaseException:
+            info["status"] = "interrupted"
+            run.write_info(info)
+            raise
+        finally:
+            run.close_records()
+            run.merge_shards()
+        rows = run.rows()
+        scores = compute_scores(plan, rows)
+        info = {
+            **info,
+            "status": "finished",
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        info.update(answered.judges)
+        run.write_info(info)
+        run.write_outputs(rows, scores, markdown_report(info, scores))
+    index_finished_run(run.path)
+    return TaskRunResult(run, plan, scores, answered.requests)
+
+
+@dataclass
+class Answered:
+    """What answering a run's records cost."""
+
+    requests: int
+    judges: dict[str, Any] = field(default_factory=dict)
+    """``run.json``'s ``judge`` / ``audio_judge`` entries (model and counts)."""
+
+
+def config_of_run(
+    info: dict[str, Any], where: Path
+) -> tuple[EvalConfig, str, Path | None, Path, list[Path]]:
+    """The config a run was started with: parsed, its text, file, base and task folders."""
+    config_text = info["config_text"]
+    config_file = Path(info["config_file"]) if info.get("config_file") else None
+    config = parse_config(config_text, file=config_file or f"{where}/run.json#config_text")
+    return (
+        config,
+        config_text,
+        config_file,
+        Path(info["base_dir"]),
+        [Path(p) for p in info.get("tasks_dirs", [])],
+    )
+
+
+def answer_records(
+    plan: Plan,
+    config: EvalConfig,
+    run: TaskRunDir,
+    append: Callable[[list[dict[str, Any]]], None],
+    done: set[tuple[str, str, str]],
+    judge_client: Any,
+    *,
+    progress: Progress | None = None,
+    endpoint_factory: Any = None,
+) -> Answered:
+    """Answer and score every planned record not in ``done``, rows to ``append`` (the
+    response cache and audio judgments beside the run directory)."""
+    output_dir = run.path.parent
+    cache = ResponseCache(output_dir / CACHE_FILE)
+    try:
         kwargs = {"endpoint_factory": endpoint_factory} if endpoint_factory else {}
         judge = None
         if judge_client is not None:
@@ -118,7 +199,7 @@ def run_tasks(
         engine = Engine(
             plan,
             cache,
-            run.append,
+            append,
             done=done,
             progress=progress,
             judge=judge,
@@ -126,33 +207,15 @@ def run_tasks(
             run_dir=run.path,
             **kwargs,
         )
-        try:
-            asyncio.run(engine.run())
-        except BaseException:
-            info["status"] = "interrupted"
-            run.write_info(info)
-            raise
-        finally:
-            run.close_records()
-            cache.close()
-        rows = run.rows()
-        scores = compute_scores(plan, rows)
-        info = {
-            **info,
-            "status": "finished",
-            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        if judge is not None:
-            info["judge"] = {"model": judge.config.model, **asdict(judge.stats)}
-        if audio_judge is not None:
-            info["audio_judge"] = {
-                "model": audio_judge.config.model,
-                **asdict(audio_judge.stats),
-            }
-        run.write_info(info)
-        run.write_outputs(rows, scores, markdown_report(info, scores))
-    index_finished_run(run.path)
-    return TaskRunResult(run, plan, scores, engine.requests)
+        asyncio.run(engine.run())
+    finally:
+        cache.close()
+    judges: dict[str, Any] = {}
+    if judge is not None:
+        judges["judge"] = {"model": judge.config.model, **asdict(judge.stats)}
+    if audio_judge is not None:
+        judges["audio_judge"] = {"model": audio_judge.config.model, **asdict(audio_judge.stats)}
+    return Answered(engine.requests, judges)
 
 
 def find_run(name: str, output_dir: Path = Path("runs/tasks")) -> TaskRunDir:

@@ -6,10 +6,13 @@
 - ``records.csv``, ``scores.json``, ``report.md``: derived at the end of ``run`` and ``--resume``
 - ``report.html``: written by ``voxbench tasks show RUN --html``
 - ``.lock``: the writer lock while a process writes
+- ``shards/<i>-of-<n>.jsonl``: rows of a run sharded over Ray workers (``tasks.shards``),
+  merged into ``records.jsonl`` when the shards are done (or by the next ``--resume``)
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -37,6 +40,7 @@ SCORES = TASK_SCORES
 REPORT = "report.md"
 REPORT_HTML = "report.html"
 LOCK = ".lock"
+SHARDS_DIR = "shards"
 SCHEMA = TASK_RUN_SCHEMA
 CSV_COLUMNS = (
     "task",
@@ -111,10 +115,46 @@ class TaskRunDir:
         """Every complete line of ``records.jsonl``."""
         return read_jsonl(self.path / RECORDS)
 
-    def open_records(self) -> None:
-        """Start appending to ``records.jsonl`` (a line torn by a kill is cut first)."""
+    def open_records(self, shard: tuple[int, int] | None = None) -> None:
+        """Start appending to ``records.jsonl``, or to shard ``(index, count)``'s own file (a
+        line torn by a kill is cut first)."""
+        path = self.path / RECORDS if shard is None else self.shard_file(*shard)
+        path.parent.mkdir(exist_ok=True)
+        _cut_torn_tail(path)
+        self._records = path.open("a", encoding="utf-8")
+
+    def shard_file(self, index: int, count: int) -> Path:
+        """Where shard ``index`` of ``count`` appends its rows."""
+        return self.path / SHARDS_DIR / f"{index}-of-{count}.jsonl"
+
+    def shard_rows(self, index: int, count: int) -> list[dict[str, Any]]:
+        """Every complete line shard ``index`` of ``count`` has written."""
+        path = self.shard_file(index, count)
+        return read_jsonl(path) if path.is_file() else []
+
+    def merge_shards(self) -> None:
+        """Move the shard files' rows into ``records.jsonl`` (a row already there is not
+        added twice, so a merge cut short by a kill is simply done again), then delete them."""
+        folder = self.path / SHARDS_DIR
+        files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+        if not files:
+            return
         _cut_torn_tail(self.path / RECORDS)
-        self._records = (self.path / RECORDS).open("a", encoding="utf-8")
+        have = {json.dumps(r, sort_keys=True) for r in self.rows()}
+        new: list[str] = []
+        for path in files:
+            for row in read_jsonl(path):
+                text = json.dumps(row, sort_keys=True)
+                if text not in have:
+                    have.add(text)
+                    new.append(json.dumps(row, ensure_ascii=False) + "\n")
+        with (self.path / RECORDS).open("a", encoding="utf-8") as out:
+            out.write("".join(new))
+            out.flush()
+        for path in files:
+            path.unlink()
+        with contextlib.suppress(OSError):  # a shard still writing keeps its folder
+            folder.rmdir()
 
     def append(self, rows: list[dict[str, Any]]) -> None:
         """Append finished records, one line each, and flush them to the OS in one write
