@@ -19,14 +19,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from voxbench.core.errors import ProtocolError
 from voxbench.targets.realtime.wire import (
     ClientModel,
     WireModel,
-    decode_json_object,
-    describe_validation_error,
+    parse_tagged,
 )
 
 PROTOCOL = "voxbench-agent/1"
@@ -221,26 +219,21 @@ SERVER_MESSAGES: dict[str, type[ServerMessage]] = {
 
 def parse_server_message(raw: str | bytes | dict[str, Any]) -> ServerMessage:
     """One agent message → its model; unknown types give ``UnknownServerMessage``."""
-    data = decode_json_object(raw, "agent message")
-    kind = data.get("type")
-    if not isinstance(kind, str):
-        raise ProtocolError(f"agent message has no 'type': {str(data)[:200]}")
-    cls = SERVER_MESSAGES.get(kind)
-    if cls is None:
-        return UnknownServerMessage(type=kind, data=data)
-    try:
-        return cls.model_validate(data)
-    except ValidationError as exc:
-        raise ProtocolError(f"agent {kind!r}: {describe_validation_error(exc)}") from exc
+    return parse_tagged(
+        raw,
+        SERVER_MESSAGES,
+        what="agent message",
+        name="agent",
+        unknown=lambda kind, data: UnknownServerMessage(type=kind, data=data),
+    )
 
 
 def parse_client_message(raw: str | bytes | dict[str, Any]) -> ClientMessage:
     """One voxbench message → its model (what an agent, or the fake, reads)."""
-    data = decode_json_object(raw, "voxbench message")
-    cls = CLIENT_MESSAGES.get(str(data.get("type")))
-    if cls is None:
-        raise ProtocolError(f"unknown voxbench message type {data.get('type')!r}")
-    try:
-        return cls.model_validate(data)
-    except ValidationError as exc:
-        raise ProtocolError(f"voxbench {data['type']!r}: {describe_validation_error(exc)}") from exc
+    return parse_tagged(
+        raw,
+        CLIENT_MESSAGES,
+        what="voxbench message",
+        name="voxbench",
+        unknown_label="voxbench message type",
+    )

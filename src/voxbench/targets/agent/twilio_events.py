@@ -19,14 +19,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from voxbench.core.errors import ProtocolError
 from voxbench.targets.realtime.wire import (
     ClientModel,
     WireModel,
-    decode_json_object,
-    describe_validation_error,
+    parse_tagged,
 )
 
 SAMPLE_RATE = 8000
@@ -149,26 +147,23 @@ BOT_MESSAGES: dict[str, type[BotMessage]] = {
 
 def parse_bot_message(raw: str | bytes | dict[str, Any]) -> BotMessage:
     """One bot message → its model; an unknown ``event`` gives ``UnknownBotMessage``."""
-    data = decode_json_object(raw, "Twilio stream message")
-    kind = data.get("event")
-    if not isinstance(kind, str):
-        raise ProtocolError(f"Twilio stream message has no 'event': {str(data)[:200]}")
-    cls = BOT_MESSAGES.get(kind)
-    if cls is None:
-        return UnknownBotMessage(event=kind, data=data)
-    try:
-        return cls.model_validate(data)
-    except ValidationError as exc:
-        raise ProtocolError(f"Twilio {kind!r}: {describe_validation_error(exc)}") from exc
+    return parse_tagged(
+        raw,
+        BOT_MESSAGES,
+        what="Twilio stream message",
+        name="Twilio",
+        tag="event",
+        unknown=lambda kind, data: UnknownBotMessage(event=kind, data=data),
+    )
 
 
 def parse_twilio_message(raw: str | bytes | dict[str, Any]) -> TwilioMessage:
     """One message from Twilio → its model (what a bot, or the fake bot, reads)."""
-    data = decode_json_object(raw, "Twilio stream message")
-    cls = TWILIO_MESSAGES.get(str(data.get("event")))
-    if cls is None:
-        raise ProtocolError(f"unknown Twilio event {data.get('event')!r}")
-    try:
-        return cls.model_validate(data)
-    except ValidationError as exc:
-        raise ProtocolError(f"Twilio {data['event']!r}: {describe_validation_error(exc)}") from exc
+    return parse_tagged(
+        raw,
+        TWILIO_MESSAGES,
+        what="Twilio stream message",
+        name="Twilio",
+        tag="event",
+        unknown_label="Twilio event",
+    )

@@ -8,11 +8,20 @@ tolerate extra fields, because providers add fields without notice.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from voxbench.core.errors import ProtocolError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class WireModel(BaseModel):
@@ -72,3 +81,35 @@ def describe_validation_error(exc: Exception) -> str:
         where = ".".join(str(p) for p in first.get("loc", ()))
         return f"{where}: {first.get('msg', '')}" if where else str(first.get("msg", exc))
     return str(exc)
+
+
+def parse_tagged(
+    raw: str | bytes | dict[str, Any],
+    table: Mapping[str, type[M]],
+    *,
+    what: str,
+    name: str,
+    tag: str = "type",
+    unknown: Callable[[str, dict[str, Any]], M] | None = None,
+    unknown_label: str = "message type",
+) -> M:
+    """One message whose ``tag`` field names its model in ``table``.
+
+    With ``unknown``, a message of a type not in the table becomes ``unknown(kind, data)``
+    (what we read from a provider, which adds types without notice); without it, it is a
+    ``ProtocolError`` naming the type (what a fake reads from our adapters). ``what`` names
+    the message in errors about its shape, ``name`` the protocol in validation errors.
+    """
+    data = decode_json_object(raw, what)
+    kind = data.get(tag)
+    if unknown is not None and not isinstance(kind, str):
+        raise ProtocolError(f"{what} has no {tag!r}: {str(data)[:200]}")
+    cls = table.get(str(kind))
+    if cls is None:
+        if unknown is not None:
+            return unknown(str(kind), data)
+        raise ProtocolError(f"unknown {unknown_label} {kind!r}")
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise ProtocolError(f"{name} {kind!r}: {describe_validation_error(exc)}") from exc

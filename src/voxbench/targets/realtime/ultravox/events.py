@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from voxbench.core.errors import ProtocolError
 from voxbench.targets.realtime.wire import (
     ClientModel,
     WireModel,
-    decode_json_object,
-    describe_validation_error,
+    parse_tagged,
 )
 
 # -- call creation (REST) ------------------------------------------------------------------
@@ -206,26 +204,21 @@ SERVER_MESSAGES: dict[str, type[ServerMessage]] = {
 
 def parse_server_message(raw: str | bytes | dict[str, Any]) -> ServerMessage:
     """One data message → its model; unknown types give ``UnknownServerMessage``."""
-    data = decode_json_object(raw, "Ultravox data message")
-    kind = data.get("type")
-    if not isinstance(kind, str):
-        raise ProtocolError(f"Ultravox data message has no 'type': {str(data)[:200]}")
-    cls = SERVER_MESSAGES.get(kind)
-    if cls is None:
-        return UnknownServerMessage(type=kind, data=data)
-    try:
-        return cls.model_validate(data)
-    except ValidationError as exc:
-        raise ProtocolError(f"Ultravox {kind!r}: {describe_validation_error(exc)}") from exc
+    return parse_tagged(
+        raw,
+        SERVER_MESSAGES,
+        what="Ultravox data message",
+        name="Ultravox",
+        unknown=lambda kind, data: UnknownServerMessage(type=kind, data=data),
+    )
 
 
 def parse_client_message(raw: str | bytes | dict[str, Any]) -> ClientMessage:
     """One client data message → its model (the fake server uses this)."""
-    data = decode_json_object(raw, "Ultravox client message")
-    cls = CLIENT_MESSAGES.get(str(data.get("type")))
-    if cls is None:
-        raise ProtocolError(f"unknown Ultravox client message type {data.get('type')!r}")
-    try:
-        return cls.model_validate(data)
-    except ValidationError as exc:
-        raise ProtocolError(f"Ultravox {data['type']!r}: {describe_validation_error(exc)}") from exc
+    return parse_tagged(
+        raw,
+        CLIENT_MESSAGES,
+        what="Ultravox client message",
+        name="Ultravox",
+        unknown_label="Ultravox client message type",
+    )
