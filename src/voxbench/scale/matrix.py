@@ -57,6 +57,7 @@ from voxbench.scale.repeats import (
     read_group,
     write_group,
 )
+from voxbench.tasks.config import EndpointRateLimit
 from voxbench.tasks.yamlio import substitute_env, validate
 
 LEADERBOARD_JSON = "leaderboard.json"
@@ -112,14 +113,6 @@ class ProviderLimits(BaseModel):
     max_concurrency: int = Field(ge=1)
 
 
-class EndpointLimit(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    endpoint: str
-    requests_per_second: float = Field(gt=0)
-    burst: int = Field(default=1, ge=1)
-
-
 class MatrixPlan(BaseModel):
     """``plan.yaml``."""
 
@@ -138,7 +131,7 @@ class MatrixPlan(BaseModel):
     runs_dir: Path = Path("runs/matrix")
     max_concurrency: int = Field(default=4, ge=1)
     providers: dict[str, ProviderLimits] = Field(default_factory=dict)
-    rate_limits: list[EndpointLimit] = Field(default_factory=list)
+    rate_limits: list[EndpointRateLimit] = Field(default_factory=list)
     run: dict[str, Any] = Field(default_factory=dict)
     """Run-config keys applied to every cell (``turn_timeout``, ``stt``, ``tts``…)."""
     judge: CellJudge | None = None
