@@ -107,3 +107,41 @@ def test_openai_transcription_api(tmp_path: Path, tasks_dir: Path) -> None:
     assert paths == {"/v1/audio/transcriptions"}
     assert {r["prediction"] for r in result.run.rows()} == {"hello"}
     assert result.run.info()["models"][0]["api"] == "transcription"
+
+
+@pytest.mark.parametrize("pooled", [False, True], ids=["threads", "workers"])
+def test_records_are_the_same_through_the_lean_client_and_httpx(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch, pooled: bool
+) -> None:
+    from voxbench.providers import openai_compat
+    from voxbench.tasks import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "POOL_MIN_RECORDS", 0 if pooled else 10**9)
+    monkeypatch.setattr(engine_module, "POOL_FIRST", True)
+    _say_task(tasks_dir)
+    runs, chosen = [], []
+
+    def applies(url: str) -> bool:
+        chosen.append(lean)
+        return lean
+
+    monkeypatch.setattr(openai_compat, "lean_http_applies", applies)
+    with serving(FakeOpenAIServer(SayScript())) as server:
+        for lean in (True, False):
+            text = (
+                f"models: [{{name: q, model: vllm/qwen2-audio, base_url: '{server.url}',"
+                " max_concurrency: 3}]\n"
+                f"tasks: [say]\ntasks_dirs: [mytasks]\noutput_dir: runs-{lean}\n"
+            )
+            result = run_tasks(parse_config(text, file=None), text, base_dir=tmp_path)
+            assert result.requests == 6  # separate caches: each run asks every record
+            runs.append((result.run.path / "records.jsonl").read_text().splitlines())
+        bodies = [r.body for r in server.requests]
+    assert set(chosen) == {True, False}  # one run on each client
+    assert len(runs[0]) == 6 and not any('"error": {' in line for line in runs[0])
+    untimed = [
+        sorted(line.replace(line.split('"latency_s": ')[1].split(",")[0], "_") for line in run)
+        for run in runs
+    ]
+    assert untimed[0] == untimed[1]
+    assert sorted(bodies[:6]) == sorted(bodies[6:])  # the same bytes sent, too

@@ -15,9 +15,10 @@ import functools
 import json
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal, overload
 
+import h11
 import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
@@ -33,13 +34,16 @@ __all__ = [
     "ServerSentEvent",
     "classify_exception",
     "classify_status",
+    "default_ssl_context",
     "error_from_exception",
     "error_from_status",
     "error_message_from_body",
     "iter_sse",
     "make_http_client",
+    "pace_request",
     "parse_retry_after",
     "raise_for_status",
+    "report_rate_limited",
     "retry_after_from_headers",
     "target_error",
 ]
@@ -115,11 +119,11 @@ def make_http_client(
         options["trust_env"] = True
         options["mounts"] = {f"all://{host}": None for host in LOOPBACK_HOSTS}
         # Loading the CA bundle costs ~50 ms of CPU: once per process, not once per client.
-        options["verify"] = _default_ssl_context()
+        options["verify"] = default_ssl_context()
     return httpx.Client(**options) if sync else httpx.AsyncClient(**options)
 
 
-def _paced_bucket(url: httpx.URL, headers: httpx.Headers) -> tuple[Pacer, str] | None:
+def _paced_bucket(url: str | httpx.URL, headers: Mapping[str, str]) -> tuple[Pacer, str] | None:
     """The installed pacer and this request's bucket, when its endpoint is rate limited."""
     pacer = current_pacer()
     if pacer is None:
@@ -130,13 +134,30 @@ def _paced_bucket(url: httpx.URL, headers: httpx.Headers) -> tuple[Pacer, str] |
     return pacer, bucket_name(origin, headers)
 
 
+async def pace_request(url: str | httpx.URL, headers: Mapping[str, str]) -> None:
+    """Wait until the process's pacer lets a request to ``url`` with ``headers`` go."""
+    paced = _paced_bucket(url, headers)
+    if paced is not None:
+        await paced[0].wait_async(paced[1])
+
+
+def report_rate_limited(
+    url: str | httpx.URL,
+    headers: Mapping[str, str],
+    response_headers: httpx.Headers | dict[str, str],
+) -> None:
+    """Tell the pacer a request to ``url`` got a 429 with these response headers."""
+    paced = _paced_bucket(url, headers)
+    seconds = retry_after_from_headers(response_headers)
+    if paced is not None and seconds:
+        paced[0].retry_after(paced[1], seconds)
+
+
 def _async_pacing_hooks() -> dict[str, list[Any]]:
     """Wait for the pacer before each request; tell it each 429's Retry-After."""
 
     async def before(request: httpx.Request) -> None:
-        paced = _paced_bucket(request.url, request.headers)
-        if paced is not None:
-            await paced[0].wait_async(paced[1])
+        await pace_request(request.url, request.headers)
 
     async def after(response: httpx.Response) -> None:
         _report_retry_after(response)
@@ -154,16 +175,12 @@ def _blocking_pacing_hooks() -> dict[str, list[Any]]:
 
 
 def _report_retry_after(response: httpx.Response) -> None:
-    if response.status_code != 429:
-        return
-    paced = _paced_bucket(response.request.url, response.request.headers)
-    seconds = retry_after_from_headers(response.headers)
-    if paced is not None and seconds:
-        paced[0].retry_after(paced[1], seconds)
+    if response.status_code == 429:
+        report_rate_limited(response.request.url, response.request.headers, response.headers)
 
 
 @functools.cache
-def _default_ssl_context() -> ssl.SSLContext:
+def default_ssl_context() -> ssl.SSLContext:
     """The verifying TLS context every client shares (``SSL_CERT_FILE``/``_DIR`` honoured)."""
     return httpx.create_ssl_context(trust_env=True)
 
@@ -290,8 +307,9 @@ def classify_exception(exc: BaseException, *, provider: str) -> ProviderError:
             category=ErrorCategory.CONNECTIVITY,
             retryable=True,
         )
-    if isinstance(exc, httpx.TransportError | OSError):
-        # RemoteProtocolError / ReadError: the peer closed the connection mid-response.
+    if isinstance(exc, httpx.TransportError | OSError | h11.RemoteProtocolError):
+        # RemoteProtocolError / ReadError: the peer closed the connection mid-response (h11's:
+        # from ``providers.lean_http``, which httpx would have raised as its own).
         return ProviderError(
             f"{provider}: connection dropped ({detail})",
             category=ErrorCategory.CONNECTIVITY,

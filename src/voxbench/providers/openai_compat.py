@@ -28,6 +28,7 @@ import httpx
 
 from voxbench.core.errors import ProviderError
 from voxbench.providers.completion import (
+    DEFAULT_TIMEOUT,
     AudioCompletionClient,
     AudioCompletionRequest,
     Completion,
@@ -40,6 +41,7 @@ from voxbench.providers.completion import (
     protocol_error,
     resolve_endpoint,
 )
+from voxbench.providers.lean_http import LeanHTTP, lean_http_applies
 from voxbench.providers.registry import (
     Capability,
     EnvVars,
@@ -161,12 +163,17 @@ class _ChatCompletionsClient(HTTPCompletionClient):
         # The same for every request: made once, not per call.
         self._url = chat_completions_url(endpoint.provider, endpoint.base_url, endpoint.model)
         self._headers = auth_headers(endpoint.provider, endpoint.api_key)
+        self._lean: LeanHTTP | None = None
+        """Sends the requests instead of httpx, when set (``OpenAIAudioCompletion``)."""
 
     def _base_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         return _base_body(self.endpoint.provider, self.endpoint.model, messages)
 
     async def _call(self, body: bytes) -> Completion:
-        data = await self.post_body(self._url, body, self._headers)
+        if self._lean is not None:
+            data = await self._lean.post(body)
+        else:
+            data = await self.post_body(self._url, body, self._headers)
         try:
             message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError) as exc:
@@ -331,14 +338,36 @@ class ChatAudioBody:
 
 
 class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
-    """Audio-in completion over ``/chat/completions`` with an ``input_audio`` content part."""
+    """Audio-in completion over ``/chat/completions`` with an ``input_audio`` content part.
+
+    A caller keeping many requests in flight (``max_connections``: a task run's endpoint)
+    sends them through ``providers.lean_http`` (~0.1 ms of event-loop CPU a request instead
+    of httpx's ~0.7 ms); the answers are parsed by the same code. httpx stays in use where
+    the lean client does not apply: a test's ``transport``, a proxy from the environment
+    for a remote endpoint (``lean_http_applies``), and for every other provider.
+    """
 
     def __init__(self, endpoint: Endpoint, **kwargs: Any) -> None:
         super().__init__(endpoint, **kwargs)
         self.body_builder = ChatAudioBody(endpoint.provider, endpoint.model)
+        connections = kwargs.get("max_connections")
+        if connections and kwargs.get("transport") is None and lean_http_applies(self._url):
+            self._lean = LeanHTTP(
+                self._url,
+                self._headers,
+                connections=connections,
+                timeout=kwargs.get("timeout") or DEFAULT_TIMEOUT,
+                provider=self.name,
+                key_vars=endpoint.key_vars,
+            )
 
     async def complete_audio(self, request: AudioCompletionRequest) -> Completion:
         return await self._call(request.prepared_body or self.body_builder(request))
+
+    async def aclose(self) -> None:
+        if self._lean is not None:
+            await self._lean.aclose()
+        await super().aclose()
 
 
 def _client_factory(cls: type, name: str):  # noqa: ANN202 - a registry factory
