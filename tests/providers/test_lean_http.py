@@ -135,7 +135,9 @@ async def test_the_pacer_paces_and_hears_each_429() -> None:
     pacer = Recording()
     previous = install_pacer(pacer)
     try:
-        async with FakeOpenAIServer(ListScript([Reply(text="x")] * 2), faults=["429@1:retry_after=2"]) as server:
+        async with FakeOpenAIServer(
+            ListScript([Reply(text="x")] * 2), faults=["429@1:retry_after=2"]
+        ) as server:
             await _error(server.url, lean=True)
             client = _client(server.url, lean=True)
             await client.complete_audio(REQUEST)

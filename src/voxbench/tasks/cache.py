@@ -29,8 +29,8 @@ class ResponseCache:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        # Replies are committed in batches (``commit``): records.jsonl, flushed per record, is
-        # what resume trusts, so a kill costs the cache at most the last uncommitted batch.
+        # Replies are written and committed in batches (``commit``): records.jsonl, flushed per
+        # record, is what resume trusts, so a kill costs the cache at most the last batch.
         # Waits for a lock from the start: shards of one run (``tasks.shards``) open the same
         # file at once, and switching a new file to WAL needs it to themselves.
         self._db = sqlite3.connect(path, timeout=30)
@@ -43,11 +43,16 @@ class ResponseCache:
         )
         self.hits = 0
         self.misses = 0
-        self._uncommitted = 0
+        self._pending: dict[str, tuple[str, str, str, float]] = {}
+        """Replies stored since the last commit, written to SQLite in one statement then."""
         self._committed_at = time.monotonic()
 
     def get(self, key: str) -> str | None:
         """The stored reply for ``key``, or None."""
+        pending = self._pending.get(key)
+        if pending is not None:
+            self.hits += 1
+            return pending[2]
         row = self._db.execute("SELECT text FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             self.misses += 1
@@ -56,27 +61,28 @@ class ResponseCache:
         return str(row[0])
 
     def put(self, key: str, model: str, text: str) -> None:
-        """Store a reply."""
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)", (key, model, text, time.time())
-        )
-        self._uncommitted += 1
+        """Store a reply (in SQLite at the next ``commit``; ``get`` finds it at once)."""
+        self._pending[key] = (key, model, text, time.time())
 
     def commit(self) -> None:
         """Make the replies stored so far durable."""
+        if self._pending:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)", self._pending.values()
+            )
+            self._pending.clear()
         self._db.commit()
-        self._uncommitted = 0
         self._committed_at = time.monotonic()
 
     def checkpoint(self, every: int = 256, seconds: float = 1.0) -> None:
         """Commit when ``every`` replies or ``seconds`` have passed since the last commit (a
         commit per finished record would cost more than the record's request)."""
-        if self._uncommitted >= every or (
-            self._uncommitted and time.monotonic() - self._committed_at >= seconds
+        if len(self._pending) >= every or (
+            self._pending and time.monotonic() - self._committed_at >= seconds
         ):
             self.commit()
 
     def close(self) -> None:
         """Commit and close the database."""
-        self._db.commit()
+        self.commit()
         self._db.close()

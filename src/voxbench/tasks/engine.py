@@ -192,6 +192,8 @@ class Engine:
         self._share_payloads = len({job.model.name for job in plan.jobs}) > 1
         self.pool: WorkerPool | None = None
         """Worker processes preparing clips and scoring, for runs of ``POOL_MIN_RECORDS`` or more."""
+        self._generations: dict[int, tuple[Any, dict[str, Any]]] = {}
+        """Each job's generation params and their ``model_dump`` (the cache key hashes it)."""
 
     async def run(self) -> None:
         """Answer and score every record not already done."""
@@ -324,19 +326,22 @@ class Engine:
         # Decoding, soxr and hashing release the GIL: in a thread they use another core.
         return await asyncio.to_thread(_prepare_here, record, cut)
 
-    @staticmethod
-    def _key(job: Job, request: Prompted, digests: list[str]) -> str:
+    def _key(self, job: Job, request: Prompted, digests: list[str]) -> str:
         """The request's content address: model, api, prompt, generation and the audio sent."""
         if job.api == "oracle":
             return ""
         chat = job.api == "chat"  # a transcription request carries no prompt
+        generation = request.generation
+        dumped = self._generations.get(id(generation))
+        if dumped is None or dumped[0] is not generation:  # each job's, dumped once
+            dumped = self._generations[id(generation)] = (generation, generation.model_dump())
         return request_key(
             {
                 "model": job.model.model,
                 "api": job.api,
                 "prompt": request.prompt if chat else "",
                 "system": request.system if chat else "",
-                "generation": request.generation.model_dump() if chat else {},
+                "generation": dumped[1] if chat else {},
                 "audio": digests,
                 **({"voice": request.voice} if chat and request.voice else {}),
             }
