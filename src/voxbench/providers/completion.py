@@ -153,9 +153,20 @@ class HTTPCompletionClient:
         self.provider = endpoint.provider
         self.model = endpoint.model
         self.base_url = endpoint.base_url
-        self._client = make_http_client(
-            timeout, transport=transport, max_connections=max_connections
-        )
+        self._http_options: dict[str, Any] = {
+            "timeout": timeout,
+            "transport": transport,
+            "max_connections": max_connections,
+        }
+        self._http: httpx.AsyncClient | None = None
+
+    @property
+    def _client(self) -> httpx.AsyncClient:
+        """The httpx client, made at its first use (a client that sends every request
+        another way, ``providers.lean_http``, never pays its TLS setup)."""
+        if self._http is None:
+            self._http = make_http_client(**self._http_options)
+        return self._http
 
     @property
     def name(self) -> str:
@@ -164,7 +175,8 @@ class HTTPCompletionClient:
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
-        await self._client.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
     async def post_json(self, url: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
         """POST ``body``; return the JSON answer or raise a classified ``ProviderError``."""

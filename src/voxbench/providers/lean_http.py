@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import json
 import os
-import ssl
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -109,14 +108,19 @@ class LeanHTTP:
         default_port = self._port == (443 if self._https else 80)
         host = self._host if ":" not in self._host else f"[{self._host}]"
         authority = host if default_port else f"{host}:{self._port}"
-        self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        self._headers = [
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        fixed = [
             ("host", authority),
             ("accept", "*/*"),
             ("accept-encoding", "gzip, deflate"),
             ("user-agent", "voxbench"),
             *((k.lower(), v) for k, v in headers.items()),
         ]
+        # Validated once here (a bad character in a key fails now, as h11 would per request);
+        # each request then reuses the checked bytes (h11's ``_parsed``: ~20 µs a request).
+        checked = h11.Request(method="POST", target=target, headers=fixed)
+        self._target: bytes = checked.target
+        self._header_bytes = [(name, value) for name, value in checked.headers.raw_items()]
         self._key_headers = dict(headers)
         """What the pacer reads (the key's fingerprint names the bucket)."""
         self._limit = max(1, connections)
@@ -172,9 +176,10 @@ class LeanHTTP:
             conn.start_next_cycle()
         head = conn.send(
             h11.Request(
-                method="POST",
+                method=b"POST",
                 target=self._target,
-                headers=[*self._headers, ("content-length", str(len(body)))],
+                headers=[*self._header_bytes, (b"content-length", b"%d" % len(body))],
+                _parsed=True,
             )
         )
         conn.send_with_data_passthrough(h11.Data(data=body))
@@ -237,7 +242,7 @@ class LeanHTTP:
                 reader, writer = await asyncio.open_connection(
                     self._host,
                     self._port,
-                    ssl=self._ssl_context() if self._https else None,
+                    ssl=default_ssl_context() if self._https else None,
                     limit=READ_SIZE,
                 )
         except BaseException:
@@ -245,9 +250,6 @@ class LeanHTTP:
             self._wake(None)
             raise
         return _Connection(reader, writer)
-
-    def _ssl_context(self) -> ssl.SSLContext:
-        return default_ssl_context()
 
     def _release(self, connection: _Connection, *, reusable: bool) -> None:
         if not reusable or self._closed:
