@@ -42,9 +42,10 @@ def _tasks(tasks_dir: Path) -> None:
 
 class _CountingPool(WorkerPool):
     asked: ClassVar[list[str]] = []
+    """One entry per clip prepared and per reply scored (``score`` sends them in batches)."""
 
     def _submit(self, kind: str, *args: Any) -> Any:
-        self.asked.append(kind)
+        self.asked.extend([kind] * (len(args[0]) if kind == "score" else 1))
         return super()._submit(kind, *args)
 
 

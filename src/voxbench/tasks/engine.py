@@ -509,19 +509,17 @@ class Engine:
                 score_prediction(o.job, o.record, o.prediction) if o.prediction is not None else {}
                 for o in batch
             ]
-        done: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        done.set_result({})  # an error: nothing to score
-        pool = self.pool
-        return list(
-            await asyncio.gather(
-                *(
-                    pool.score(o.job.metrics, o.prediction, o.job.context(o.record))
-                    if o.prediction is not None
-                    else done
+        assert self.pool is not None
+        scored = iter(
+            await self.pool.score(
+                [
+                    (o.job.metrics, o.prediction, o.job.context(o.record))
                     for o in batch
-                )
+                    if o.prediction is not None
+                ]
             )
         )
+        return [next(scored) if o.prediction is not None else {} for o in batch]  # errors: {}
 
     def _write(self, finished: list[tuple[Outcome, dict[str, Any]]]) -> None:
         if not finished:

@@ -77,11 +77,19 @@ class WorkerPool:
         (``PrepareError`` when it cannot be decoded)."""
         return Prepared(*await self._submit("prepare", data, path, name, cut, spec))
 
-    def score(
-        self, metrics: list[str], prediction: str, context: ScoringContext
-    ) -> asyncio.Future[dict[str, Any]]:
-        """Each metric's statistics of one reply (``score_reply``, in a worker), to await."""
-        return self._submit("score", metrics, prediction, context)
+    async def score(
+        self, replies: list[tuple[list[str], str, ScoringContext]]
+    ) -> list[dict[str, Any]]:
+        """Each reply's metric statistics (``score_reply(metrics, prediction, context)``), in
+        the workers: the batch split evenly among them, one message each (a message per reply
+        would cost the event loop and the workers more than the scoring of a short one)."""
+        if not replies:
+            return []
+        parts = min(len(self._workers), len(replies))
+        size = -(-len(replies) // parts)
+        chunks = [replies[i : i + size] for i in range(0, len(replies), size)]
+        scored = await asyncio.gather(*(self._submit("score", chunk) for chunk in chunks))
+        return [stats for chunk in scored for stats in chunk]
 
     def _submit(self, kind: str, *args: Any) -> asyncio.Future[Any]:
         assert self._workers, "start the pool first"
@@ -170,7 +178,8 @@ def _handle(kind: str, args: tuple[Any, ...]) -> Any:
             return prepared.wavs, prepared.digests, None
         # The bodies carry the audio: the WAVs need not cross the pipe too.
         return [], prepared.digests, spec.bodies(prepared.wavs)
-    return score_reply(*args)
+    (replies,) = args
+    return [score_reply(*reply) for reply in replies]
 
 
 def _serve(source: BinaryIO, sink: BinaryIO) -> None:
