@@ -100,7 +100,9 @@ def client_shards(endpoint: EndpointConfig) -> list[EndpointConfig]:
     httpx's pool scans every connection (polling each idle socket) on each request, so one
     pool of C connections costs O(C) per request: at C=64 it caps a 2-core client near 85
     requests/s, where 8 pools of 8 reach ~560/s. The endpoint still has exactly
-    ``max_concurrency`` requests in flight, all on kept-alive connections.
+    ``max_concurrency`` requests in flight, all on kept-alive connections. (OpenAI-compatible
+    chat endpoints send through ``providers.lean_http``, whose cost does not grow with its
+    connections: the split changes nothing for them, and keeps httpx fast where it is used.)
     """
     total = endpoint.max_concurrency
     sizes = [CONNECTIONS_PER_CLIENT] * (total // CONNECTIONS_PER_CLIENT)
