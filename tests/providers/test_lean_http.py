@@ -154,10 +154,11 @@ async def test_the_pacer_paces_and_hears_each_429() -> None:
 
 @asynccontextmanager
 async def _raw_server(
-    answer: Callable[[int], bytes], *, latency: float = 0.0
+    answer: Callable[[int], bytes], *, latency: float = 0.0, one_each: bool = False
 ) -> AsyncIterator[tuple[str, list[int]]]:
     """Answers each request with ``answer(n)`` (n: the request's number); yields its URL and
-    the number of connections it accepted (a one-item list, updated)."""
+    the number of connections it accepted (a one-item list, updated). ``one_each``: closes
+    each connection after one answer without saying so (an idle keep-alive timing out)."""
     accepted = [0]
     served = [0]
 
@@ -176,7 +177,7 @@ async def _raw_server(
                 await asyncio.sleep(latency)
                 writer.write(answer(served[0]))
                 await writer.drain()
-                if b"connection: close" in answer(served[0]).lower():
+                if one_each or b"connection: close" in answer(served[0]).lower():
                     break
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -256,3 +257,17 @@ async def test_a_body_that_is_not_json_is_a_retryable_protocol_error() -> None:
         await client.aclose()
     assert caught.value.category == "protocol" and caught.value.retryable
     assert "<html>" in str(caught.value)
+
+
+async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
+    data = b'{"ok": true}'
+    ok = _ok(data, f"content-length: {len(data)}")
+    async with _raw_server(lambda n: ok, one_each=True) as (url, accepted):
+        client = _lean(url, connections=1)
+        replies = []
+        for _ in range(3):
+            replies.append(await client.post(b"{}"))
+            for _ in range(20):  # until the loop has read the server's FIN
+                await asyncio.sleep(0.005)
+        await client.aclose()
+    assert replies == [{"ok": True}] * 3 and accepted[0] == 3

@@ -219,7 +219,7 @@ class LeanHTTP:
             connection = self._idle.pop()
             if connection.reusable:
                 return connection
-            self._discard(connection)
+            self._discard(connection, wake=False)  # its slot is this request's
         if self._open >= self._limit:
             waiter: asyncio.Future[_Connection | None] = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
@@ -258,10 +258,11 @@ class LeanHTTP:
         if not self._wake(connection):
             self._idle.append(connection)
 
-    def _discard(self, connection: _Connection) -> None:
+    def _discard(self, connection: _Connection, *, wake: bool = True) -> None:
         connection.close()
         self._open -= 1
-        self._wake(None)
+        if wake:
+            self._wake(None)
 
     def _wake(self, connection: _Connection | None) -> bool:
         """Hand ``connection`` (or, None, a free slot) to the first waiter; False: none."""
