@@ -10,7 +10,7 @@ failed (an error after retries) are never scored: the caller counts them apart.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ from rapidfuzz.distance import Levenshtein
 
 from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
-from voxbench.tasks import audio_judge_metric
+from voxbench.tasks import audio_judge_metric, ifeval, numeric, refusal, sql
 from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
 
 BOOTSTRAP_SAMPLES = 1000
@@ -39,6 +39,13 @@ class ScoringContext:
     choices: tuple[str, ...] = ()
     tool_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Tool name → its JSON-schema ``parameters`` (function-call match compares by type)."""
+    columns: Mapping[str, Any] = field(default_factory=dict)
+    """The record's columns (read-only: a metric never changes them), e.g. IFEval's
+    ``instruction_id_list`` and ``kwargs``."""
+    database: str | None = None
+    """The SQLite file the record's SQL runs on (``sql_execution_match``), resolved by the plan."""
+    query_timeout_s: float = 10.0
+    """How long one of the record's SQL queries may run (the task's ``sql.timeout_s``)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,9 @@ class Metric:
     the record was not judged (it is left undecided)."""
     hears_audio: bool = False
     """Judged by the audio judge on the model's spoken answer (``tasks.audio_judge_metric``)."""
+    columns: tuple[str, ...] = ()
+    """Record columns the metric reads (``ScoringContext.columns``): the plan checks every
+    selected record has them, so a wrong column is an error before any request."""
 
 
 # -- text normalisation ----------------------------------------------------------------------
@@ -403,6 +413,15 @@ METRICS: dict[str, Metric] = {
         Metric("llm_judge", "the judge model finds the reply gives the reference's answer (%), "
                "undecided records counted apart", True, _not_judged, _decided_mean_pool("correct"),
                judged=True),
+        Metric("instruction_following", "IFEval instructions followed (%): prompt-level strict, "
+               "loose and instruction levels beside it", True, ifeval.score, ifeval.pool,
+               columns=("instruction_id_list", "kwargs")),
+        Metric("numeric_match", "the reply's final number equals the reference's (%)", True,
+               numeric.score, numeric.pool),
+        Metric("sql_execution_match", "the predicted SQL returns the gold SQL's rows (%), "
+               "failing gold queries counted apart", True, sql.score, sql.pool),
+        Metric("refusal", "replies that refuse (%), by a phrase classifier", True, refusal.score,
+               refusal.pool),
         Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
                audio_judge_metric.not_judged, _spoken_pool, judged=True,
                hears_audio=True),

@@ -23,6 +23,7 @@ from voxbench.tasks.judge import check_judge
 from voxbench.tasks.metrics import METRICS, ScoringContext, get_metric
 from voxbench.tasks.models import Api, Prompted, model_api
 from voxbench.tasks.spec import Generation, Prompt, TaskEntry, TaskRegistry, TaskSpec
+from voxbench.tasks.sql import check_sql_task, database_for, schema_text
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -67,9 +68,11 @@ class Job:
             if name == "choices":
                 return _choices_text(self._choices(record))
             if name == "tools":
-                return json.dumps(self.tools, ensure_ascii=False)
+                return json.dumps(self.record_tools(record), ensure_ascii=False)
             if name == "labels":
                 return ", ".join(self.spec.labels)
+            if name == "schema" and self.spec.sql is not None:
+                return schema_text(database_for(self.spec.sql, record, self.task.file))
             if name in record.columns:
                 found = record.columns[name]
                 return found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
@@ -113,9 +116,16 @@ class Job:
             material["choices"] = _choices_text(choices)
         return {**material, "reference": record.reference, "prediction": prediction}
 
+    def record_tools(self, record: Record) -> list[dict[str, Any]]:
+        """The tools offered with ``record``: its ``columns.tools`` column, else the task's."""
+        if self.spec.columns.tools is None:
+            return self.tools
+        return record_tools(record, self.spec.columns.tools, self.task.file)
+
     def context(self, record: Record) -> ScoringContext:
         """What the metrics need to score a reply to ``record``."""
         target = record.columns.get(self.spec.columns.target_language or "", None)
+        tools = self.record_tools(record)
         return ScoringContext(
             reference=record.reference,
             language=record.language,
@@ -123,8 +133,45 @@ class Job:
             answer=self.spec.answer,
             labels=tuple(self.spec.labels),
             choices=tuple(self._choices(record)),
-            tool_schemas={t["name"]: t.get("parameters", {}) for t in self.tools},
+            tool_schemas={t["name"]: t.get("parameters", {}) for t in tools},
+            columns=dict(record.columns),
+            **self._sql_context(record),
         )
+
+    def _sql_context(self, record: Record) -> dict[str, Any]:
+        sql = self.spec.sql
+        if sql is None:
+            return {}
+        return {
+            "database": database_for(sql, record, self.task.file),
+            "query_timeout_s": sql.timeout_s,
+        }
+
+
+def record_tools(record: Record, column: str, file: Path) -> list[dict[str, Any]]:
+    """A record's tools column (a JSON string or a list of function schemas) as a list."""
+    value = record.columns.get(column)
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"record {record.id}: column {column!r} is not JSON ({exc.msg})",
+                file=file,
+                field="columns.tools",
+            ) from exc
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) for t in value
+    ):
+        raise ConfigError(
+            f"record {record.id}: column {column!r} holds no list of tools",
+            file=file,
+            field="columns.tools",
+            expected='a JSON list of {"name": ..., "parameters": {...}} objects',
+        )
+    return value
 
 
 def _choices_text(choices: list[str]) -> str:
@@ -232,6 +279,9 @@ def build_plan(
         records = select_records(
             entry.spec, _filters(config.filters, selection.filters), seed=config.seed, task=name
         )
+        _check_metric_columns(entry, metrics, records)
+        if "sql_execution_match" in metrics:
+            check_sql_task(entry.spec, entry.file, records)
         tools = _tools(entry)
         for model in config.models:
             matching = [
@@ -260,6 +310,21 @@ def build_plan(
                 )
             )
     return Plan(config, registry, jobs, groups)
+
+
+def _check_metric_columns(entry: TaskEntry, metrics: list[str], records: list[Record]) -> None:
+    """Every column a metric reads is in every selected record (an error naming it, not a
+    crash in the middle of scoring)."""
+    for metric in metrics:
+        for column in METRICS[metric].columns:
+            missing = next((r for r in records if column not in r.columns), None)
+            if missing is not None:
+                raise ConfigError(
+                    f"metric {metric} reads the column {column!r}, and record {missing.id} of "
+                    f"task {entry.name} has none (it has: {', '.join(map(str, missing.columns))})",
+                    file=entry.file,
+                    field="metrics",
+                )
 
 
 def _tools(entry: TaskEntry) -> list[dict[str, Any]]:

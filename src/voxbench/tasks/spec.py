@@ -75,6 +75,9 @@ class Columns(Strict):
     choices: str | None = None
     target_language: str | None = "target_language"
     """For translation: the language of the reference (picks sacrebleu's tokenizer)."""
+    tools: str | None = None
+    """For function calling: a column holding the record's own tools (a JSON list of function
+    schemas, as BFCL stores them); ``{tools}`` in a prompt and the call match then use them."""
 
 
 class Prompt(Strict):
@@ -111,6 +114,27 @@ class Tools(Strict):
     benchmark: str
 
 
+class SqlDatabase(Strict):
+    """Where ``sql_execution_match`` runs a record's SQL: one SQLite file, or a folder of
+    ``<db_id>/<db_id>.sqlite`` (Spider's layout) picked by a column."""
+
+    builtin: str | None = None
+    """A database voxbench builds on first use (``tasks.sql.BUILTIN_DATABASES``)."""
+    database: str | None = None
+    """A ``.sqlite`` file or a folder of them (relative to the task file; ``${VAR}`` and ``~``
+    expanded when the task runs)."""
+    db_id_column: str | None = None
+    """With a folder: the column naming the record's database."""
+    timeout_s: float = Field(default=10.0, gt=0)
+    """How long one query may run before it is interrupted."""
+
+    @model_validator(mode="after")
+    def _one_database(self) -> SqlDatabase:
+        if (self.builtin is None) == (self.database is None):
+            raise ValueError("give exactly one of builtin or database")
+        return self
+
+
 class AudioRubric(Strict):
     """What ``llm_judge_audio`` grades a task's spoken answers by (``voxbench rubric show``)."""
 
@@ -140,6 +164,8 @@ class TaskSpec(Strict):
     """The rate audio is sent at (resampled with soxr)."""
     audio_judge: AudioRubric | None = None
     """The rubric of ``llm_judge_audio`` (the config's ``audio_judge`` says who judges)."""
+    sql: SqlDatabase | None = None
+    """The database ``sql_execution_match`` runs the gold and predicted SQL on."""
 
 
 @dataclass(frozen=True)
@@ -248,4 +274,10 @@ class TaskRegistry:
         if isinstance(dataset, dict) and isinstance(dataset.get("path"), str):
             path = Path(dataset["path"]).expanduser()
             data = {**data, "dataset": {**dataset, "path": str(file.parent / path)}}
+        sql = data.get("sql")
+        if isinstance(sql, dict) and isinstance(sql.get("database"), str):
+            # Only a plain relative path is anchored: "${VAR}" and "~" are expanded at run time.
+            database = sql["database"]
+            if not database.startswith(("$", "~", "/")):
+                data = {**data, "sql": {**sql, "database": str(file.parent / database)}}
         return data
