@@ -259,31 +259,77 @@ def values_equal(expected: Any, got: Any, schema: dict[str, Any] | None = None) 
 _MISSING = object()
 
 
+def _call_name(name: str) -> str:
+    # BFCL's dotted names ("math.factorial") reach models that refuse dots as "math_factorial".
+    return name.replace(".", "_")
+
+
+def expected_calls(reference: str) -> list[dict[str, Any]]:
+    """The reference's calls as ``{"name", "arguments": {arg: (accepted values, optional)}}``.
+
+    Either voxbench's ``[{"name": ..., "arguments": {...}}]`` (each value the one accepted)
+    or BFCL's possible answers ``[{"func": {"arg": [value, other value, ""]}}]`` (any listed
+    value accepted; ``""`` listed: the argument may be left out). Empty (``[]`` or blank):
+    no call is expected (BFCL's irrelevance set).
+    """
+    data = json.loads(reference) if reference.strip() else []
+    if isinstance(data, dict):
+        data = [data]
+    calls = []
+    for item in data:
+        if isinstance(item.get("name"), str) and set(item) <= {"name", "arguments"}:
+            args = {k: ([v], False) for k, v in item.get("arguments", {}).items()}
+            calls.append({"name": item["name"], "arguments": args})
+            continue
+        ((name, params),) = item.items()
+        args = {}
+        for arg, accepted in params.items():
+            accepted = accepted if isinstance(accepted, list) else [accepted]
+            args[arg] = ([a for a in accepted if a != ""], "" in accepted)
+        calls.append({"name": name, "arguments": args})
+    return calls
+
+
+def _arg_ok(accepted: tuple[list[Any], bool], given: Any, schema: Any) -> bool:
+    return any(values_equal(a, given, schema) for a in accepted[0])
+
+
+def _call_matches(call: dict[str, Any], got: dict[str, Any], params: dict[str, Any]) -> bool:
+    args = call["arguments"]
+    return set(got["arguments"]) <= set(args) and all(
+        _arg_ok(a, got["arguments"][k], params.get(k)) if k in got["arguments"] else a[1]
+        for k, a in args.items()
+    )
+
+
 def _function_calls(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
-    expected = json.loads(ctx.reference)
-    if isinstance(expected, dict):
-        expected = [expected]
+    expected = expected_calls(ctx.reference)
     got = extract_calls(prediction)
+    if not expected:  # irrelevance: right when the reply calls nothing
+        return {"correct": int(not got), "parsed": 1, "name": int(not got), "fields": {}}
     if got is None:
-        fields = {f"{c['name']}.{a}": 0 for c in expected for a in c.get("arguments", {})}
+        fields = {f"{c['name']}.{a}": 0 for c in expected for a in c["arguments"]}
         return {"correct": 0, "parsed": 0, "name": 0, "fields": fields}
     remaining = list(got)
     fields: dict[str, int] = {}
     names_ok = len(got) == len(expected)
     all_ok = names_ok
+    schemas = {_call_name(k): v for k, v in ctx.tool_schemas.items()}
     for call in expected:
-        match = next((g for g in remaining if g["name"] == call["name"]), None)
-        args = call.get("arguments", {})
-        params = ctx.tool_schemas.get(call["name"], {}).get("properties", {})
+        params = schemas.get(_call_name(call["name"]), {}).get("properties", {})
+        named = [g for g in remaining if _call_name(g["name"]) == _call_name(call["name"])]
+        # Parallel calls of one function: pair with a call whose arguments match, if any.
+        match = next((g for g in named if _call_matches(call, g, params)), None)
+        match = match or (named[0] if named else None)
+        args = call["arguments"]
         if match is None:
             names_ok = all_ok = False
             fields.update({f"{call['name']}.{a}": 0 for a in args})
             continue
         remaining.remove(match)
-        for arg, value in args.items():
-            ok = arg in match["arguments"] and values_equal(
-                value, match["arguments"][arg], params.get(arg)
-            )
+        for arg, accepted in args.items():
+            given = match["arguments"]
+            ok = _arg_ok(accepted, given[arg], params.get(arg)) if arg in given else accepted[1]
             fields[f"{call['name']}.{arg}"] = int(ok)
             all_ok = all_ok and ok
         extra = set(match["arguments"]) - set(args)
