@@ -22,6 +22,7 @@ import soundfile as sf
 
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import ConfigError
+from voxbench.tasks.answers import reference_label
 from voxbench.tasks.config import Filters
 from voxbench.tasks.spec import TaskSpec
 from voxbench.tasks.suite import ensure_builtin_dataset
@@ -155,11 +156,9 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
         where = folder
     cols = spec.columns
     for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
-        needed = (
-            (cols.id, cols.reference)
-            if source is not None
-            else (cols.id, cols.audio, cols.reference)
-        )
+        needed = [c for c in (cols.id, cols.reference) if c is not None]
+        if source is None:
+            needed.append(cols.audio)
         missing = [c for c in needed if c not in row]
         if missing:
             raise ConfigError(
@@ -171,13 +170,32 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
         reference = row[cols.reference]
         if not isinstance(reference, str):
             reference = json.dumps(reference, ensure_ascii=False)
+        record_id = str(row[cols.id]) if cols.id is not None else str(number - 1)
         yield Record(
-            id=str(row[cols.id]),
+            id=record_id,
             audio=source or FileAudio(folder / str(row[cols.audio])),  # type: ignore[operator]
-            reference=reference,
+            reference=_label_reference(spec, reference, record_id, where, file),
             language=str(language or spec.language),
             columns=row,
         )
+
+
+def _label_reference(
+    spec: TaskSpec, reference: str, record_id: str, where: Path | str, file: Path | None
+) -> str:
+    """A label task's reference as its label (``label_map``, ``reference_label``)."""
+    if spec.answer != "label" or (not spec.label_map and spec.reference_label == "exact"):
+        return reference
+    mentioned = spec.reference_label == "mentioned"
+    label = reference_label(reference, spec.labels, spec.label_map, mentioned=mentioned)
+    if label is None:
+        raise ConfigError(
+            f"record {record_id}: the reference {reference!r} names none of the labels",
+            file=where,
+            expected=f"one of {', '.join(spec.labels)} (or a label_map spelling) "
+            f"in {spec.columns.reference!r}: extend labels/label_map in {file or 'the task'}",
+        )
+    return label
 
 
 def dataset_fingerprint(spec: TaskSpec) -> str:
