@@ -9,6 +9,7 @@ of the outcome the key should change.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +257,11 @@ CONFIG_CASES: dict[str, tuple[str, str, str]] = {
     ),
     "tasks_dirs": (M + T, M + T + "tasks_dirs: []\n", "error"),
     "output_dir": (M + T + "output_dir: out_a\n", M + T + "output_dir: out_b\n", "output"),
+    "dataset_dirs": (
+        M + "tasks: [tiny_hub]\ndataset_dirs: {tiny_hub: mytasks/mine/hfd}\n",
+        M + "tasks: [tiny_hub]\ndataset_dirs: {tiny_hub: mytasks/mine/hfd_copy}\n",
+        "audio",
+    ),
     "rate_limits": (M + T, M + T + RL, "pacing"),
     "rate_limits.endpoint": (M + T + RL, M + T + RL.replace("//x", "//y"), "pacing"),
     "rate_limits.requests_per_second": (M + T + RL, M + T + RL.replace(": 5", ": 6"), "pacing"),
@@ -424,6 +430,11 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
 
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
     _write_hf_dataset(mine / "hfd")
+    if (mine / "hfd").is_dir():  # a second local copy of the Hub task tiny_hub
+        shutil.copytree(mine / "hfd", mine / "hfd_copy")
+    (mine / "tiny_hub.yaml").write_text(
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\nmetrics: [wer]\n"
+    )
     return _Observer(tmp_path, monkeypatch)
 
 
@@ -469,6 +480,8 @@ def _write_hf_dataset(folder: Path) -> None:
 @pytest.mark.parametrize("path", sorted(CONFIG_CASES))
 def test_config_key_is_effective(path: str, observer: _Observer) -> None:
     a, b, key = CONFIG_CASES[path]
+    if "dataset_dirs" in a:
+        pytest.importorskip("datasets")
     assert observer.outcome(a, key) != observer.outcome(b, key)
 
 

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from voxbench.cli.console import make_console
+from voxbench.core.errors import ConfigError
 
 app = typer.Typer(
     help="Evaluate audio models on audio tasks (ASR, translation, spoken QA, ...).",
@@ -107,6 +108,12 @@ def run_command(
         help="Continue this run (a run directory or its name): nothing done is redone.",
     ),
     tasks_dir: list[Path] = typer.Option([], "--tasks-dir", help="Extra task registry folders."),
+    dataset_dir: list[str] = typer.Option(
+        [],
+        "--dataset-dir",
+        metavar="TASK=DIR",
+        help="Read Hub task TASK from DIR, a local copy (save_to_disk or Hub parquet files); repeatable.",
+    ),
     executor: str = typer.Option(
         "local",
         "--executor",
@@ -123,6 +130,12 @@ def run_command(
     from voxbench.tasks.config import DEFAULT_CONFIG_TEXT, load_config, parse_config
     from voxbench.tasks.run import find_run, run_tasks
 
+    dataset_dirs = _dataset_dirs(dataset_dir)
+    if resume is not None and dataset_dirs:
+        raise ConfigError(
+            "--dataset-dir cannot change a resumed run: it reads the copies it started with",
+            field="--dataset-dir",
+        )
     sharded = None
     chosen = make_executor(executor, ray_address=ray_address)
     if chosen.name == "ray":
@@ -147,6 +160,7 @@ def run_command(
             text,
             config_file=config,
             tasks_dirs=list(tasks_dir),
+            dataset_dirs=dataset_dirs,
             resume=resume,
             progress=progress.update,
             on_plan=progress.start,
@@ -160,6 +174,21 @@ def run_command(
         f"{result.requests} model requests in {seconds:.1f} s → {escape(str(result.run.path))}",
         highlight=False,
     )
+
+
+def _dataset_dirs(given: list[str]) -> dict[str, Path]:
+    """``--dataset-dir TASK=DIR`` options as task → folder (a later one for a task wins)."""
+    out: dict[str, Path] = {}
+    for item in given:
+        task, sep, folder = item.partition("=")
+        if not sep or not task.strip() or not folder.strip():
+            raise ConfigError(
+                f"--dataset-dir {item!r} is not TASK=DIR",
+                field="--dataset-dir",
+                expected="a task name, '=', and a folder, e.g. librispeech_test_clean=./ls_clean",
+            )
+        out[task.strip()] = Path(folder.strip()).expanduser()
+    return out
 
 
 class _Progress:

@@ -175,6 +175,9 @@ class EvalConfig(Strict):
     """Seeds record sampling and the bootstrap intervals."""
     tasks_dirs: list[str] = []
     """Extra task registry folders (relative to the config file)."""
+    dataset_dirs: dict[str, str] = {}
+    """Task name → a local copy of its Hub dataset (relative to the config file): a
+    ``save_to_disk`` folder or a folder of the Hub's parquet files, read instead of the Hub."""
     output_dir: str = "runs/tasks"
     """Where run directories go (relative to the working directory)."""
     rate_limits: list[EndpointRateLimit] = []

@@ -126,45 +126,64 @@ def _rows(manifest: Path) -> Iterator[dict[str, Any]]:
 
 
 def _source_rows(
-    spec: TaskSpec, folder: Path | None
+    spec: TaskSpec, folder: Path | None, local_copy: Path | None, file: Path | None
 ) -> Iterator[tuple[dict[str, Any], AudioSource | None]]:
     """Each row of the dataset with its audio source (None: the audio column names a file)."""
-    from voxbench.tasks.hf import dataset_rows, load_hub_dataset, open_dataset
+    from voxbench.tasks.hf import dataset_rows, open_dataset
 
     if folder is None:
         assert spec.dataset.hub is not None
-        yield from dataset_rows(
-            load_hub_dataset(spec.dataset), spec.columns.audio, spec.dataset.hub
-        )
+        label = str(local_copy) if local_copy is not None else spec.dataset.hub
+        yield from dataset_rows(hub_dataset(spec, local_copy), spec.columns.audio, label, file)
         return
     if spec.dataset.format == "manifest":
         for row in _rows(folder / spec.dataset.manifest):
             yield row, None
         return
     dataset = open_dataset(folder, spec.dataset.format, spec.dataset.split)
-    yield from dataset_rows(dataset, spec.columns.audio, str(folder))
+    yield from dataset_rows(dataset, spec.columns.audio, str(folder), file)
 
 
-def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record]:
-    """Every record of a task's dataset, in dataset order (audio not decoded)."""
+def hub_dataset(spec: TaskSpec, local_copy: Path | None = None) -> Any:
+    """The ``datasets.Dataset`` of a Hub task: from its local copy when given, else the Hub."""
+    from voxbench.tasks.hf import load_hub_dataset, open_local_copy
+
+    if local_copy is not None:
+        return open_local_copy(local_copy, spec.dataset)
+    return load_hub_dataset(spec.dataset)
+
+
+def read_records(
+    spec: TaskSpec, *, file: Path | None = None, local_copy: Path | None = None
+) -> Iterator[Record]:
+    """Every record of a task's dataset, in dataset order (audio not decoded).
+
+    ``local_copy``: a folder holding a copy of a Hub task's dataset (``save_to_disk`` or the
+    Hub's parquet layout), read instead of the Hub with the task's config, split and columns.
+    """
     folder = dataset_folder(spec) if spec.dataset.hub is None else None
-    if folder is None:
-        where: Path | str = f"hub dataset {spec.dataset.hub}"
+    if folder is None and local_copy is not None:
+        where: Path | str = f"local copy {local_copy} of {spec.dataset.hub}"
+    elif folder is None:
+        where = f"hub dataset {spec.dataset.hub}"
     elif spec.dataset.format == "manifest":
         where = folder / spec.dataset.manifest
     else:
         where = folder
     cols = spec.columns
-    for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
-        needed = [c for c in (cols.id, cols.reference) if c is not None]
+    for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
+        needed = {"id": cols.id, "reference": cols.reference}
         if source is None:
-            needed.append(cols.audio)
-        missing = [c for c in needed if c not in row]
+            needed["audio"] = cols.audio
+        missing = {key: c for key, c in needed.items() if c is not None and c not in row}
         if missing:
+            named = ", ".join(f"{c} (columns.{key})" for key, c in missing.items())
             raise ConfigError(
-                f"record {number} has no column {', '.join(missing)}",
-                file=where,
-                expected=f"the columns named in {file or 'the task'} (columns: ...)",
+                f"record {number} of {where} has no column {named}; it has "
+                + ", ".join(sorted(row)),
+                file=file or where,
+                field="columns",
+                expected="the dataset's own column names under columns:",
             )
         language = row.get(cols.language) if cols.language else None
         reference = row[cols.reference]
@@ -190,27 +209,36 @@ def _label_reference(
     label = reference_label(reference, spec.labels, spec.label_map, mentioned=mentioned)
     if label is None:
         raise ConfigError(
-            f"record {record_id}: the reference {reference!r} names none of the labels",
-            file=where,
-            expected=f"one of {', '.join(spec.labels)} (or a label_map spelling) "
-            f"in {spec.columns.reference!r}: extend labels/label_map in {file or 'the task'}",
+            f"record {record_id} of {where}: the reference {reference!r} names none of the labels",
+            file=file or where,
+            field="labels",
+            expected=f"one of {', '.join(spec.labels)} (or a label_map spelling) in column "
+            f"{spec.columns.reference!r}: extend labels or label_map",
         )
     return label
 
 
-def dataset_fingerprint(spec: TaskSpec) -> str:
+def dataset_fingerprint(spec: TaskSpec, local_copy: Path | None = None) -> str:
     """What identifies the dataset's content: the manifest's SHA-256, or ``datasets``' fingerprint."""
-    from voxbench.tasks.hf import fingerprint, load_hub_dataset, open_dataset
+    from voxbench.tasks.hf import fingerprint, open_dataset
 
     if spec.dataset.hub is not None:
-        return "datasets:" + fingerprint(load_hub_dataset(spec.dataset))
+        return "datasets:" + fingerprint(hub_dataset(spec, local_copy))
     folder = dataset_folder(spec)
     if spec.dataset.format == "manifest":
         return "sha256:" + hashlib.sha256((folder / spec.dataset.manifest).read_bytes()).hexdigest()
     return "datasets:" + fingerprint(open_dataset(folder, spec.dataset.format, spec.dataset.split))
 
 
-def select_records(spec: TaskSpec, filters: Filters, *, seed: int, task: str = "") -> list[Record]:
+def select_records(
+    spec: TaskSpec,
+    filters: Filters,
+    *,
+    seed: int,
+    task: str = "",
+    local_copy: Path | None = None,
+    file: Path | None = None,
+) -> list[Record]:
     """The records ``filters`` keep: column and language equality, duration, then a seeded sample.
 
     The sample is drawn with ``random.Random(f"{seed}:{task}")`` so that every model sees the
@@ -218,7 +246,7 @@ def select_records(spec: TaskSpec, filters: Filters, *, seed: int, task: str = "
     """
     kept: list[Record] = []
     languages = set(filters.language or [])
-    for record in read_records(spec):
+    for record in read_records(spec, file=file, local_copy=local_copy):
         if languages and record.language not in languages:
             continue
         if any(str(record.columns.get(k)) != str(v) for k, v in filters.where.items()):
