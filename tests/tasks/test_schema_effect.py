@@ -326,6 +326,12 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "calls",
     ),
     "sample_rate": ("sample_rate: 16000\n", "sample_rate: 8000\n", "calls"),
+    "label_map": ("metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n",
+                  "metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n"
+                  "label_map: {s1: s2}\n", "scores"),
+    "reference_label": ("metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n",
+                        "metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n"
+                        "reference_label: mentioned\n", "scores"),
 }  # fmt: skip
 
 
@@ -334,7 +340,9 @@ def test_every_config_key_has_a_case() -> None:
 
 
 def test_every_task_key_has_a_case() -> None:
-    assert schema_paths(TaskSpec) == set(TASK_CASES) | set(AUDIO_TASK_CASES)
+    assert schema_paths(TaskSpec) == set(TASK_CASES) | set(AUDIO_TASK_CASES) | set(
+        JUDGED_TASK_CASES
+    )
 
 
 class _Observer:
@@ -534,6 +542,24 @@ JUDGE_CASES: dict[str, tuple[str, str, str]] = {
 
 def test_every_judge_key_has_a_case() -> None:
     assert {p for p in schema_paths(EvalConfig) if p.split(".")[0] == "judge"} == set(JUDGE_CASES)
+
+
+JUDGED_TASK_CASES: dict[str, tuple[str, str, str]] = {
+    "columns.question": ("", "columns: {question: speaker}\n", "judge_calls"),
+}
+"""Task keys whose effect is on what the LLM judge is shown."""
+
+
+@pytest.mark.parametrize("path", sorted(JUDGED_TASK_CASES))
+def test_judged_task_key_is_effective(
+    path: str, tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, key = JUDGED_TASK_CASES[path]
+    outcomes = []
+    for task in (a, b):
+        (tasks_dir / "mine" / "qa.yaml").write_text("extends: tiny\nmetrics: [llm_judge]\n" + task)
+        outcomes.append(_judge_outcome(M + QA + J, key, tmp_path, monkeypatch))
+    assert outcomes[0] != outcomes[1]
 
 
 def _judge_outcome(text: str, key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:

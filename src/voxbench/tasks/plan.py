@@ -112,6 +112,9 @@ class Job:
         }
         if asked.system:
             material["context"] = asked.system
+        question = self.spec.columns.question
+        if question is not None and record.columns.get(question) is not None:
+            material["question"] = str(record.columns[question])
         choices = self._choices(record)
         if choices:
             material["choices"] = _choices_text(choices)
@@ -135,6 +138,7 @@ class Job:
             labels=tuple(self.spec.labels),
             choices=tuple(self._choices(record)),
             tool_schemas={t["name"]: t.get("parameters", {}) for t in tools},
+            label_map=dict(self.spec.label_map),
             columns=dict(record.columns),
             **self._sql_context(record),
         )

@@ -68,7 +68,9 @@ class DatasetRef(Strict):
 class Columns(Strict):
     """Which manifest column holds what (absent optional columns are simply not used)."""
 
-    id: str = "id"
+    id: str | None = "id"
+    """None: the dataset has no id column (the AudioBench mirrors), and a record's id is its
+    row number (0-based)."""
     audio: str = "audio"
     reference: str = "reference"
     language: str | None = "language"
@@ -78,6 +80,9 @@ class Columns(Strict):
     tools: str | None = None
     """For function calling: a column holding the record's own tools (a JSON list of function
     schemas, as BFCL stores them); ``{tools}`` in a prompt and the call match then use them."""
+    question: str | None = None
+    """The question asked about the audio, as text, where the dataset has it (spoken QA):
+    the LLM judge is shown it."""
 
 
 class Prompt(Strict):
@@ -156,6 +161,13 @@ class TaskSpec(Strict):
     answer: AnswerKind = "text"
     """How the reply is read: as text, as one of ``labels``, a choice letter, or tool calls."""
     labels: list[str] = []
+    label_map: dict[str, str] = {}
+    """Other spellings of the labels → the label (``neu: neutral``, ``angry: anger``): applied
+    to the dataset's references and to the models' replies alike."""
+    reference_label: Literal["exact", "mentioned"] = "exact"
+    """How a label task's reference column holds the label: ``exact`` (the label or one of its
+    ``label_map`` spellings), or ``mentioned`` in a sentence ("The speaker sounds happy.", as
+    the AudioBench mirrors write it): the label it names first."""
     tools: Tools | None = None
     metrics: list[str] = Field(min_length=1)
     generation: Generation = Generation()
@@ -166,6 +178,18 @@ class TaskSpec(Strict):
     """The rubric of ``llm_judge_audio`` (the config's ``audio_judge`` says who judges)."""
     sql: SqlDatabase | None = None
     """The database ``sql_execution_match`` runs the gold and predicted SQL on."""
+
+    @model_validator(mode="after")
+    def _label_map_targets(self) -> TaskSpec:
+        if self.label_map and self.labels:
+            unknown = sorted(set(self.label_map.values()) - set(self.labels))
+            if unknown:
+                raise ValueError(
+                    f"label_map maps to {', '.join(unknown)}, which labels does not list"
+                )
+        if self.answer != "label" and (self.label_map or self.reference_label != "exact"):
+            raise ValueError("label_map and reference_label are for a task with answer: label")
+        return self
 
 
 @dataclass(frozen=True)
