@@ -153,10 +153,6 @@ class TaskSpec(Strict):
     """One task file, after ``extends`` is resolved."""
 
     description: str = ""
-    # Stand-in for cat14a's task metadata (licence, size, source_url): take cat14a's on merge.
-    licence: str = ""
-    size: int | None = None
-    source_url: str = ""
     dataset: DatasetRef
     language: str = "en"
     """The language of records whose manifest has no language column."""
