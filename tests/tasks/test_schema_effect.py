@@ -326,6 +326,9 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "calls",
     ),
     "sample_rate": ("sample_rate: 16000\n", "sample_rate: 8000\n", "calls"),
+    "licence": ("licence: CC BY 4.0\n", "licence: CC0\n", "task_info"),
+    "size": ("size: 6\n", "size: 7\n", "task_info"),
+    "source_url": ("source_url: 'https://a'\n", "source_url: 'https://b'\n", "task_info"),
 }  # fmt: skip
 
 
@@ -406,6 +409,9 @@ class _Observer:
             "row_scores": sorted(repr(r["scores"]) for r in rows),
             "output": result.run.path.parent.name,
             "description": {t: v["description"] for t, v in info["tasks"].items()},
+            "task_info": {
+                t: (v["licence"], v["size"], v["source_url"]) for t, v in info["tasks"].items()
+            },
             "hub_loads": list(self.hub_loads),
             "pacing": sorted(pacing),
         }
