@@ -171,7 +171,9 @@ def read_records(
         where = folder
     cols = spec.columns
     for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
-        needed = {"id": cols.id, "reference": cols.reference}
+        needed = {"reference": cols.reference}
+        if cols.id is not None:
+            needed["id"] = cols.id
         if source is None:
             needed["audio"] = cols.audio
         missing = {key: c for key, c in needed.items() if c not in row}
@@ -189,7 +191,7 @@ def read_records(
         if not isinstance(reference, str):
             reference = json.dumps(reference, ensure_ascii=False)
         yield Record(
-            id=str(row[cols.id]),
+            id=str(row[cols.id]) if cols.id is not None else str(number - 1),
             audio=source or FileAudio(folder / str(row[cols.audio])),  # type: ignore[operator]
             reference=reference,
             language=str(language or spec.language),

@@ -71,7 +71,9 @@ class DatasetRef(Strict):
 class Columns(Strict):
     """Which manifest column holds what (absent optional columns are simply not used)."""
 
-    id: str = "id"
+    id: str | None = "id"
+    """The record's id; null for a dataset without one (many Hub mirrors): the row's
+    position in the split (0, 1, …) is its id then."""
     audio: str = "audio"
     reference: str = "reference"
     language: str | None = "language"
