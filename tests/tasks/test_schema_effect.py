@@ -287,12 +287,33 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "dataset: {hub: vox-test/tiny, config: default, split: test, revision: v2}\n",
         "hub_loads",
     ),
+    "dataset.references_from": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "ids",
+    ),
+    "dataset.references_from.config": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: default, column: reference, key: id}}\n",
+        "ids",
+    ),
+    "dataset.references_from.column": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: language, key: id}}\n",
+        "calls",
+    ),
+    "dataset.references_from.key": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: language}}\n",
+        "calls",
+    ),
     "dataset.split": (
         "dataset: {path: hfd, format: hf_disk, split: test}\n",
         "dataset: {path: hfd, format: hf_disk, split: train}\n",
         "ids",
     ),
     "language": ("columns: {language: null}\nlanguage: en\n", "columns: {language: null}\nlanguage: fr\n", "languages"),
+    "target_language": ("metrics: [bleu]\n", "metrics: [bleu]\ntarget_language: zh\n", "row_scores"),
     "columns": ("", "columns: {reference: speaker}\n", "calls"),
     "columns.id": ("", "columns: {id: audio}\n", "ids"),
     "columns.audio": ("", "columns: {audio: alt_audio}\n", "calls"),
@@ -332,6 +353,9 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
     "reference_label": ("metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n",
                         "metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n"
                         "reference_label: mentioned\n", "scores"),
+    "licence": ("licence: CC BY 4.0\n", "licence: CC0\n", "task_info"),
+    "size": ("size: 6\n", "size: 7\n", "task_info"),
+    "source_url": ("source_url: 'https://a'\n", "source_url: 'https://b'\n", "task_info"),
 }  # fmt: skip
 
 
@@ -414,6 +438,9 @@ class _Observer:
             "row_scores": sorted(repr(r["scores"]) for r in rows),
             "output": result.run.path.parent.name,
             "description": {t: v["description"] for t, v in info["tasks"].items()},
+            "task_info": {
+                t: (v["licence"], v["size"], v["source_url"]) for t, v in info["tasks"].items()
+            },
             "hub_loads": list(self.hub_loads),
             "pacing": sorted(pacing),
         }

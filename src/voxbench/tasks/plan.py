@@ -133,7 +133,7 @@ class Job:
         return ScoringContext(
             reference=record.reference,
             language=record.language,
-            target_language=str(target or record.language),
+            target_language=str(target or self.spec.target_language or record.language),
             answer=self.spec.answer,
             labels=tuple(self.spec.labels),
             choices=tuple(self._choices(record)),
@@ -226,6 +226,9 @@ class Plan:
                 "fingerprint": dataset_fingerprint(spec, local),
                 "records": len(job.records),
                 "metrics": job.metrics,
+                "licence": spec.licence,
+                "size": spec.size,
+                "source_url": spec.source_url,
             }
             if local is not None:
                 out[job.task.name]["local_copy"] = {
