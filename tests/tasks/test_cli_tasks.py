@@ -94,6 +94,7 @@ def test_oracle_scores_perfectly_on_every_builtin_task(monkeypatch, capsys, tmp_
         "spoken_qa",
         "function_calling",
         "translation",
+        "sql",
     }
     assert scores["aggregates"]["asr"]["models"]["oracle"] == {"value": 0.0, "tasks": 2}
     assert "builtin_en_asr" in out and "100.00" in out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +270,11 @@ CONFIG_CASES: dict[str, tuple[str, str, str]] = {
 }
 
 BASE_TASK = "dataset: {path: data}\nmetrics: [wer]\n"
+SCHEMA = "prompt: {user: '{schema}'}\n"
+RUNAWAY = (  # gold queries that never end: the limit in each record's error
+    "dataset: {path: data, manifest: sql.jsonl}\nmetrics: [sql_execution_match]\n"
+    "columns: {reference: q}\n"
+)
 TASK_CASES: dict[str, tuple[str, str, str]] = {
     "description": ("description: one\n", "description: two\n", "description"),
     "dataset": ("", "dataset: {builtin: en_asr}\n", "ids"),
@@ -356,6 +362,16 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
     "licence": ("licence: CC BY 4.0\n", "licence: CC0\n", "task_info"),
     "size": ("size: 6\n", "size: 7\n", "task_info"),
     "source_url": ("source_url: 'https://a'\n", "source_url: 'https://b'\n", "task_info"),
+    "columns.tools": ("columns: {tools: null}\n", "columns: {tools: tl}\n", "error"),
+    "sql": (SCHEMA, SCHEMA + "sql: {builtin: conference}\n", "calls"),
+    "sql.builtin": (SCHEMA + "sql: {database: dbs/s1/s1.sqlite}\n",
+                    SCHEMA + "sql: {builtin: conference}\n", "calls"),
+    "sql.database": (SCHEMA + "sql: {database: dbs/s1/s1.sqlite}\n",
+                     SCHEMA + "sql: {database: dbs/s2/s2.sqlite}\n", "calls"),
+    "sql.db_id_column": (SCHEMA + "sql: {database: dbs, db_id_column: speaker}\n",
+                         SCHEMA + "sql: {database: dbs, db_id_column: language}\n", "calls"),
+    "sql.timeout_s": (RUNAWAY + "sql: {builtin: conference, timeout_s: 0.01}\n",
+                      RUNAWAY + "sql: {builtin: conference, timeout_s: 0.02}\n", "scores"),
 }  # fmt: skip
 
 
@@ -457,12 +473,32 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
 
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
     _write_hf_dataset(mine / "hfd")
+    _write_sql_fixtures(mine)
     if (mine / "hfd").is_dir():  # a second local copy of the Hub task tiny_hub
         shutil.copytree(mine / "hfd", mine / "hfd_copy")
     (mine / "tiny_hub.yaml").write_text(
         "dataset: {hub: vox-test/tiny, config: default, split: test}\nmetrics: [wer]\n"
     )
     return _Observer(tmp_path, monkeypatch)
+
+
+def _write_sql_fixtures(mine: Path) -> None:
+    """For the sql keys: a manifest whose column q is a query that never ends, and a database
+    per speaker and per language, each with a table of its own name."""
+    rows = [
+        json.loads(line) for line in (mine / "data" / "manifest.jsonl").read_text().splitlines()
+    ]
+    runaway = (
+        "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"
+    )
+    (mine / "data" / "sql.jsonl").write_text(
+        "".join(json.dumps({**r, "q": runaway}) + "\n" for r in rows)
+    )
+    for name in ("s1", "s2", "en", "fr"):
+        (mine / "dbs" / name).mkdir(parents=True)
+        conn = sqlite3.connect(mine / "dbs" / name / f"{name}.sqlite")
+        conn.execute(f"CREATE TABLE t_{name} (x INTEGER)")
+        conn.close()
 
 
 def _offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[Any]) -> None:

@@ -302,6 +302,9 @@ def build_plan(
             file=entry.file,
         )
         _check_metric_columns(entry, metrics, records)
+        if entry.spec.columns.tools is not None:  # every record's tools readable, before asking
+            for record in records:
+                record_tools(record, entry.spec.columns.tools, entry.file)
         if "sql_execution_match" in metrics:
             check_sql_task(entry.spec, entry.file, records)
         tools = _tools(entry)
