@@ -335,3 +335,32 @@ def test_bfcl_possible_answers_compare_scalar_values() -> None:
     assert [s["correct"] for s in stats] == [1, 0, 0]
     pooled = metric.pool(stats, np.random.default_rng(0))
     assert pooled["fields"]["convert.amount"]["accuracy"] == round(100 / 3, 2)
+
+
+def test_worker_processes_score_sql_and_ifeval_as_the_engine_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from voxbench.tasks import engine as engine_module
+    from voxbench.tasks.pool import WorkerPool
+
+    scored: list[str] = []
+
+    class Counting(WorkerPool):
+        def _submit(self, kind: str, *args: Any) -> Any:
+            scored.extend([kind] if kind == "score" else [])
+            return super()._submit(kind, *args)
+
+    monkeypatch.setattr(engine_module, "WorkerPool", Counting)
+    write_hub_fixture(tmp_path / "ifeval", IFEVAL_ROWS, config="ifeval")
+    text = "models: [{name: m, model: vllm/q}]\ntasks: [builtin_spoken_sql, voicebench_ifeval]\n"
+    text += "dataset_dirs: {voicebench_ifeval: ifeval}\n"
+    scores = []
+    for pooled in (False, True):
+        monkeypatch.setattr(engine_module, "POOL_MIN_RECORDS", 0 if pooled else 10**9)
+        monkeypatch.setattr(engine_module, "POOL_FIRST", True)
+        fakes = FakeEndpoints(reply=lambda r: f"```sql\n{r.reference}\n```")
+        result = run_yaml(text + f"output_dir: runs_{pooled}\n", tmp_path, fakes)
+        scores.append({t: v["m"]["metrics"] for t, v in result.scores["tasks"].items()})
+    assert scores[0] == scores[1]
+    assert len(scored) == 13  # 10 + 3 replies scored in the workers
+    assert scores[1]["builtin_spoken_sql"]["sql_execution_match"]["value"] == 100.0
