@@ -40,7 +40,7 @@ def test_the_tasks_are_registered_in_their_families() -> None:
         assert set(names) <= set(registry.expand(family, field="tasks")), family
         for name in names:
             spec = registry.get(name).spec
-            assert spec.licence and spec.metrics
+            assert spec.metrics and (spec.dataset.builtin or spec.licence and spec.source_url)
     assert registry.get("bfcl_parallel_audio").spec.dataset.config == "BFCL_v3_parallel"
 
 
