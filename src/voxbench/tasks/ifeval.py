@@ -361,19 +361,24 @@ def score(prediction: str, ctx: Any) -> dict[str, Any]:
     }
 
 
-def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+def pool(
+    stats: Sequence[dict[str, Any]],
+    rng: np.random.Generator | None,
+    *,
+    mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
+    ratio_pool: Callable[..., dict[str, Any]],
+) -> dict[str, Any]:
     """Prompt-level strict accuracy as the value; loose and instruction levels beside it, each
-    with its interval; per-instruction accuracy; unchecked instructions counted per id."""
-    from voxbench.tasks.metrics import _mean_pool, _ratio_pool
-
+    with its interval; per-instruction accuracy; unchecked instructions counted per id (the
+    pools are passed in by ``tasks.metrics``, which imports this module)."""
     whole = [s for s in stats if s["strict_prompt"] is not None]
-    out = _mean_pool("strict_prompt")(whole, rng)
-    out["loose_prompt"] = _mean_pool("loose_prompt")(whole, rng)
-    for level in ("strict", "loose"):
+    out = mean_pool("strict_prompt")(whole, rng)
+    out["loose_prompt"] = mean_pool("loose_prompt")(whole, rng)
+    for level in ("strict", "loose"):  # the ratio pool: Σ followed / Σ instructions
         per_record = [
             {"errors": sum(s[level]), "units": len(s[level]), "normalizer": ""} for s in stats
         ]
-        out[f"{level}_instruction"] = _ratio_pool(per_record, rng)
+        out[f"{level}_instruction"] = ratio_pool(per_record, rng)
     per_id: dict[str, list[int]] = {}
     for s in stats:
         for instruction, ok in zip(s["ids"], s["strict"], strict=True):

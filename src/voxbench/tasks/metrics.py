@@ -9,6 +9,7 @@ failed (an error after retries) are never scored: the caller counts them apart.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -482,14 +483,15 @@ METRICS: dict[str, Metric] = {
                "undecided records counted apart", True, _not_judged, _decided_mean_pool("correct"),
                judged=True),
         Metric("instruction_following", "IFEval instructions followed (%): prompt-level strict, "
-               "loose and instruction levels beside it", True, ifeval.score, ifeval.pool,
+               "loose and instruction levels beside it", True, ifeval.score,
+               functools.partial(ifeval.pool, mean_pool=_mean_pool, ratio_pool=_ratio_pool),
                columns=("instruction_id_list", "kwargs")),
         Metric("numeric_match", "the reply's final number equals the reference's (%)", True,
-               numeric.score, numeric.pool),
+               numeric.score, functools.partial(numeric.pool, mean_pool=_mean_pool)),
         Metric("sql_execution_match", "the predicted SQL returns the gold SQL's rows (%), "
-               "failing gold queries counted apart", True, sql.score, sql.pool),
+               "failing gold queries counted apart", True, sql.score, functools.partial(sql.pool, mean_pool=_mean_pool)),
         Metric("refusal", "replies that refuse (%), by a phrase classifier", True, refusal.score,
-               refusal.pool),
+               functools.partial(refusal.pool, mean_pool=_mean_pool)),
         Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
                audio_judge_metric.not_judged, _spoken_pool, judged=True,
                hears_audio=True),

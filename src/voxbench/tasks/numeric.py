@@ -11,7 +11,7 @@ failed every reply without ``\\boxed``). A GSM8K reference ends ``#### n``: its 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -156,10 +156,14 @@ def score(prediction: str, ctx: Any) -> dict[str, Any]:
     return {"correct": int(ok), "answer": _show(got), "reference": _show(expected)}
 
 
-def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
-    """Accuracy (%), and how many replies held no number at all."""
-    from voxbench.tasks.metrics import _mean_pool
-
-    out = _mean_pool("correct")(stats, rng)
+def pool(
+    stats: Sequence[dict[str, Any]],
+    rng: np.random.Generator | None,
+    *,
+    mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
+) -> dict[str, Any]:
+    """Accuracy (%), and how many replies held no number at all (``mean_pool``: the mean with
+    its interval, passed in by ``tasks.metrics``, which imports this module)."""
+    out = mean_pool("correct")(stats, rng)
     out["no_answer"] = sum(1 for s in stats if s["answer"] is None)
     return out

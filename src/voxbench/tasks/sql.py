@@ -357,12 +357,16 @@ def score(prediction: str, ctx: Any) -> dict[str, Any]:
     return {"correct": int(ok), "outcome": "match" if ok else "mismatch"}
 
 
-def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
-    """Execution accuracy (%) over records whose gold ran; the others counted and named."""
-    from voxbench.tasks.metrics import _mean_pool
-
+def pool(
+    stats: Sequence[dict[str, Any]],
+    rng: np.random.Generator | None,
+    *,
+    mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
+) -> dict[str, Any]:
+    """Execution accuracy (%) over records whose gold ran; the others counted and named
+    (``mean_pool`` is passed in by ``tasks.metrics``)."""
     ran = [s for s in stats if s["outcome"] != "gold_error"]
-    out = _mean_pool("correct")(ran, rng)
+    out = mean_pool("correct")(ran, rng)
     failed = Counter(s["gold_error"] for s in stats if s["outcome"] == "gold_error")
     out["gold_errors"] = sum(failed.values())
     if failed:
