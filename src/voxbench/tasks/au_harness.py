@@ -21,9 +21,9 @@ import yaml
 from voxbench.core.errors import ConfigError
 from voxbench.providers.registry import Role, find_provider
 from voxbench.tasks import au_harness_names as names
+from voxbench.tasks.config import EvalConfig
 from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.spec import TaskRegistry
-from voxbench.tasks.config import EvalConfig
 from voxbench.tasks.yamlio import read_yaml, validate
 
 _ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
@@ -32,10 +32,6 @@ _JINJA = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 AU_DEFAULT_CHUNK_SECONDS = 30
 AU_DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
-AU_MODEL_KEYS = frozenset(
-    "name model inference_type url auth_token api_version batch_size chunk_size timeout "
-    "retry_attempts delay location project_id reasoning_effort postprocessor".split()
-)
 
 
 @dataclass
@@ -378,10 +374,10 @@ class _Converter:
             by_model.setdefault((out["model"], out["api"]), []).append(item)
         result: list[dict[str, Any]] = []
         taken = {out["name"] for _, _, out in converted}
-        for (model, _api), items in by_model.items():
+        for items in by_model.values():
             au_model = str(items[0][1]["model"])
             if len(items) == 1 or not all(out.get("base_url") for _, _, out in items):
-                for _, raw, out in items:
+                for _, _, out in items:
                     result.append(out)
                     self.names_of_model.setdefault(au_model, []).append(out["name"])
                 continue
