@@ -144,7 +144,7 @@ def _section(out: str, title: str) -> str:
 
 def test_a_full_config_converts_key_by_key(monkeypatch, capsys, tmp_path, registry) -> None:
     code, out, err = _import(
-        monkeypatch, capsys, tmp_path, FULL, "-o", "eval.yaml", "--tasks-dir", str(registry)
+        monkeypatch, capsys, tmp_path, FULL, "--out", "eval.yaml", "--tasks-dir", str(registry)
     )
     assert code == 0, out + err
     text = (tmp_path / "eval.yaml").read_text()
@@ -331,7 +331,7 @@ models:
     auth_token: "???"
     model: "speech_lora"
 """
-    code, out, err = _import(monkeypatch, capsys, tmp_path, config, "-o", "eval.yaml")
+    code, out, err = _import(monkeypatch, capsys, tmp_path, config, "--out", "eval.yaml")
     assert code == 0, out + err
     assert "prompt_overrides: never applied" in out
     assert "your old runs used each task's own prompt" in out

@@ -286,7 +286,7 @@ def import_config_command(
     source: str = typer.Argument(..., help="The harness the config comes from: au-harness."),
     config: Path = typer.Argument(..., help="Its run configuration (YAML)."),
     output: Path | None = typer.Option(
-        None, "-o", "--output", help="Write the eval.yaml here (default: print it on stdout)."
+        None, "--out", help="Write the eval.yaml here (default: print it on stdout)."
     ),
     tasks_dir: list[Path] = typer.Option(
         [], "--tasks-dir", help="Extra task registry folders to map task names onto."
