@@ -389,3 +389,46 @@ def test_the_names_table_follows_the_registry_naming_rule() -> None:
     assert names.METRICS["llm_judge_redteaming"].names == ("llm_judge_refusal",)
     assert names.METRICS["diarization_metrics"].names == ("wder", "cpwer")
     assert "comet" in names.NO_METRIC
+
+
+def test_bad_values_are_reported_and_the_output_stays_valid(monkeypatch, capsys, tmp_path):
+    config = """\
+task_metric: [["asr", "word_error_rate"], ["asr"]]
+filter: {num_samples: ten, length_filter: [5]}
+filters: {language: 3}
+judge_settings: {judge_type: vllm, judge_concurrency: -1, judge_api_endpoint: "http://j/v1"}
+models:
+  - {name: m, inference_type: vllm, url: "http://h:1/v1", model: m, batch_size: 0,
+     timeout: fast, retry_attempts: 2}
+  - {name: n, inference_type: vllm}
+  - just a string
+generation_params_override:
+  - {model: m, generation_params: {max_completion_tokens: 0, temperature: 0.2}}
+temperature_overrides:
+  - {task: asr, temperature: hot}
+"""
+    code, out, err = _import(monkeypatch, capsys, tmp_path, config, "--out", "eval.yaml")
+    assert code == 0, out + err
+    unmapped = _section(out, "Not mapped (")
+    for line in (
+        "models[0].batch_size: 0 is below 1",
+        "models[0].timeout: 'fast' is not a number",
+        "models[1]: needs name and model",
+        "models[2]: not a mapping",
+        "task_metric[1]: not a [task, metric] pair",
+        "filter.num_samples: 'ten' is not a whole number",
+        "filter.length_filter: not a [min_s, max_s] pair",
+        "filters.language: 3 is not a language code",
+        "judge_settings.judge_concurrency: -1 is below 1",
+        "generation_params_override[0].generation_params.max_completion_tokens: 0 is below 1",
+        "temperature_overrides[0].temperature: 'hot' is not a number",
+    ):
+        assert line in unmapped, line
+    config_out = yaml.safe_load((tmp_path / "eval.yaml").read_text())
+    assert config_out["models"] == [
+        {"name": "m", "model": "vllm/m", "api": "chat", "base_url": "http://h:1/v1", "retries": 1}
+    ]
+    assert config_out["overrides"] == [{"model": "m", "generation": {"temperature": 0.2}}]
+    assert config_out["judge"] == {"model": "vllm/gpt-4o-mini", "base_url": "http://j/v1"}
+    assert "filters" not in config_out
+    parse_config((tmp_path / "eval.yaml").read_text(), file=tmp_path / "eval.yaml")

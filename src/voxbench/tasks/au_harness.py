@@ -303,7 +303,10 @@ class _Converter:
             return None
         self.mapped(f"{key}.model + inference_type", f"{key}.model {out['model']} ({where})")
         for field_name, raw_value in raw.items():
-            self.model_field(field_name, raw_value, raw, out, key, kind)
+            try:
+                self.model_field(field_name, raw_value, raw, out, key, kind)
+            except BadValue as exc:
+                self.unmapped(f"{key}.{field_name}", str(exc))
         self.name_of[name] = name
         return out
 
@@ -329,13 +332,13 @@ class _Converter:
                 out["api_key"] = secret
                 self.mapped(path, f"{key}.api_key ({secret})")
         elif field_name == "batch_size":
-            out["max_concurrency"] = int(value)
+            out["max_concurrency"] = _whole(value, minimum=1)
             self.mapped(path, f"{key}.max_concurrency (requests in flight)")
         elif field_name == "timeout":
-            out["timeout_s"] = float(value)
+            out["timeout_s"] = _number(value, positive=True)
             self.mapped(path, f"{key}.timeout_s")
         elif field_name == "retry_attempts":
-            out["retries"] = max(0, int(value) - 1)
+            out["retries"] = max(0, _whole(value, minimum=1) - 1)
             self.mapped(
                 path, f"{key}.retries: {out['retries']} (AU-Harness counted the first try too)"
             )
@@ -446,75 +449,86 @@ class _Converter:
         self.out["tasks"] = tasks
 
     def filter_singular(self, value: Any) -> None:
-        if not isinstance(value, dict):
-            self.unmapped("filter", "not a mapping")
-            return
-        filters = self.out.setdefault("filters", {})
-        for key, item in value.items():
-            path = f"filter.{key}"
-            if key == "num_samples":
-                filters["num_samples"] = int(item)
-                self.mapped(path, "filters.num_samples")
-                self.note(
-                    "num_samples: AU-Harness took the FIRST N records; voxbench draws a seeded "
-                    "random sample of N (seed: 0), so the records differ"
-                )
-            elif key in ("length_filter", "length"):
-                self.ignored(
-                    path,
-                    "never applied: AU-Harness read filter.length and accepted only a tuple, "
-                    "which YAML cannot give — every clip was kept",
-                )
-                self.length(item, path, filters)
-            else:
-                self.unmapped(path, "not a filter AU-Harness reads")
+        self.guarded("filter", value, self._filter_singular)
 
     def filters_plural(self, value: Any) -> None:
+        self.guarded("filters", value, self._filters_plural)
+
+    def guarded(self, name: str, value: Any, handler: Any) -> None:
+        """Run ``handler`` key by key: a bad value is reported and the key skipped."""
         if not isinstance(value, dict):
-            self.unmapped("filters", "not a mapping")
+            self.unmapped(name, "not a mapping")
             return
+        for key, item in value.items():
+            try:
+                handler(key, item)
+            except BadValue as exc:
+                self.unmapped(f"{name}.{key}", str(exc))
+
+    def _filter_singular(self, key: str, item: Any) -> None:
+        path = f"filter.{key}"
+        filters = self.out.setdefault("filters", {})
+        if key == "num_samples":
+            filters["num_samples"] = _whole(item, minimum=1)
+            self.mapped(path, "filters.num_samples")
+            self.note(
+                "num_samples: AU-Harness took the FIRST N records; voxbench draws a seeded "
+                "random sample of N (seed: 0), so the records differ"
+            )
+        elif key in ("length_filter", "length"):
+            self.ignored(
+                path,
+                "never applied: AU-Harness read filter.length and accepted only a tuple, "
+                "which YAML cannot give — every clip was kept",
+            )
+            self.length(item, path, filters)
+        else:
+            self.unmapped(path, "not a filter AU-Harness reads")
+
+    def _filters_plural(self, key: str, item: Any) -> None:
+        path = f"filters.{key}"
         filters = self.out.setdefault("filters", {})
         live = self.data.get("filter") if isinstance(self.data.get("filter"), dict) else {}
-        for key, item in value.items():
-            path = f"filters.{key}"
-            if key == "num_samples":
-                self.ignored(
-                    path,
-                    "validated only: AU-Harness's preprocessors read filter.num_samples "
-                    "(singular), so every record ran",
-                )
-                if "num_samples" in live:
-                    self.unmapped(path, "filter.num_samples is the one converted")
-                else:
-                    filters["num_samples"] = int(item)
-                    self.mapped(path, "filters.num_samples (flagged: now applied)")
-            elif key == "length_filter":
-                self.ignored(path, "validated only: never applied, every clip was kept")
-                if "length_filter" in live:
-                    self.unmapped(path, "filter.length_filter is the one converted")
-                else:
-                    self.length(item, path, filters)
-            elif key == "language":
-                filters["language"] = [str(item)]
-                self.mapped(path, "filters.language")
-                self.note(
-                    "filters.language: AU-Harness kept the tasks whose language matched and "
-                    "crashed on any other; voxbench keeps the records in that language"
-                )
-            elif key == "accented":
-                self.unmapped(
-                    path,
-                    "AU-Harness chose tasks by their accented flag (and crashed on any other); "
-                    "voxbench tasks have no such flag: list the accented tasks by name",
-                )
+        if key == "num_samples":
+            self.ignored(
+                path,
+                "validated only: AU-Harness's preprocessors read filter.num_samples "
+                "(singular), so every record ran",
+            )
+            if "num_samples" in live:
+                self.unmapped(path, "filter.num_samples is the one converted")
             else:
-                self.unmapped(path, "not a filter AU-Harness reads")
+                filters["num_samples"] = _whole(item, minimum=1)
+                self.mapped(path, "filters.num_samples (flagged: now applied)")
+        elif key == "length_filter":
+            self.ignored(path, "validated only: never applied, every clip was kept")
+            if "length_filter" in live or "length" in live:
+                self.unmapped(path, "filter.length_filter is the one converted")
+            else:
+                self.length(item, path, filters)
+        elif key == "language":
+            if not isinstance(item, str) or not item:
+                raise BadValue(f"{item!r} is not a language code")
+            filters["language"] = [item]
+            self.mapped(path, "filters.language")
+            self.note(
+                "filters.language: AU-Harness kept the tasks whose language matched and "
+                "crashed on any other; voxbench keeps the records in that language"
+            )
+        elif key == "accented":
+            self.unmapped(
+                path,
+                "AU-Harness chose tasks by their accented flag (and crashed on any other); "
+                "voxbench tasks have no such flag: list the accented tasks by name",
+            )
+        else:
+            self.unmapped(path, "not a filter AU-Harness reads")
 
     def length(self, item: Any, path: str, filters: dict[str, Any]) -> None:
         if not (isinstance(item, list | tuple) and len(item) == 2):
             self.unmapped(path, "not a [min_s, max_s] pair")
             return
-        low, high = float(item[0]), float(item[1])
+        low, high = _number(item[0]), _number(item[1], positive=True)
         if low > 0:
             filters["min_duration_s"] = low
         filters["max_duration_s"] = high
@@ -580,29 +594,35 @@ class _Converter:
         judge["model"] = f"{provider}/{model}"
         self.mapped("judge_settings.judge_type + judge_model", f"judge.model {judge['model']}")
         for key, item in value.items():
-            path = f"judge_settings.{key}"
-            if key in ("judge_type", "judge_model"):
-                continue
-            if key == "judge_api_endpoint":
-                judge["base_url"] = env_ref(str(item))
-                self.mapped(path, "judge.base_url")
-            elif key == "judge_api_key":
-                secret = self.secret(item, "judge", path)
-                if secret is not None:
-                    judge["api_key"] = secret
-                    self.mapped(path, f"judge.api_key ({secret})")
-            elif key == "judge_concurrency":
-                judge["max_concurrency"] = int(item)
-                self.mapped(path, "judge.max_concurrency")
-            elif key == "judge_temperature":
-                self.unmapped(path, "voxbench's judge always asks at temperature 0")
-            elif key == "judge_api_version":
-                self.unmapped(path, "set AZURE_OPENAI_API_VERSION in the environment instead")
-            elif key == "judge_prompt_model_override":
-                self.ignored(path, "never applied: AU-Harness's judge read prompt_override")
-            else:
-                self.unmapped(path, "not a judge setting AU-Harness reads")
+            try:
+                self.judge_setting(key, item, judge)
+            except BadValue as exc:
+                self.unmapped(f"judge_settings.{key}", str(exc))
         self.out["judge"] = judge
+
+    def judge_setting(self, key: str, item: Any, judge: dict[str, Any]) -> None:
+        path = f"judge_settings.{key}"
+        if key in ("judge_type", "judge_model"):
+            return
+        if key == "judge_api_endpoint":
+            judge["base_url"] = env_ref(str(item))
+            self.mapped(path, "judge.base_url")
+        elif key == "judge_api_key":
+            secret = self.secret(item, "judge", path)
+            if secret is not None:
+                judge["api_key"] = secret
+                self.mapped(path, f"judge.api_key ({secret})")
+        elif key == "judge_concurrency":
+            judge["max_concurrency"] = _whole(item, minimum=1)
+            self.mapped(path, "judge.max_concurrency")
+        elif key == "judge_temperature":
+            self.unmapped(path, "voxbench's judge always asks at temperature 0")
+        elif key == "judge_api_version":
+            self.unmapped(path, "set AZURE_OPENAI_API_VERSION in the environment instead")
+        elif key == "judge_prompt_model_override":
+            self.ignored(path, "never applied: AU-Harness's judge read prompt_override")
+        else:
+            self.unmapped(path, "not a judge setting AU-Harness reads")
 
     def overrides_for(
         self, entry: dict[str, Any], key: str, *, au_matches: str
@@ -662,12 +682,15 @@ class _Converter:
     def generation(self, params: dict[str, Any], key: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, item in params.items():
-            if name == "temperature":
-                out["temperature"] = float(item)
-            elif name in ("max_completion_tokens", "max_tokens"):
-                out["max_tokens"] = int(item)
-            else:
-                self.unmapped(f"{key}.{name}", "voxbench sends temperature and max_tokens only")
+            try:
+                if name == "temperature":
+                    out["temperature"] = _number(item)
+                elif name in ("max_completion_tokens", "max_tokens"):
+                    out["max_tokens"] = _whole(item, minimum=1)
+                else:
+                    self.unmapped(f"{key}.{name}", "voxbench sends temperature and max_tokens only")
+            except BadValue as exc:
+                self.unmapped(f"{key}.{name}", str(exc))
         return out
 
     def prompt_overrides(self, value: Any) -> None:
@@ -724,10 +747,15 @@ class _Converter:
             if not isinstance(entry, dict) or "temperature" not in entry:
                 self.unmapped(key, "no temperature")
                 continue
+            try:
+                temperature = _number(entry["temperature"])
+            except BadValue as exc:
+                self.unmapped(f"{key}.temperature", str(exc))
+                continue
             scopes = self.overrides_for(entry, key, au_matches="name")
             if scopes is None:
                 continue
-            self.add_overrides(scopes, {"generation": {"temperature": float(entry["temperature"])}})
+            self.add_overrides(scopes, {"generation": {"temperature": temperature}})
             self.mapped(
                 key,
                 "overrides[].generation.temperature (flagged: AU-Harness never applied it — "
@@ -742,6 +770,26 @@ class _Converter:
                 "voxbench writes each run to output_dir (runs/tasks/<timestamp>_<id>/: "
                 "run.json, records.jsonl, scores.json, report.md); no log file to name",
             )
+
+
+class BadValue(ValueError):
+    """A key's value AU-Harness would take but voxbench cannot (reported, the key skipped)."""
+
+
+def _whole(value: Any, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise BadValue(f"{value!r} is not a whole number")
+    if value < minimum:
+        raise BadValue(f"{value!r} is below {minimum}")
+    return int(value)
+
+
+def _number(value: Any, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadValue(f"{value!r} is not a number")
+    if value < 0 or (positive and value == 0):
+        raise BadValue(f"{value!r} must be {'above' if positive else 'at least'} 0")
+    return float(value)
 
 
 _ORDER = ("models", "tasks", "filters", "aggregate", "overrides", "judge", "tasks_dirs")
