@@ -368,7 +368,12 @@ def test_the_names_table_follows_the_registry_naming_rule() -> None:
     cases = {
         "librispeech_test_clean": ("librispeech_test_clean",),
         "fleurs_fr_fr": ("fleurs_asr_fr_fr",),
-        "covost2_zh-CN_en": ("covost2_zh_cn_en",),
+        "covost2_zh-CN_en": ("covost2_zh_cn_en", "covost2_zh_en"),
+        "covost2_en_de": ("covost2_en_de",),
+        "fleurs_es_419": ("fleurs_asr_es_419",),
+        "fleurs_cmn_hans_cn": ("fleurs_asr_cmn_hans_cn",),
+        "slue_p2_sqa5_test": ("slue_sqa5",),
+        "mmsu_biology": ("voicebench_mmsu_biology",),
         "meld_emotion_test": ("meld_emotion",),
         "iemocap_gender_recognition": ("iemocap_gender",),
         "bfcl_audio_simple": ("bfcl_simple_audio",),
@@ -378,7 +383,12 @@ def test_the_names_table_follows_the_registry_naming_rule() -> None:
         "voicebench_ifeval_audio": ("voicebench_ifeval",),
         "spider_audio": ("spider_audio",),
         "advbench": ("voicebench_advbench",),
-        "common_voice_15_fr": ("common_voice_fr", "common_voice_15_fr"),
+        "common_voice_15_fr": ("common_voice_15_fr", "common_voice_17_fr"),
+        "common_voice_15_zh-CN": (
+            "common_voice_15_zh_cn",
+            "common_voice_17_zh_cn",
+            "common_voice_17_zh",
+        ),
         "mnsc_asr_part1_test": ("mnsc_asr_part1",),
         "voxceleb_accent_test": ("voxceleb_accent",),
         "gsm8k_text": (),
@@ -432,3 +442,23 @@ temperature_overrides:
     assert config_out["judge"] == {"model": "vllm/gpt-4o-mini", "base_url": "http://j/v1"}
     assert "filters" not in config_out
     parse_config((tmp_path / "eval.yaml").read_text(), file=tmp_path / "eval.yaml")
+
+
+def test_a_stand_in_task_says_how_it_differs(monkeypatch, capsys, tmp_path, registry) -> None:
+    (registry / "asr" / "common_voice_17_fr.yaml").write_text(
+        TASK.format(name="cv17 fr", data=registry / "data", metrics="wer")
+    )
+    config = """\
+task_metric: [["common_voice_15_fr", "word_error_rate"], ["covost2_zh-CN_en", "all"]]
+models: [{name: m, inference_type: vllm, url: "http://h:1/v1", model: m}]
+"""
+    code, out, err = _import(
+        monkeypatch, capsys, tmp_path, config, "--out", "eval.yaml", "--tasks-dir", str(registry)
+    )
+    assert code == 0, out + err
+    assert yaml.safe_load((tmp_path / "eval.yaml").read_text())["tasks"] == [
+        {"name": "common_voice_17_fr", "metrics": ["wer"]},
+        "covost2_zh_cn_en",
+    ]
+    notes = _section(out, "Behaves differently in voxbench (")
+    assert "common_voice_15_fr → common_voice_17_fr: Common Voice 17 stands in" in notes

@@ -148,9 +148,12 @@ class _Converter:
         if name in names.NO_EQUIVALENT:
             self.unmapped(f"{key} {name}", names.NO_EQUIVALENT[name])
             return []
-        candidates = names.task_candidates(name)
-        for candidate in (*candidates, name):
+        noted = names.task_candidates_noted(name)
+        candidates = tuple(c for c, _ in noted)
+        for candidate, caveat in (*noted, (name, "")):
             if candidate in known_tasks:
+                if caveat:
+                    self.note(f"{name} → {candidate}: {caveat}")
                 return [candidate]
         groups = [g for g in names.GROUPS.get(name, ()) if g in known_groups]
         if groups:

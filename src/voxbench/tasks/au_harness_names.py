@@ -41,6 +41,7 @@ TASKS: dict[str, tuple[str, ...]] = {
     "voxceleb_accent_test": ("voxceleb_accent",),
     "mmau_mini": ("mmau_mini",),
     "SLURP-intent": ("slurp_intent",),
+    "slue_p2_sqa5_test": ("slue_sqa5",),
     "spoken_squad_test": ("spoken_squad",),
     "public_sg_speech_qa_test": ("public_sg_speech_qa",),
     "openbookqa": ("voicebench_openbookqa",),
@@ -62,30 +63,52 @@ NO_EQUIVALENT: dict[str, str] = {
     "mtbench_audio": "multi-turn chat judged 1–10 per turn (MT-Bench): no such task or judge here",
 }
 
-# Families of names, by pattern: (AU-Harness regex, voxbench templates).
-PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"fleurs_(?P<lang>[a-z]+_[a-z]+)"), ("fleurs_asr_{lang}",)),
-    (re.compile(r"covost2_(?P<src>[A-Za-z-]+)_(?P<tgt>[A-Za-z-]+)"), ("covost2_{src}_{tgt}",)),
-    (
-        re.compile(r"common_voice_15_(?P<lang>[A-Za-z-]+)"),
-        ("common_voice_{lang}", "common_voice_15_{lang}"),
+CV_RELEASE = (
+    "Common Voice 17 stands in for AU-Harness's Common Voice 15: a later release of the same "
+    "language, so its records differ"
+)
+
+
+@dataclass(frozen=True)
+class NamePattern:
+    """A family of AU-Harness names: its regex, our names (best first), and a caveat."""
+
+    regex: re.Pattern[str]
+    templates: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    """A caveat per template (empty: none), said when that template's task is the one found."""
+
+
+# Families of names, by pattern. A template may use each group's slug ({lang}) or its first
+# subtag ({lang_base}: "zh-CN" → "zh").
+PATTERNS: tuple[NamePattern, ...] = (
+    NamePattern(re.compile(r"fleurs_(?P<lang>[a-z]+(?:_[a-z0-9]+)+)"), ("fleurs_asr_{lang}",)),
+    NamePattern(
+        re.compile(r"covost2_(?P<src>[A-Za-z]+(?:-[A-Za-z]+)?)_(?P<tgt>[A-Za-z]+(?:-[A-Za-z]+)?)"),
+        ("covost2_{src}_{tgt}", "covost2_{src_base}_{tgt_base}"),
     ),
-    (re.compile(r"voxpopuli_(?P<lang>[a-z_]+)"), ("voxpopuli_{lang}",)),
-    (re.compile(r"librispeech_multilingual_(?P<lang>[a-z]+)"), ("mls_{lang}",)),
-    (re.compile(r"gigaspeech2_(?P<lang>[a-z]+)_test"), ("gigaspeech2_{lang}",)),
-    (re.compile(r"callhome_asr_(?P<lang>[a-z]+)"), ("callhome_asr_{lang}",)),
-    (re.compile(r"callhome_diarization_(?P<lang>[a-z]+)"), ("callhome_diarization_{lang}",)),
-    (re.compile(r"mnsc_(?P<rest>[a-z0-9_]+)_test"), ("mnsc_{rest}",)),
-    (re.compile(r"sd-qa_(?P<accent>[a-z_]+)_audio"), ("voicebench_sd_qa_{accent}",)),
-    (re.compile(r"voicebench_mmsu_(?P<domain>[a-z_]+)_audio"), ("voicebench_mmsu_{domain}",)),
+    NamePattern(
+        re.compile(r"common_voice_15_(?P<lang>[A-Za-z]+(?:-[A-Za-z]+)?)"),
+        ("common_voice_15_{lang}", "common_voice_17_{lang}", "common_voice_17_{lang_base}"),
+        ("", CV_RELEASE, CV_RELEASE),
+    ),
+    NamePattern(re.compile(r"voxpopuli_(?P<lang>[a-z_]+)"), ("voxpopuli_{lang}",)),
+    NamePattern(re.compile(r"librispeech_multilingual_(?P<lang>[a-z]+)"), ("mls_{lang}",)),
+    NamePattern(re.compile(r"gigaspeech2_(?P<lang>[a-z]+)_test"), ("gigaspeech2_{lang}",)),
+    NamePattern(re.compile(r"callhome_asr_(?P<lang>[a-z]+)"), ("callhome_asr_{lang}",)),
+    NamePattern(
+        re.compile(r"callhome_diarization_(?P<lang>[a-z]+)"), ("callhome_diarization_{lang}",)
+    ),
+    NamePattern(re.compile(r"mnsc_(?P<rest>[a-z0-9_]+)_test"), ("mnsc_{rest}",)),
+    NamePattern(re.compile(r"sd-qa_(?P<accent>[a-z_]+)_audio"), ("voicebench_sd_qa_{accent}",)),
+    NamePattern(re.compile(r"mmsu_(?P<domain>[a-z_]+)"), ("voicebench_mmsu_{domain}",)),
     # BFCL: both the tools-in-the-prompt and the native-tools variants are one task here
     # (voxbench offers the tools natively and renders them where a prompt says {tools}).
-    (
-        re.compile(r"bfcl_audio_(?P<kind>[a-z_]+?)(?:_no_prompt)?"),
-        ("bfcl_{kind}_audio",),
+    NamePattern(
+        re.compile(r"bfcl_audio_(?P<kind>[a-z_]+?)(?:_no_prompt)?"), ("bfcl_{kind}_audio",)
     ),
-    (re.compile(r"bfcl_text_[a-z_]+|sd-qa_[a-z_]+_text|voicebench_mmsu_[a-z_]+_text"), ()),
-    (re.compile(r"(?P<name>[a-z0-9_]+)_test"), ("{name}",)),
+    NamePattern(re.compile(r"bfcl_text_[a-z_]+|sd-qa_[a-z_]+_text"), ()),
+    NamePattern(re.compile(r"(?P<name>[a-z0-9_]+)_test"), ("{name}",)),
 )
 
 # AU-Harness task folders usable as groups → voxbench groups (registry folders).
@@ -189,16 +212,29 @@ NO_METRIC: dict[str, str] = {
 
 def task_candidates(name: str) -> tuple[str, ...]:
     """The voxbench task names that may correspond to AU-Harness task ``name``, best first."""
+    return tuple(candidate for candidate, _ in task_candidates_noted(name))
+
+
+def task_candidates_noted(name: str) -> tuple[tuple[str, str], ...]:
+    """``task_candidates`` with each one's caveat ("" when none)."""
     if name in TASKS:
-        return TASKS[name]
+        return tuple((t, "") for t in TASKS[name])
     if name in NO_EQUIVALENT:
         return ()
-    for pattern, templates in PATTERNS:
-        match = pattern.fullmatch(name)
+    for pattern in PATTERNS:
+        match = pattern.regex.fullmatch(name)
         if match is not None:
-            fields = {k: _slug(v) for k, v in match.groupdict().items()}
-            return tuple(t.format(**fields) for t in templates)
-    return (_slug(name),)
+            fields: dict[str, str] = {}
+            for key, value in match.groupdict().items():
+                fields[key] = _slug(value)
+                fields[f"{key}_base"] = _slug(value.split("-")[0])
+            notes = pattern.notes or ("",) * len(pattern.templates)
+            found = [(t.format(**fields), n) for t, n in zip(pattern.templates, notes, strict=True)]
+            unique: dict[str, str] = {}
+            for candidate, note in found:
+                unique.setdefault(candidate, note)
+            return tuple(unique.items())
+    return ((_slug(name), ""),)
 
 
 def _slug(text: str) -> str:
