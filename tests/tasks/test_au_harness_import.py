@@ -462,3 +462,19 @@ models: [{name: m, inference_type: vllm, url: "http://h:1/v1", model: m}]
     ]
     notes = _section(out, "Behaves differently in voxbench (")
     assert "common_voice_15_fr → common_voice_17_fr: Common Voice 17 stands in" in notes
+
+
+def test_a_judge_metric_without_judge_settings_is_reported(
+    monkeypatch, capsys, tmp_path, registry
+) -> None:
+    config = """\
+task_metric: [["meld_emotion_test", "llm_judge_binary"]]
+models: [{name: m, inference_type: vllm, url: "http://h:1/v1", model: m}]
+"""
+    code, out, err = _import(
+        monkeypatch, capsys, tmp_path, config, "--out", "eval.yaml", "--tasks-dir", str(registry)
+    )
+    assert code == 0, out + err
+    assert "judge_settings: missing, and meld_emotion use a judge metric: add a judge:" in _section(
+        out, "Not mapped ("
+    )

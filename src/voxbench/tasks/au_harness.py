@@ -233,6 +233,7 @@ class _Converter:
                 )
             else:
                 self.unmapped(key, "not a key AU-Harness reads")
+        self.check_judge()
         if "task_metric" not in self.data:
             self.unmapped("task_metric", "missing: AU-Harness requires it; no task was written")
         if any(_ENV_REF.search(str(v)) for v in _strings(self.data)) or any(
@@ -253,6 +254,25 @@ class _Converter:
                 "accepts the file"
             )
         return imported
+
+    def check_judge(self) -> None:
+        """A judge metric with no judge written: say so (``tasks run`` would stop on it)."""
+        if "judge" in self.out:
+            return
+        judged: set[str] = set()
+        for item in self.out.get("tasks", []):
+            if isinstance(item, dict):
+                pairs = [(item["name"], m) for m in item["metrics"]]
+            else:
+                tasks = self.registry.expand(item, field="tasks")
+                pairs = [(t, m) for t in tasks for m in self.registry.get(t).spec.metrics]
+            judged |= {t for t, m in pairs if METRICS[m].judged and not METRICS[m].hears_audio}
+        if judged:
+            self.unmapped(
+                "judge_settings",
+                f"missing, and {', '.join(sorted(judged))} use a judge metric: add a "
+                "judge: {model: provider/model} block before running",
+            )
 
     def models(self, value: Any) -> None:
         if not isinstance(value, list) or not value:
