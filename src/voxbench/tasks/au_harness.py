@@ -264,8 +264,12 @@ class _Converter:
             if isinstance(item, dict):
                 pairs = [(item["name"], m) for m in item["metrics"]]
             else:
-                tasks = self.registry.expand(item, field="tasks")
-                pairs = [(t, m) for t in tasks for m in self.registry.get(t).spec.metrics]
+                pairs = []
+                for task in self.registry.expand(item, field="tasks"):
+                    try:
+                        pairs += [(task, m) for m in self.registry.get(task).spec.metrics]
+                    except ConfigError:  # a broken task file is `tasks run`'s to report
+                        continue
             judged |= {t for t, m in pairs if METRICS[m].judged and not METRICS[m].hears_audio}
         if judged:
             self.unmapped(
