@@ -11,6 +11,7 @@ import yaml
 from tests.cli_invoke import invoke
 from tests.tasks.conftest import write_tiny_dataset
 from voxbench.tasks import au_harness_names as names
+from voxbench.tasks import spec
 from voxbench.tasks.config import parse_config
 from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.plan import build_plan
@@ -109,7 +110,16 @@ metrics: [{metrics}]
 
 
 @pytest.fixture
-def registry(tmp_path: Path) -> Path:
+def no_builtin_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty built-in registry: what maps is decided by the tests' own task folders, not
+    by whichever catalogue tasks exist when the test runs."""
+    empty = tmp_path / "no-builtin-tasks"
+    empty.mkdir()
+    monkeypatch.setattr(spec, "REGISTRY_DIR", empty)
+
+
+@pytest.fixture
+def registry(tmp_path: Path, no_builtin_tasks: None) -> Path:
     """A user registry holding tasks under our names for some AU-Harness tasks."""
     root = tmp_path / "tasks"
     data = write_tiny_dataset(root / "data")
@@ -316,7 +326,9 @@ models:
     parse_config(out, file="eval.yaml")
 
 
-def test_the_phi4_prompt_override_shows_it_never_applied(monkeypatch, capsys, tmp_path) -> None:
+def test_the_phi4_prompt_override_shows_it_never_applied(
+    monkeypatch, capsys, tmp_path, no_builtin_tasks
+) -> None:
     config = """\
 task_metric:
   - ["librispeech_test_clean", "word_error_rate"]
