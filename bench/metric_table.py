@@ -1,13 +1,15 @@
-"""Every metric of the built-in suite (and any task folders given) with its 95% CI and n.
+"""Every metric of the built-in suite (and any tasks given) with its 95% CI and n.
 
-Runs ``voxbench tasks`` offline (``HF_HUB_OFFLINE=1``) with ``local/oracle`` — every metric
+Runs the suite ``voxbench tasks run`` runs without a config, offline (``HF_HUB_OFFLINE=1``),
+with ``local/oracle`` — every metric
 at its best, a check of the whole pipeline — and, with ``--whisper``, ``local/whisper-tiny.en``
 on the CPU, into a temporary run directory, then prints one line per (task, model, metric):
 the value on the 0–100 scale, its 95% bootstrap interval, n scored, and the records that
 errored, came back empty or were left undecided; then the aggregates. ``--markdown`` prints
 the same as a markdown table (for a closing note). Figures, not assertions.
 
-    python bench/metric_table.py [--whisper] [--tasks-dir DIR ...] [--num-samples N] [--markdown]
+    python bench/metric_table.py [--whisper] [--tasks-dir DIR --task NAME ...] [--num-samples N]
+                                 [--markdown]
 """
 
 from __future__ import annotations
@@ -19,25 +21,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from voxbench.tasks.config import parse_config
+import yaml
+
+from voxbench.tasks.config import DEFAULT_CONFIG_TEXT, parse_config
 from voxbench.tasks.run import run_tasks
 
-ORACLE = "{name: oracle, model: local/oracle}"
-WHISPER = "{name: whisper-tiny.en, model: local/whisper-tiny.en, max_concurrency: 2}"
 
-
-def config_text(*, whisper: bool, num_samples: int | None, output_dir: Path) -> str:
-    """The eval.yaml this script runs."""
-    models = [ORACLE, WHISPER] if whisper else [ORACLE]
-    lines = [
-        f"models: [{', '.join(models)}]",
-        "tasks: [all]",
-        "aggregate: [{name: asr_wer, metric: wer, tasks: [asr]}]",
-        f"output_dir: {output_dir}",
-    ]
+def config_text(
+    *, whisper: bool, num_samples: int | None, output_dir: Path, extra_tasks: list[str]
+) -> str:
+    """The eval.yaml this script runs: the built-in suite's (``voxbench tasks run`` without a
+    config), its oracle, local Whisper only when asked, plus ``extra_tasks``."""
+    config = yaml.safe_load(DEFAULT_CONFIG_TEXT)
+    config["models"] = [m for m in config["models"] if whisper or m["model"] == "local/oracle"]
+    config["tasks"] = [*config["tasks"], *extra_tasks]
+    config["output_dir"] = str(output_dir)
     if num_samples:
-        lines.append(f"filters: {{num_samples: {num_samples}}}")
-    return "\n".join(lines) + "\n"
+        config["filters"] = {"num_samples": num_samples}
+    return yaml.safe_dump(config, sort_keys=False)
 
 
 def metric_rows(scores: dict[str, Any]) -> list[dict[str, Any]]:
@@ -100,22 +101,28 @@ def print_rows(rows: list[dict[str, Any]], aggregates: dict[str, Any], markdown:
         for model, found in agg["models"].items():
             value = found.get("value")
             shown = "–" if value is None else f"{value:.2f}"
-            print(
-                f"aggregate {name} ({agg['metric']}) · {model}: {shown} over {found.get('tasks')} tasks"
-            )
+            tasks = found.get("tasks")  # a count, or the tasks with their part
+            count = len(tasks) if isinstance(tasks, dict | list) else tasks
+            print(f"aggregate {name} ({agg['metric']}) · {model}: {shown} over {count} tasks")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--whisper", action="store_true", help="also local/whisper-tiny.en (CPU)")
     parser.add_argument("--tasks-dir", type=Path, action="append", default=[])
+    parser.add_argument(
+        "--task", action="append", default=[], help="also this task or group (e.g. fixtures)"
+    )
     parser.add_argument("--num-samples", type=int, default=None, help="records per task")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with tempfile.TemporaryDirectory() as tmp:
         text = config_text(
-            whisper=args.whisper, num_samples=args.num_samples, output_dir=Path(tmp) / "runs"
+            whisper=args.whisper,
+            num_samples=args.num_samples,
+            output_dir=Path(tmp) / "runs",
+            extra_tasks=args.task,
         )
         started = time.perf_counter()
         result = run_tasks(
