@@ -157,3 +157,23 @@ def test_no_wordnet_download_is_attempted(monkeypatch: pytest.MonkeyPatch) -> No
     finally:
         meteor.local_wordnet.cache_clear()
     assert called == []
+
+
+def test_a_run_names_its_meteor_stages(tmp_path, tasks_dir) -> None:
+    from .conftest import TINY_ROWS, run_yaml
+
+    config = (
+        "models: [{name: m, model: local/oracle}]\n"
+        "tasks: [{name: tiny, metrics: [meteor]}]\ntasks_dirs: [mytasks]\n"
+    )
+    result = run_yaml(config, tmp_path)
+    pooled = result.scores["tasks"]["tiny"]["m"]["metrics"]["meteor"]
+    # The oracle says each reference: one chunk of m words each, penalty 0.5 / m³.
+    expected = [1 - 0.5 / len(ref.split()) ** 3 for *_, ref in TINY_ROWS]
+    assert pooled["value"] == pytest.approx(100 * sum(expected) / len(expected), abs=0.01)
+    # English records use exact+stem, the French ones exact only.
+    assert pooled["stages"] == "exact+stem, exact" and pooled["synonyms"] is False
+    setup = result.run.info()["metric_setup"]["meteor"]
+    assert setup["stages_english"] == "exact+stem" and setup["synonyms"].startswith("none")
+    report = (result.run.path / "report.md").read_text()
+    assert "METEOR without synonyms (no local WordNet)" in report
