@@ -122,25 +122,29 @@ def _layer_of(setup: Setup) -> int:
         return setup.layer
     from bert_score.utils import model2layers
 
-    if setup.model not in model2layers:
-        raise PrerequisiteError(
-            f"bertscore: no recommended layer is known for {setup.model!r}; set "
-            "VOXBENCH_BERTSCORE_LAYER"
-        )
-    return int(model2layers[setup.model])
+    for name in (setup.model, setup.model.rstrip("/").split("/")[-1]):
+        if name in model2layers:
+            return int(model2layers[name])
+    raise PrerequisiteError(
+        f"bertscore: no recommended layer is known for {setup.model!r}; set "
+        "VOXBENCH_BERTSCORE_LAYER"
+    )
 
 
 def _baseline_file(setup: Setup, language: str) -> str:
+    """bert-score's rescaling baseline for the model and language (its files are named by
+    the full model id in some versions, by the last part in others)."""
     import bert_score
 
-    name = setup.model.rstrip("/").split("/")[-1]
-    path = Path(bert_score.__file__).parent / "rescale_baseline" / language / f"{name}.tsv"
-    if not path.is_file():
-        raise PrerequisiteError(
-            f"bertscore: bert-score has no rescaling baseline for {setup.model!r} in "
-            f"language {language!r}; unset VOXBENCH_BERTSCORE_RESCALE"
-        )
-    return str(path)
+    folder = Path(bert_score.__file__).parent / "rescale_baseline" / language
+    for name in (setup.model, setup.model.rstrip("/").split("/")[-1]):
+        path = folder / f"{name}.tsv"
+        if path.is_file():
+            return str(path)
+    raise PrerequisiteError(
+        f"bertscore: bert-score has no rescaling baseline for {setup.model!r} in "
+        f"language {language!r}; unset VOXBENCH_BERTSCORE_RESCALE"
+    )
 
 
 @functools.cache
@@ -150,7 +154,9 @@ def make_scorer(setup: Setup, language: str) -> Scorer:
         check_available()  # raises, naming the extra
     from bert_score import BERTScorer
 
-    kwargs: dict[str, Any] = {}
+    # The model is given as its local folder, so bert-score cannot find a baseline by name:
+    # one is always passed (without rescaling it is never read).
+    kwargs: dict[str, Any] = {"baseline_path": os.devnull}
     if setup.rescale:
         kwargs = {"rescale_with_baseline": True, "baseline_path": _baseline_file(setup, language),
                   "lang": language}  # fmt: skip
