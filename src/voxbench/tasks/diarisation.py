@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
-from scipy.optimize import linear_sum_assignment
 
 _LABEL = re.compile(r"^\s*([^\s:][^:]{0,31}?)\s*:\s*(.*)$")
 """``LABEL: text`` — a label of at most 32 characters and three words (so a sentence with a
@@ -116,6 +115,8 @@ def cpwer_counts(reference: Turns, prediction: Turns) -> dict[str, Any]:
     subs = dels = ins = 0
     mapping: dict[str, str] = {}
     if size:
+        from scipy.optimize import linear_sum_assignment  # ~0.4 s to import: only when used
+
         rows, cols = linear_sum_assignment(cost)
         for r, c in zip(rows, cols, strict=True):
             s, d, i = _edit_counts(ref_side[r], hyp_side[c])
@@ -146,6 +147,8 @@ def wder_counts(reference: Turns, prediction: Turns) -> dict[str, Any]:
     mapping: dict[str, str] = {}
     agreed = 0
     if pairs:
+        from scipy.optimize import linear_sum_assignment
+
         confusion = np.zeros((len(ref_names), len(hyp_names)), dtype=int)
         r_index = {n: i for i, n in enumerate(ref_names)}
         h_index = {n: i for i, n in enumerate(hyp_names)}
