@@ -19,6 +19,7 @@ from voxbench.tasks.cache import ResponseCache
 from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
+from voxbench.tasks.metrics import metric_setup
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.report import markdown_report
 from voxbench.tasks.rundir import RUN_JSON, TaskRunDir, versions
@@ -99,6 +100,7 @@ def run_tasks(
                 for j in {j.model.name: j for j in plan.jobs}.values()
             ],
             "tasks": plan.datasets(),
+            "metric_setup": metric_setup(sorted({m for j in plan.jobs for m in j.metrics})),
             "versions": versions(),
         }
     with run.lock():
