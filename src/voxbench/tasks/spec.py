@@ -175,7 +175,7 @@ class TaskSpec(Strict):
 
     @property
     def dataset_label(self) -> str:
-        """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>`` or
+        """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>[+<config of the references>]`` or
         ``<format>:<path>``."""
         ref = self.dataset
         if ref.builtin is not None:
@@ -183,7 +183,8 @@ class TaskSpec(Strict):
         if ref.hub is not None:
             config = f"/{ref.config}" if ref.config else ""
             split = f":{ref.split}" if ref.split else ""
-            return f"{ref.hub}{config}{split}"
+            joined = f"+{ref.references_from.config}" if ref.references_from else ""
+            return f"{ref.hub}{config}{split}{joined}"
         return f"{ref.format}:{ref.path}"
 
 
