@@ -101,8 +101,8 @@ class Columns(Strict):
     """For function calling: a column holding the record's own tools (a JSON list of function
     schemas, as BFCL stores them); ``{tools}`` in a prompt and the call match then use them."""
     question: str | None = None
-    """The question asked about the audio, as text, where the dataset has it (spoken QA):
-    the LLM judge is shown it."""
+    """The question asked about the audio, when the dataset has one as text (judge metrics
+    show it to the judge)."""
 
 
 class Prompt(Strict):
@@ -223,7 +223,7 @@ class TaskSpec(Strict):
 
     @property
     def dataset_label(self) -> str:
-        """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>`` or
+        """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>[+<config of the references>]`` or
         ``<format>:<path>``."""
         ref = self.dataset
         if ref.builtin is not None:
@@ -231,7 +231,8 @@ class TaskSpec(Strict):
         if ref.hub is not None:
             config = f"/{ref.config}" if ref.config else ""
             split = f":{ref.split}" if ref.split else ""
-            return f"{ref.hub}{config}{split}"
+            joined = f"+{ref.references_from.config}" if ref.references_from else ""
+            return f"{ref.hub}{config}{split}{joined}"
         return f"{ref.format}:{ref.path}"
 
 
