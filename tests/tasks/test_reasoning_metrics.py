@@ -165,6 +165,18 @@ def test_the_database_file_is_never_written(conference: str) -> None:
     assert not Path(f"{conference}.evil").exists()
 
 
+def test_text_that_is_not_utf8_is_read(tmp_path: Path) -> None:
+    import sqlite3
+
+    database = tmp_path / "latin.sqlite"
+    conn = sqlite3.connect(database)
+    conn.execute("CREATE TABLE t (name TEXT)")
+    conn.execute("INSERT INTO t VALUES (CAST(X'4a6f73e9' AS TEXT))")  # "José" in Latin-1
+    conn.commit()
+    conn.close()
+    assert sql.run_query(str(database), "SELECT name FROM t", 5) == [("Jos\ufffd",)]
+
+
 def test_sql_extraction() -> None:
     assert sql.extract_sql("Sure:\n```sql\nSELECT a FROM t;\n```\nand ```sql SELECT b```") == (
         "SELECT a FROM t"

@@ -98,6 +98,7 @@ def test_voicebench_ifeval_on_a_local_copy(tmp_path: Path) -> None:
     assert score["prompts_unchecked"] == 1
     assert score["instructions_unchecked"] == {"made_up:instruction": 1}
     assert score["strict_instruction"]["value"] == 75.0  # 3 of the 4 checked instructions
+    assert "n=2 (1 with unchecked instructions)" in (result.run.path / "report.md").read_text()
     assert fakes.calls[0]["prompt"].startswith("Answer the request spoken in the audio")
     rows = {r["id"]: r for r in result.run.rows()}
     assert set(rows) == {"1001", "1002", "1003"}
@@ -244,6 +245,8 @@ def test_spider_audio_on_a_local_copy_with_the_user_databases(
     score = _metric(result, "spider_audio", "sql_execution_match")
     assert score["value"] == 100.0 and score["n"] == 2
     assert score["gold_errors"] == 1 and score["gold_error_kinds"] == {"no such column: missing": 1}
+    report = (result.run.path / "report.md").read_text()
+    assert "100.00 [100.0, 100.0] n=2 (1 failing gold queries)" in report
     # The databases missing: an error naming where they go, before any request.
     monkeypatch.setenv("SPIDER_DATABASE_DIR", str(tmp_path / "nowhere"))
     with pytest.raises(ConfigError, match="database file.* missing") as info:

@@ -39,6 +39,8 @@ def table_rows(scores: dict[str, Any], models: list[str]) -> list[list[str]]:
                 for key, label in (
                     ("unparsable", "unparsable predictions"),
                     ("unparsable_references", "unparsable references"),
+                    ("gold_errors", "failing gold queries"),
+                    ("prompts_unchecked", "with unchecked instructions"),
                 ):
                     if stats.get(key):
                         flags.append(f"{stats[key]} {label}")  # fmt: skip

@@ -227,6 +227,8 @@ def _copy_of(database: str) -> sqlite3.Connection:
         source.backup(copy)
     finally:
         source.close()
+    # Some Spider databases hold text that is not UTF-8: read it, never fail on it.
+    copy.text_factory = lambda data: data.decode("utf-8", errors="replace")
     return copy
 
 
