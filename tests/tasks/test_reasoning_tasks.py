@@ -360,6 +360,17 @@ def test_bfcl_possible_answers_compare_scalar_values() -> None:
     assert [s["correct"] for s in stats] == [1, 0, 0]
     pooled = metric.pool(stats, np.random.default_rng(0))
     assert pooled["fields"]["convert.amount"]["accuracy"] == round(100 / 3, 2)
+    # A dict argument: BFCL lists each of its keys' accepted values too.
+    nested = json.dumps([{"book": {"stay": [{"city": ["Rome", "Roma"], "nights": [2, ""]}]}}])
+    ctx = ScoringContext(reference=nested, language="en", target_language="en",
+                         answer="function_call")  # fmt: skip
+    replies = {
+        '{"name": "book", "arguments": {"stay": {"city": "roma"}}}': 1,
+        '{"name": "book", "arguments": {"stay": {"city": "Rome", "nights": 2.0}}}': 1,
+        '{"name": "book", "arguments": {"stay": {"city": "Rome", "nights": 3}}}': 0,
+        '{"name": "book", "arguments": {"stay": {"city": "Rome", "pets": true}}}': 0,
+    }
+    assert {r: metric.score(r, ctx)["correct"] for r in replies} == replies
 
 
 def test_worker_processes_score_sql_and_ifeval_as_the_engine_does(

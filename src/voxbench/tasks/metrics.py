@@ -298,16 +298,39 @@ def expected_calls(reference: str) -> list[dict[str, Any]]:
             calls.append({"name": item["name"], "arguments": args})
             continue
         ((name, params),) = item.items()
-        args = {}
-        for arg, accepted in params.items():
-            accepted = accepted if isinstance(accepted, list) else [accepted]
-            args[arg] = ([a for a in accepted if a != ""], "" in accepted)
-        calls.append({"name": name, "arguments": args})
+        calls.append({"name": name, "arguments": _possible_arguments(params)})
     return calls
 
 
+class _PossibleObject(dict):  # type: ignore[type-arg]
+    """A dict argument in BFCL's possible answers: its keys' accepted values, as for arguments."""
+
+
+def _possible_arguments(params: dict[str, Any]) -> dict[str, tuple[list[Any], bool]]:
+    out = {}
+    for arg, accepted in params.items():
+        accepted = accepted if isinstance(accepted, list) else [accepted]
+        values = [_PossibleObject(_possible_arguments(a)) if isinstance(a, dict) else a
+                  for a in accepted if a != ""]  # fmt: skip
+        out[arg] = (values, "" in accepted)
+    return out
+
+
 def _arg_ok(accepted: tuple[list[Any], bool], given: Any, schema: Any) -> bool:
-    return any(values_equal(a, given, schema) for a in accepted[0])
+    return any(_value_ok(a, given, schema) for a in accepted[0])
+
+
+def _value_ok(accepted: Any, given: Any, schema: Any) -> bool:
+    if not isinstance(accepted, _PossibleObject):
+        return values_equal(accepted, given, schema)
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    return (
+        isinstance(given, dict)
+        and set(given) <= set(accepted)
+        and all(
+            _arg_ok(a, given[k], props.get(k)) if k in given else a[1] for k, a in accepted.items()
+        )
+    )
 
 
 def _call_matches(call: dict[str, Any], got: dict[str, Any], params: dict[str, Any]) -> bool:
