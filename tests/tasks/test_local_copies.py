@@ -154,3 +154,17 @@ def test_cli_dataset_dir(monkeypatch, capsys, tmp_path: Path, hub_task: Path) ->
         monkeypatch, capsys, "tasks", "run", "eval.yaml", "--dataset-dir", "nope=copy"
     )
     assert code == 2 and "unknown task 'nope'" in out
+
+
+def test_a_dataset_without_ids_numbers_its_rows(tmp_path: Path, hub_task: Path) -> None:
+    """Hub mirrors such as AudioBench's (``context``, ``instruction``, ``answer``) have no id
+    column: ``columns.id: null`` makes the row's position its id."""
+    hub_task.write_text(
+        "dataset: {hub: vox-test/mirror, split: test}\n"
+        "columns: {id: null, audio: context, reference: answer, language: null}\n"
+        "metrics: [wer]\n"
+    )
+    rows = {"instruction": ["Transcribe."] * 2, "answer": ["one two", "three"]}
+    write_hub_fixture(tmp_path / "mirror", rows, audio_column="context")
+    result = run_yaml(ORACLE + "dataset_dirs: {speech: mirror}\n", tmp_path)
+    assert _rows_of(result) == [("0", "one two", "one two"), ("1", "three", "three")]

@@ -332,6 +332,9 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
     "reference_label": ("metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n",
                         "metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n"
                         "reference_label: mentioned\n", "scores"),
+    "licence": ("licence: CC BY 4.0\n", "licence: CC0\n", "task_info"),
+    "size": ("size: 6\n", "size: 7\n", "task_info"),
+    "source_url": ("source_url: 'https://a'\n", "source_url: 'https://b'\n", "task_info"),
 }  # fmt: skip
 
 
@@ -414,6 +417,9 @@ class _Observer:
             "row_scores": sorted(repr(r["scores"]) for r in rows),
             "output": result.run.path.parent.name,
             "description": {t: v["description"] for t, v in info["tasks"].items()},
+            "task_info": {
+                t: (v["licence"], v["size"], v["source_url"]) for t, v in info["tasks"].items()
+            },
             "hub_loads": list(self.hub_loads),
             "pacing": sorted(pacing),
         }

@@ -158,7 +158,7 @@ def test_records_carry_the_label_their_reference_names(tmp_path: Path) -> None:
     )
     assert [r.reference for r in read_records(spec)] == ["anger", "happiness", "neutral"]
     odd = _manifest(tmp_path / "e", ["anger", "The speaker sounds bored."])
-    with pytest.raises(ConfigError, match=r"record r1: the reference .*bored.* names none"):
+    with pytest.raises(ConfigError, match=r"record r1 of .*: the reference .*bored.* names none"):
         list(read_records(spec.model_copy(update={"dataset": spec.dataset.model_copy(
             update={"path": str(odd)})})))  # fmt: skip
 

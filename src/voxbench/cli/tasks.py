@@ -25,44 +25,49 @@ progress_console = make_console(stderr=True)
 @app.command("list")
 def list_command(
     tasks_dir: list[Path] = typer.Option([], "--tasks-dir", help="Extra task registry folders."),
+    group: str | None = typer.Option(
+        None,
+        "--group",
+        "--family",
+        help="Only the tasks of this group: a family (folder), builtin (the offline suite), all.",
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the listings as JSON on stdout (tasks, metrics, models)."
     ),
 ) -> None:
-    """Task families, tasks, their datasets and metrics; the metrics; the models one can use."""
+    """Task families, tasks, their datasets, sizes, metrics and licences; the metrics; the models."""
     from voxbench.cli.tables import Column, Listing, print_listings
     from voxbench.providers.registry import Role, providers_for
     from voxbench.tasks.metrics import METRICS
     from voxbench.tasks.spec import TaskRegistry
+    from voxbench.tasks.suite import BUILTIN_LICENCE, builtin_size
 
     registry = TaskRegistry(tasks_dir)
+    names = registry.expand(group, field="--group") if group else registry.names
     tasks = Listing(
         "tasks",
-        "Tasks (groups: their folders, and all)",
+        "Tasks (groups: their folders, builtin, and all)",
         [
-            Column("family", name=True),
             Column("task", name=True),
-            Column("dataset"),
-            Column("answer"),
+            Column("family", name=True),
+            Column("dataset", name=True),
+            Column("size"),
             Column("metrics"),
-            Column("description"),
+            Column("licence"),
         ],
     )
-    for name in sorted(registry.names, key=lambda n: (registry.get(n).family, n)):
+    for name in sorted(names, key=lambda n: (registry.get(n).family, n)):
         entry = registry.get(name)
         spec = entry.spec
-        if spec.dataset.builtin:
-            dataset = f"builtin:{spec.dataset.builtin}"
-        elif spec.dataset.hub:
-            dataset = f"hub:{spec.dataset.hub}"
-        else:
-            dataset = f"{spec.dataset.format}:{spec.dataset.path}"
         tasks.add(
-            family=entry.family,
             task=name,
-            dataset=dataset,
-            answer=spec.answer,
+            family=entry.family,
+            dataset=spec.dataset_label,
+            size=builtin_size(spec.dataset.builtin) if spec.dataset.builtin else spec.size,
             metrics=list(spec.metrics),
+            licence=spec.licence or (BUILTIN_LICENCE if spec.dataset.builtin else ""),
+            source_url=spec.source_url,
+            answer=spec.answer,
             description=spec.description,
         )
     metrics = Listing(

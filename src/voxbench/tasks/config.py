@@ -201,13 +201,14 @@ class EvalConfig(Strict):
 
 
 DEFAULT_CONFIG_TEXT = """\
-# The built-in offline suite: every registry task, the oracle and local Whisper.
+# The built-in offline suite: the tasks on built-in datasets (never a Hub dataset), the
+# oracle and local Whisper.
 models:
   - {name: oracle, model: local/oracle}
   - {name: whisper-tiny.en, model: local/whisper-tiny.en, max_concurrency: 2}
-tasks: [all]
+tasks: [builtin]
 aggregate:
-  - {name: asr_wer, metric: wer, tasks: [asr]}
+  - {name: asr_wer, metric: wer, tasks: [builtin_en_asr, builtin_multilingual_asr]}
 """
 """What ``voxbench tasks run`` evaluates without a config file."""
 

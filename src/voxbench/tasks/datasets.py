@@ -172,10 +172,12 @@ def read_records(
         where = folder
     cols = spec.columns
     for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
-        needed = {"id": cols.id, "reference": cols.reference}
+        needed = {"reference": cols.reference}
+        if cols.id is not None:
+            needed["id"] = cols.id
         if source is None:
             needed["audio"] = cols.audio
-        missing = {key: c for key, c in needed.items() if c is not None and c not in row}
+        missing = {key: c for key, c in needed.items() if c not in row}
         if missing:
             named = ", ".join(f"{c} (columns.{key})" for key, c in missing.items())
             raise ConfigError(

@@ -179,6 +179,9 @@ class Plan:
                 "fingerprint": dataset_fingerprint(spec, local),
                 "records": len(job.records),
                 "metrics": job.metrics,
+                "licence": spec.licence,
+                "size": spec.size,
+                "source_url": spec.source_url,
             }
             if local is not None:
                 out[job.task.name]["local_copy"] = {

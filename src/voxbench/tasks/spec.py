@@ -21,6 +21,9 @@ from voxbench.tasks.yamlio import read_yaml, validate
 REGISTRY_DIR = Path(__file__).parent / "registry"
 """The built-in tasks."""
 
+BUILTIN_GROUP = "builtin"
+"""The group of tasks whose dataset is built in: what runs offline with no config."""
+
 AnswerKind = Literal["text", "label", "choice", "function_call"]
 
 
@@ -69,8 +72,8 @@ class Columns(Strict):
     """Which manifest column holds what (absent optional columns are simply not used)."""
 
     id: str | None = "id"
-    """None: the dataset has no id column (the AudioBench mirrors), and a record's id is its
-    row number (0-based)."""
+    """The record's id; null for a dataset without one (many Hub mirrors): the row's
+    position in the split (0, 1, …) is its id then."""
     audio: str = "audio"
     reference: str = "reference"
     language: str | None = "language"
@@ -152,6 +155,26 @@ class TaskSpec(Strict):
     """The rate audio is sent at (resampled with soxr)."""
     audio_judge: AudioRubric | None = None
     """The rubric of ``llm_judge_audio`` (the config's ``audio_judge`` says who judges)."""
+    licence: str = ""
+    """A one-line licence note of the dataset ("CC BY 4.0", "gated on the Hub: accept the
+    terms"); every Hub task has one."""
+    size: int | None = Field(default=None, ge=0)
+    """Records in the dataset's split, when known (from its dataset card)."""
+    source_url: str = ""
+    """The dataset card's address."""
+
+    @property
+    def dataset_label(self) -> str:
+        """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>`` or
+        ``<format>:<path>``."""
+        ref = self.dataset
+        if ref.builtin is not None:
+            return f"builtin:{ref.builtin}"
+        if ref.hub is not None:
+            config = f"/{ref.config}" if ref.config else ""
+            split = f":{ref.split}" if ref.split else ""
+            return f"{ref.hub}{config}{split}"
+        return f"{ref.format}:{ref.path}"
 
     @model_validator(mode="after")
     def _label_map_targets(self) -> TaskSpec:
@@ -214,19 +237,28 @@ class TaskRegistry:
 
     @property
     def groups(self) -> dict[str, list[str]]:
-        """Group (folder) name → its task names, sorted; ``all`` is every task."""
-        return {g: sorted(set(ts)) for g, ts in sorted(self._groups.items())}
+        """Group (folder) name → its task names, sorted; ``all`` is every task, ``builtin``
+        those of the built-in offline suite."""
+        found = {g: sorted(set(ts)) for g, ts in self._groups.items()}
+        found[BUILTIN_GROUP] = self.builtin_tasks()
+        return dict(sorted(found.items()))
+
+    def builtin_tasks(self) -> list[str]:
+        """The tasks whose dataset is built in (synthesized offline): the default suite."""
+        return [n for n in self.names if self.get(n).spec.dataset.builtin is not None]
 
     def expand(self, name: str, *, field: str) -> list[str]:
         """The tasks a task or group name stands for."""
         if name in self._files:
             return [name]
+        if name == BUILTIN_GROUP:
+            return self.builtin_tasks()
         if name in self._groups:
             return sorted(set(self._groups[name]))
         raise ConfigError(
             f"unknown task or group {name!r}",
             field=field,
-            expected="one of: " + ", ".join([*self.names, *sorted(self._groups)]),
+            expected="one of: " + ", ".join([*self.names, *sorted([*self._groups, BUILTIN_GROUP])]),
         )
 
     def get(self, name: str) -> TaskEntry:

@@ -28,11 +28,18 @@ SYNTHESIS_FILE = "synthesis.json"
 TURN_GAP_S = 0.4
 """Silence between the turns of a several-speaker item."""
 SPOKEN_KEYS = ("text", "voice", "turns")
+BUILTIN_LICENCE = "voxbench's own (eSpeak NG)"
+"""The licence note of a built-in dataset."""
 
 
 def builtin_datasets() -> list[str]:
     """Names of the built-in datasets."""
     return sorted(p.name for p in DATA_DIR.iterdir() if (p / "items.jsonl").is_file())
+
+
+def builtin_size(name: str) -> int:
+    """Records in built-in dataset ``name``."""
+    return len(_items(name))
 
 
 def _items(name: str) -> list[dict[str, Any]]:
