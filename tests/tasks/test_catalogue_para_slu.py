@@ -357,3 +357,56 @@ def test_every_catalogue_task_is_a_valid_spec_with_its_metadata() -> None:
             assert spec.licence and spec.source_url.startswith("https://huggingface.co/"), name
             assert spec.dataset.split, name
     assert {registry.get(n).family for n in mine} == families
+
+
+# -- every catalogue Hub task on a copy of its dataset's columns --------------------------------
+
+FLEURS_NAMES = {"ar_eg": "Arabic", "cmn_hans_cn": "Mandarin Chinese", "de_de": "German",
+                "en_us": "English", "es_419": "Spanish", "fr_fr": "French", "hi_in": "Hindi",
+                "ja_jp": "Japanese", "pt_br": "Portuguese", "ru_ru": "Russian"}  # fmt: skip
+
+
+def _public_rows(spec: Any) -> tuple[dict[str, list], dict[str, Any]]:
+    """Two rows with exactly the public dataset's columns, and write_hub_fixture's options."""
+    hub = spec.dataset.hub
+    options: dict[str, Any] = {"split": spec.dataset.split, "config": spec.dataset.config}
+    if hub == "google/fleurs":
+        name = FLEURS_NAMES[spec.dataset.config]
+        rows = {key: [value, value] for key, value in zip(FLEURS_COLUMNS, (7, 16000, "a.wav", "x", "X", 0, 1, name, 0), strict=True)}  # fmt: skip
+        return rows, options
+    if hub == "DynamicSuperb/SuperbIC_SLURP-Intent":
+        return {"instruction": ["Which intent?"] * 2, "label": ["alarm_set", "play_music"]}, options
+    if hub == "qmeeus/slurp":
+        return {k: v[:2] for k, v in SLURP_ROWS.items()}, options
+    assert hub.startswith("AudioLLMs/"), hub
+    if spec.answer == "label":
+        answers = [f"The speaker's tone sounds {label}." for label in spec.labels[:2]]
+    else:
+        answers = ["USA.", "trust gods word"]
+    rows = {"instruction": ["What is asked?"] * 2, "answer": answers}
+    return rows, {**options, "audio_column": "context"}
+
+
+CATALOGUE_FAMILIES = ("paralinguistics", "language_id", "spoken_qa", "intent", "slot_filling",
+                      "summarisation")  # fmt: skip
+REGISTRY = TaskRegistry()
+HUB_TASKS = sorted(
+    name
+    for name in REGISTRY.names
+    if REGISTRY.get(name).family in CATALOGUE_FAMILIES and REGISTRY.get(name).spec.dataset.hub
+)
+
+
+@pytest.mark.parametrize("task", HUB_TASKS)
+def test_every_catalogue_hub_task_runs_on_its_public_columns(tmp_path: Path, task: str) -> None:
+    spec = REGISTRY.get(task).spec
+    rows, options = _public_rows(spec)
+    write_hub_fixture(tmp_path / "copy", rows, **options)
+    judge = GullibleJudge()
+    with serving(TrackingServer(judge)) as server:
+        result = _run(tmp_path, task, tmp_path / "copy", ORACLE + JUDGE % server.url)
+    metrics = _metrics(result, task, "oracle")
+    assert set(metrics) == set(spec.metrics)
+    for name, pooled in metrics.items():  # the oracle answers the reference: every metric best
+        assert pooled["value"] == 100.0 and pooled["n"] == 2, (name, pooled)
+    assert len(judge.seen) == (2 if "llm_judge" in spec.metrics else 0)
