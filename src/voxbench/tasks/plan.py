@@ -109,9 +109,9 @@ class Job:
         }
         if asked.system:
             material["context"] = asked.system
-        question = self.spec.columns.question
-        if question is not None and record.columns.get(question) is not None:
-            material["question"] = str(record.columns[question])
+        question = record.columns.get(self.spec.columns.question or "")
+        if question is not None and str(question).strip():
+            material["question"] = question if isinstance(question, str) else str(question)
         choices = self._choices(record)
         if choices:
             material["choices"] = _choices_text(choices)

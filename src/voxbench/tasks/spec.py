@@ -81,8 +81,8 @@ class Columns(Strict):
     target_language: str | None = "target_language"
     """For translation: the language of the reference (picks sacrebleu's tokenizer)."""
     question: str | None = None
-    """The question asked about the audio, as text, where the dataset has it (spoken QA):
-    the LLM judge is shown it."""
+    """The question asked about the audio, when the dataset has one as text (judge metrics
+    show it to the judge)."""
 
 
 class Prompt(Strict):
