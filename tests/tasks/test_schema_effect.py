@@ -287,12 +287,33 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "dataset: {hub: vox-test/tiny, config: default, split: test, revision: v2}\n",
         "hub_loads",
     ),
+    "dataset.references_from": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "ids",
+    ),
+    "dataset.references_from.config": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: default, column: reference, key: id}}\n",
+        "ids",
+    ),
+    "dataset.references_from.column": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: language, key: id}}\n",
+        "calls",
+    ),
+    "dataset.references_from.key": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: language}}\n",
+        "calls",
+    ),
     "dataset.split": (
         "dataset: {path: hfd, format: hf_disk, split: test}\n",
         "dataset: {path: hfd, format: hf_disk, split: train}\n",
         "ids",
     ),
     "language": ("columns: {language: null}\nlanguage: en\n", "columns: {language: null}\nlanguage: fr\n", "languages"),
+    "target_language": ("metrics: [bleu]\n", "metrics: [bleu]\ntarget_language: zh\n", "row_scores"),
     "columns": ("", "columns: {reference: speaker}\n", "calls"),
     "columns.id": ("", "columns: {id: audio}\n", "ids"),
     "columns.audio": ("", "columns: {audio: alt_audio}\n", "calls"),

@@ -153,6 +153,40 @@ def hub_dataset(spec: TaskSpec, local_copy: Path | None = None) -> Any:
     return load_hub_dataset(spec.dataset)
 
 
+def _references_dataset(spec: TaskSpec, local_copy: Path | None) -> Any:
+    """The config of a Hub dataset that ``references_from`` names (local copy or Hub)."""
+    from voxbench.tasks.hf import load_hub_dataset, open_local_copy
+
+    joined = spec.dataset.references_from
+    assert joined is not None
+    if local_copy is not None:
+        return open_local_copy(local_copy, spec.dataset, config=joined.config)
+    other = spec.dataset.model_copy(update={"config": joined.config, "references_from": None})
+    return load_hub_dataset(other)
+
+
+def joined_references(
+    spec: TaskSpec, local_copy: Path | None = None, file: Path | None = None
+) -> dict[str, str]:
+    """``references_from``: the ``key`` value → the reference, from the other config (the
+    first row of a value wins: FLEURS has several recordings of one sentence)."""
+    joined = spec.dataset.references_from
+    assert joined is not None
+    dataset = _references_dataset(spec, local_copy)
+    missing = [c for c in (joined.key, joined.column) if c not in dataset.column_names]
+    if missing:
+        raise ConfigError(
+            f"config {joined.config} of {spec.dataset.hub} has no column {', '.join(missing)}; "
+            f"it has {', '.join(dataset.column_names)}",
+            file=file,
+            field="dataset.references_from",
+        )
+    out: dict[str, str] = {}
+    for row in dataset.select_columns([joined.key, joined.column]):
+        out.setdefault(str(row[joined.key]), str(row[joined.column]))
+    return out
+
+
 def read_records(
     spec: TaskSpec, *, file: Path | None = None, local_copy: Path | None = None
 ) -> Iterator[Record]:
@@ -171,15 +205,22 @@ def read_records(
     else:
         where = folder
     cols = spec.columns
+    joined = spec.dataset.references_from
+    references = joined_references(spec, local_copy, file) if joined is not None else None
     for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
-        needed = {"reference": cols.reference}
+        needed = {"reference": cols.reference} if joined is None else {}
+        if joined is not None:
+            needed["references_from.key"] = joined.key
         if cols.id is not None:
             needed["id"] = cols.id
         if source is None:
             needed["audio"] = cols.audio
         missing = {key: c for key, c in needed.items() if c not in row}
         if missing:
-            named = ", ".join(f"{c} (columns.{key})" for key, c in missing.items())
+            named = ", ".join(
+                f"{c} ({'dataset.' + key if '.' in key else 'columns.' + key})"
+                for key, c in missing.items()
+            )
             raise ConfigError(
                 f"record {number} of {where} has no column {named}; it has "
                 + ", ".join(sorted(row)),
@@ -188,7 +229,13 @@ def read_records(
                 expected="the dataset's own column names under columns:",
             )
         language = row.get(cols.language) if cols.language else None
-        reference = row[cols.reference]
+        if references is not None:
+            assert joined is not None
+            if str(row[joined.key]) not in references:
+                continue  # no reference for it in the other config
+            reference = references[str(row[joined.key])]
+        else:
+            reference = row[cols.reference]
         if not isinstance(reference, str):
             reference = json.dumps(reference, ensure_ascii=False)
         record_id = str(row[cols.id]) if cols.id is not None else str(number - 1)
@@ -225,7 +272,10 @@ def dataset_fingerprint(spec: TaskSpec, local_copy: Path | None = None) -> str:
     from voxbench.tasks.hf import fingerprint, open_dataset
 
     if spec.dataset.hub is not None:
-        return "datasets:" + fingerprint(hub_dataset(spec, local_copy))
+        found = "datasets:" + fingerprint(hub_dataset(spec, local_copy))
+        if spec.dataset.references_from is not None:
+            found += "+" + fingerprint(_references_dataset(spec, local_copy))
+        return found
     folder = dataset_folder(spec)
     if spec.dataset.format == "manifest":
         return "sha256:" + hashlib.sha256((folder / spec.dataset.manifest).read_bytes()).hexdigest()

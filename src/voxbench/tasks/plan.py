@@ -123,7 +123,7 @@ class Job:
         return ScoringContext(
             reference=record.reference,
             language=record.language,
-            target_language=str(target or record.language),
+            target_language=str(target or self.spec.target_language or record.language),
             answer=self.spec.answer,
             labels=tuple(self.spec.labels),
             choices=tuple(self._choices(record)),

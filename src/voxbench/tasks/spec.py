@@ -33,6 +33,19 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class ReferencesFrom(Strict):
+    """References joined from another config of the same Hub dataset (FLEURS translation:
+    the French transcription of the utterance the English audio speaks)."""
+
+    config: str
+    """The config holding the references (same dataset, split and revision)."""
+    column: str
+    """Its column that becomes the record's reference."""
+    key: str
+    """The column both configs share that pairs a record with its reference (a record
+    without a partner there is left out). (Not ``on``: YAML reads ``on`` as true.)"""
+
+
 class DatasetRef(Strict):
     """Where a task's records come from: a built-in suite dataset, a local folder, or the Hub."""
 
@@ -56,6 +69,8 @@ class DatasetRef(Strict):
     split: str | None = None
     """For ``hf_disk`` holding several splits, and for ``hub``, the one to read; for
     ``parquet``, the files whose name starts with it (``test`` → ``test-00000-of-00001.parquet``)."""
+    references_from: ReferencesFrom | None = None
+    """For a hub dataset: take each record's reference from another config of it."""
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetRef:
@@ -65,6 +80,8 @@ class DatasetRef(Strict):
             raise ValueError("config and revision are for a hub dataset")
         if self.hub is not None and self.format != "manifest":
             raise ValueError("format is for a dataset under path, not a hub dataset")
+        if self.hub is None and self.references_from is not None:
+            raise ValueError("references_from is for a hub dataset")
         return self
 
 
@@ -135,6 +152,9 @@ class TaskSpec(Strict):
     dataset: DatasetRef
     language: str = "en"
     """The language of records whose manifest has no language column."""
+    target_language: str | None = None
+    """For translation: the language of the references when the dataset has no column for it
+    (``columns.target_language``): picks sacrebleu's tokenizer."""
     columns: Columns = Columns()
     prompt: Prompt = Prompt()
     answer: AnswerKind = "text"
@@ -165,7 +185,7 @@ class TaskSpec(Strict):
 
     @property
     def dataset_label(self) -> str:
-        """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>`` or
+        """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>[+<config of the references>]`` or
         ``<format>:<path>``."""
         ref = self.dataset
         if ref.builtin is not None:
@@ -173,7 +193,8 @@ class TaskSpec(Strict):
         if ref.hub is not None:
             config = f"/{ref.config}" if ref.config else ""
             split = f":{ref.split}" if ref.split else ""
-            return f"{ref.hub}{config}{split}"
+            joined = f"+{ref.references_from.config}" if ref.references_from else ""
+            return f"{ref.hub}{config}{split}{joined}"
         return f"{ref.format}:{ref.path}"
 
     @model_validator(mode="after")
