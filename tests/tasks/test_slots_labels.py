@@ -188,3 +188,10 @@ def test_label_map_must_name_listed_labels_and_a_label_task() -> None:
             reference_label="mentioned",
             metrics=["exact_match"],
         )
+    with pytest.raises(ValueError, match="mentioned needs the labels"):
+        TaskSpec(
+            dataset={"builtin": "speaker_voice"},
+            answer="label",
+            reference_label="mentioned",
+            metrics=["accuracy"],
+        )

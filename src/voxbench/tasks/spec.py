@@ -207,6 +207,8 @@ class TaskSpec(Strict):
                 )
         if self.answer != "label" and (self.label_map or self.reference_label != "exact"):
             raise ValueError("label_map and reference_label are for a task with answer: label")
+        if self.reference_label == "mentioned" and not self.labels:
+            raise ValueError("reference_label: mentioned needs the labels to look for (labels:)")
         return self
 
 
