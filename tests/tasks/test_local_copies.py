@@ -68,6 +68,10 @@ def test_the_task_config_and_split_pick_from_a_copy_of_several(
     write_hub_fixture(copy, ROWS, config="fr")
     result = run_yaml(ORACLE + "dataset_dirs: {speech: copies/all}\n", tmp_path)
     assert [r[0] for r in _rows_of(result)] == ["k1", "k2", "k3"]
+    # A copy holding other configs only: the error names those it has.
+    write_hub_fixture(tmp_path / "others", ROWS, config="de")
+    with pytest.raises(ConfigError, match="holds save_to_disk copies of de, not of config fr"):
+        run_yaml(ORACLE + "dataset_dirs: {speech: others}\n", tmp_path)
     # A copy holding another split only: the error names the splits it has.
     write_hub_fixture(tmp_path / "dev_only", ROWS, split="validation")
     with pytest.raises(ConfigError, match="holds the splits validation"):

@@ -208,9 +208,9 @@ def read_records(
     joined = spec.dataset.references_from
     references = joined_references(spec, local_copy, file) if joined is not None else None
     for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
-        needed = {"reference": cols.reference} if joined is None else {}
-        if joined is not None:
-            needed["references_from.key"] = joined.key
+        needed = (
+            {"reference": cols.reference} if joined is None else {"references_from.key": joined.key}
+        )
         if cols.id is not None:
             needed["id"] = cols.id
         if source is None:

@@ -83,6 +83,14 @@ def local_copy_format(folder: Path, config: str | None = None) -> str:
         return "hf_disk"
     if next(folder.rglob("*.parquet"), None) is not None:
         return "parquet"
+    configs = sorted(p.name for p in folder.iterdir() if p.is_dir() and is_saved_dataset(p))
+    if configs:
+        raise ConfigError(
+            f"local copy {folder} holds save_to_disk copies of {', '.join(configs)}, "
+            f"not of config {config}",
+            field="dataset_dirs",
+            expected=f"a {config}/ folder saved with save_to_disk",
+        )
     raise ConfigError(
         f"local copy {folder} is neither a save_to_disk folder ({', '.join(SAVED_MARKERS)}) "
         "nor a folder of parquet files",
