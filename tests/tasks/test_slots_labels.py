@@ -158,7 +158,7 @@ def test_records_carry_the_label_their_reference_names(tmp_path: Path) -> None:
     )
     assert [r.reference for r in read_records(spec)] == ["anger", "happiness", "neutral"]
     odd = _manifest(tmp_path / "e", ["anger", "The speaker sounds bored."])
-    with pytest.raises(ConfigError, match=r"record r1: the reference .*bored.* names none"):
+    with pytest.raises(ConfigError, match=r"record r1 of .*: the reference .*bored.* names none"):
         list(read_records(spec.model_copy(update={"dataset": spec.dataset.model_copy(
             update={"path": str(odd)})})))  # fmt: skip
 
@@ -187,4 +187,11 @@ def test_label_map_must_name_listed_labels_and_a_label_task() -> None:
             dataset={"builtin": "speaker_voice"},
             reference_label="mentioned",
             metrics=["exact_match"],
+        )
+    with pytest.raises(ValueError, match="mentioned needs the labels"):
+        TaskSpec(
+            dataset={"builtin": "speaker_voice"},
+            answer="label",
+            reference_label="mentioned",
+            metrics=["accuracy"],
         )

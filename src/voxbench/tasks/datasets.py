@@ -215,7 +215,7 @@ def read_records(
             needed["id"] = cols.id
         if source is None:
             needed["audio"] = cols.audio
-        missing = {key: c for key, c in needed.items() if c is not None and c not in row}
+        missing = {key: c for key, c in needed.items() if c not in row}
         if missing:
             named = ", ".join(
                 f"{c} ({'dataset.' + key if '.' in key else 'columns.' + key})"

@@ -457,23 +457,6 @@ def _decided_mean_pool(key: str) -> Callable[..., dict[str, Any]]:
     return pool
 
 
-# -- slot filling (the pairs and their matching are tasks.slots) ------------------------------
-
-
-def _slot_f1_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
-    """Micro F1 over the summed (slot, value) counts, with precision, recall and parse rate."""
-    counts = np.array([[s["tp"], s["fp"], s["fn"]] for s in stats], dtype=float).reshape(-1, 3)
-    out = _with_interval(_rowwise(lambda idx: micro_f1(*counts[idx].sum(axis=0))), len(stats), rng)
-    if stats:
-        tp, fp, fn = counts.sum(axis=0)
-        out["precision"] = round(100 * tp / (tp + fp), 2) if tp + fp else None
-        out["recall"] = round(100 * tp / (tp + fn), 2) if tp + fn else None
-        out["parsed"] = round(100 * float(np.mean([s["parsed"] for s in stats])), 2)
-    return out
-
-
 def _spoken_pool(
     stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
 ) -> dict[str, Any]:
@@ -545,6 +528,23 @@ def _diarisation_pool(
     """The ratio over records with a readable reference; the rest counted, never dropped."""
     readable = [s for s in stats if not s.get("unparsable_reference")]
     return {**_ratio_pool(readable, rng), **diarisation.summary(list(stats))}
+
+
+# -- slot filling (the pairs and their matching are tasks.slots) ------------------------------
+
+
+def _slot_f1_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """Micro F1 over the summed (slot, value) counts, with precision, recall and parse rate."""
+    counts = np.array([[s["tp"], s["fp"], s["fn"]] for s in stats], dtype=float).reshape(-1, 3)
+    out = _with_interval(_rowwise(lambda idx: micro_f1(*counts[idx].sum(axis=0))), len(stats), rng)
+    if stats:
+        tp, fp, fn = counts.sum(axis=0)
+        out["precision"] = round(100 * tp / (tp + fp), 2) if tp + fp else None
+        out["recall"] = round(100 * tp / (tp + fn), 2) if tp + fn else None
+        out["parsed"] = round(100 * float(np.mean([s["parsed"] for s in stats])), 2)
+    return out
 
 
 # -- LLM judge (the grading itself is tasks.judge) --------------------------------------------
@@ -628,7 +628,8 @@ METRICS: dict[str, Metric] = {
         Metric("numeric_match", "the reply's final number equals the reference's (%)", True,
                numeric.score, functools.partial(numeric.pool, mean_pool=_mean_pool)),
         Metric("sql_execution_match", "the predicted SQL returns the gold SQL's rows (%), "
-               "failing gold queries counted apart", True, sql.score, functools.partial(sql.pool, mean_pool=_mean_pool)),
+               "failing gold queries counted apart", True, sql.score,
+               functools.partial(sql.pool, mean_pool=_mean_pool)),
         Metric("refusal", "replies that refuse (%), by a phrase classifier", True, refusal.score,
                functools.partial(refusal.pool, mean_pool=_mean_pool)),
         Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,

@@ -209,18 +209,6 @@ class TaskSpec(Strict):
     source_url: str = ""
     """The dataset card's address."""
 
-    @model_validator(mode="after")
-    def _label_map_targets(self) -> TaskSpec:
-        if self.label_map and self.labels:
-            unknown = sorted(set(self.label_map.values()) - set(self.labels))
-            if unknown:
-                raise ValueError(
-                    f"label_map maps to {', '.join(unknown)}, which labels does not list"
-                )
-        if self.answer != "label" and (self.label_map or self.reference_label != "exact"):
-            raise ValueError("label_map and reference_label are for a task with answer: label")
-        return self
-
     @property
     def dataset_label(self) -> str:
         """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>[+<config of the references>]`` or
@@ -234,6 +222,20 @@ class TaskSpec(Strict):
             joined = f"+{ref.references_from.config}" if ref.references_from else ""
             return f"{ref.hub}{config}{split}{joined}"
         return f"{ref.format}:{ref.path}"
+
+    @model_validator(mode="after")
+    def _label_map_targets(self) -> TaskSpec:
+        if self.label_map and self.labels:
+            unknown = sorted(set(self.label_map.values()) - set(self.labels))
+            if unknown:
+                raise ValueError(
+                    f"label_map maps to {', '.join(unknown)}, which labels does not list"
+                )
+        if self.answer != "label" and (self.label_map or self.reference_label != "exact"):
+            raise ValueError("label_map and reference_label are for a task with answer: label")
+        if self.reference_label == "mentioned" and not self.labels:
+            raise ValueError("reference_label: mentioned needs the labels to look for (labels:)")
+        return self
 
 
 @dataclass(frozen=True)
