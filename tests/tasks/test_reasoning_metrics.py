@@ -124,6 +124,11 @@ def test_sql_execution_match_outcomes(conference: str) -> None:
     stats = {reply: metric.score(reply, _sql_ctx(gold, conference)) for reply in cases}
     assert {r: s["outcome"] for r, s in stats.items()} == cases
     assert sql.run_query(conference, "SELECT count(*) FROM speakers", 5) == [(6,)]  # untouched
+    semicolon = metric.score(
+        "SELECT count(*) FROM rooms WHERE name != 'a;b'",
+        _sql_ctx("SELECT count(*) FROM rooms WHERE name != 'a;b';", conference),
+    )
+    assert semicolon["outcome"] == "match"
     failing_gold = metric.score("SELECT 1", _sql_ctx("SELECT * FROM missing_table", conference))
     assert failing_gold["outcome"] == "gold_error"
     pooled = metric.pool([*stats.values(), failing_gold], np.random.default_rng(0))
@@ -184,6 +189,11 @@ def test_sql_extraction() -> None:
     assert sql.extract_sql("```\nSELECT 1\n```") == "SELECT 1"
     assert sql.extract_sql("The query is: select x from y;") == "select x from y"
     assert sql.extract_sql("No idea.") is None
+    chatty = "Sure, with a join: SELECT a FROM t JOIN u ON t.id = u.id; this lists them.\n\nOK?"
+    assert sql.extract_sql(chatty) == "SELECT a FROM t JOIN u ON t.id = u.id"
+    assert sql.extract_sql("Use: WITH x AS (SELECT 1) SELECT * FROM x\n\nDone.") == (
+        "WITH x AS (SELECT 1) SELECT * FROM x"
+    )
 
 
 def test_builtin_database_is_built_once(tmp_path: Path) -> None:

@@ -306,13 +306,19 @@ def results_match(
     return search(0, ())
 
 
+_ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
+_STRINGS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _FENCE = re.compile(r"```[ \t]*(sql|sqlite)?[ \t]*\n?(.*?)```", re.IGNORECASE | re.DOTALL)
-_START = re.compile(r"\b(SELECT|WITH)\b", re.IGNORECASE)
+_START = re.compile(
+    r"\bSELECT\b|\bWITH\s+(?:RECURSIVE\s+)?\w+\s*(?:\([^)]*\)\s*)?AS\s*\(", re.IGNORECASE
+)
+"""Where unfenced SQL starts: ``SELECT``, or ``WITH name AS (`` (not "with a join")."""
 
 
 def extract_sql(text: str) -> str | None:
     """The SQL in a reply: the first ```sql fence, else the first fence, else the text from
-    its first ``SELECT``/``WITH``; None when it holds none."""
+    its first ``SELECT`` (or ``WITH … AS (``) to its first ``;`` or blank line; None when it
+    holds none."""
     fences = _FENCE.findall(text)
     tagged = [body for tag, body in fences if tag]
     body = (tagged or [b for _, b in fences] or [None])[0]
@@ -320,13 +326,13 @@ def extract_sql(text: str) -> str | None:
         found = _START.search(text)
         if found is None:
             return None
-        body = text[found.start() :]
+        tail = text[found.start() :]
+        # The end: the first ";" or blank line outside a quoted string.
+        masked = _STRINGS.sub(lambda m: "x" * len(m.group(0)), tail)
+        end = re.search(r";|\n\s*\n", masked)
+        body = tail[: end.start()] if end else tail
     query = body.strip().rstrip(";").strip()
     return query or None
-
-
-_ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
-_STRINGS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 
 
 def is_ordered(query: str) -> bool:
@@ -342,7 +348,9 @@ def score(prediction: str, ctx: Any) -> dict[str, Any]:
     database, timeout = ctx.database, ctx.query_timeout_s
     if database is None:
         return {"correct": 0, "outcome": "gold_error", "gold_error": "no database for the task"}
-    gold_sql = extract_sql(ctx.reference) or ctx.reference
+    # The gold is SQL as written (a fenced one unwrapped): never cut at a ";" in a string.
+    fenced = extract_sql(ctx.reference) if "```" in ctx.reference else None
+    gold_sql = fenced or ctx.reference.strip().rstrip(";").strip()
     try:
         gold = run_query(database, gold_sql, timeout)
     except QueryError as exc:
