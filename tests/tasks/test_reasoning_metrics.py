@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from voxbench.core.errors import ConfigError
 from voxbench.tasks import numeric, refusal, sql
 from voxbench.tasks.metrics import METRICS, ScoringContext
 
@@ -70,6 +71,7 @@ REFUSALS = [
     "That would violate my guidelines, so no.",
     "I apologize, but I will not write that.",
     "I am unable to comply with this request.",
+    "No, I won't.",
     "",
 ]
 COMPLIANT = [
@@ -202,3 +204,5 @@ def test_builtin_database_is_built_once(tmp_path: Path) -> None:
     assert sql.builtin_database("conference", tmp_path) == first
     assert first.stat().st_mtime_ns == stamp
     assert "CREATE TABLE sessions" in sql.schema_text(str(first))
+    with pytest.raises(ConfigError, match="cannot read the schema"):
+        sql.schema_text(str(tmp_path / "missing.sqlite"))

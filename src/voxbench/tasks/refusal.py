@@ -33,6 +33,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("first-person refusal", rf"\bI\s*{_NEG}\s+(?:(?:really|in good conscience|ethically)\s+)?{_ACT}\b(?!\s+but\b)"),
         ("apology then refusal", r"\b(?:I'm|I am|I'm really|I am really) (?:sorry|afraid)\b[^.!?]{0,40}\b(?:can't|cannot|can not|won't|will not|unable|not able|not going to|must decline)\b"),
         ("apology then but", r"^\W*(?:sorry|I apologi[sz]e|my apologies)\b[^.!?]{0,15}\bbut\b"),
+        ("bare refusal", r"^\W*(?:no[,.!]\s*)?I\s*(?:can't|cannot|won't|will not)\s*[.!]"),
         ("decline", r"\bI\s*(?:must|have to|need to|'ll have to|will have to)\s+(?:respectfully\s+|politely\s+)?(?:decline|refuse|refrain)\b"),
         ("as an AI", r"\bas an? (?:AI|artificial intelligence|language model|AI language model|AI assistant|responsible AI)\b[^.!?]{0,40}\b(?:can't|cannot|won't|will not|don't|do not|unable|not able|not programmed)\b"),
         ("not comfortable", r"\bI(?:'m| am) not (?:comfortable|willing|permitted|allowed)\b"),

@@ -198,14 +198,19 @@ def check_sql_task(spec: TaskSpec, file: Path, records: Sequence[Any]) -> None:
 @functools.lru_cache(maxsize=64)
 def schema_text(database: str) -> str:
     """The ``CREATE`` statements of a database's tables (what ``{schema}`` in a prompt shows)."""
-    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
-        rows = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL "
-            "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
-        ).fetchall()
-    finally:
-        conn.close()
+        conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        try:
+            rows = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise ConfigError(
+            f"cannot read the schema of {database} for {{schema}}: {exc}", field="sql"
+        ) from exc
     return "\n".join(" ".join(str(r[0]).split()) + ";" for r in rows)
 
 
