@@ -314,9 +314,19 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "calls",
     ),
     "long_audio.max_seconds": ("long_audio: {max_seconds: 1}\n", "long_audio: {max_seconds: 2}\n", "calls"),
-    "long_audio.overlap_seconds": (
-        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.1}\n",
-        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.5}\n",
+    "long_audio.overlap_seconds": (  # tones hold no speech: hard cuts only, to overlap
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.1, silence_window: 0}\n",
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.5, silence_window: 0}\n",
+        "calls",
+    ),
+    "long_audio.silence_window": (
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.2, silence_window: 0}\n",
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.2, silence_window: 0.3}\n",
+        "calls",
+    ),
+    "long_audio.chunk_prompt": (
+        "long_audio: {max_seconds: 1, overlap_seconds: 0.2, policy: chunk}\n",
+        "long_audio: {max_seconds: 1, overlap_seconds: 0.2, policy: chunk, chunk_prompt: '{prompt} (part {index} of {count})'}\n",
         "calls",
     ),
     "sample_rate": ("sample_rate: 16000\n", "sample_rate: 8000\n", "calls"),

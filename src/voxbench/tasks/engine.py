@@ -24,8 +24,8 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from voxbench.core.errors import ErrorCategory, ProviderError, VoxbenchError
 from voxbench.providers.backoff import backoff_delay
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.cache import ResponseCache, request_key
+from voxbench.tasks.chunking import Piece
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets import Record
 from voxbench.tasks.judge import TaskJudge
@@ -82,6 +83,10 @@ class Outcome:
     """The spoken answer, when the model was asked to answer aloud and did."""
     answer_audio: str | None = None
     """Where the spoken answer is kept, relative to the run directory."""
+    pieces: tuple[Piece, ...] = ()
+    """Where the clip was cut (empty: sent whole)."""
+    piece_replies: list[str] | None = None
+    """Each piece's reply, when every piece was asked (not for a cached answer)."""
 
 
 Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
@@ -117,6 +122,7 @@ def task_cut(job: Job) -> Cut:
         long_audio.policy,
         long_audio.max_seconds,
         long_audio.overlap_seconds,
+        long_audio.silence_window,
     )
 
 
@@ -124,22 +130,27 @@ def _prepare_here(record: Record, cut: Cut) -> tuple[Prepared, list[Audio] | Non
     return prepare_clip(record.load_audio(), cut)
 
 
-def join_chunks(texts: Iterable[str], max_overlap_words: int = 12) -> str:
-    """Join the replies of overlapping chunks, dropping the words the overlap repeats.
+def join_chunks(
+    texts: Iterable[str], overlapped: Sequence[bool] | None = None, max_overlap_words: int = 12
+) -> str:
+    """Join the replies of a clip's chunks, never fusing two words into one.
 
-    The longest run of words (case and punctuation aside) that ends one text and starts the
-    next is said once; without such a run the texts are joined with a space, never fused.
+    ``overlapped[i]`` says whether chunk ``i + 1`` starts inside chunk ``i`` (a hard cut:
+    ``Piece.cut == "hard"``); None means every chunk does. After an overlapping chunk, the
+    longest run of words (case and punctuation aside) that ends one text and starts the next
+    is said once; chunks cut in a silence repeat nothing and are joined with a space.
     """
     words: list[str] = []
-    for text in texts:
+    for index, text in enumerate(texts):
         new = text.split()
-        key = [_bare(w) for w in new]
-        tail = [_bare(w) for w in words[-max_overlap_words:]]
         best = 0
-        for size in range(min(len(tail), len(key)), 0, -1):
-            if tail[-size:] == key[:size]:
-                best = size
-                break
+        if index and (overlapped is None or overlapped[index - 1]):
+            key = [_bare(w) for w in new]
+            tail = [_bare(w) for w in words[-max_overlap_words:]]
+            for size in range(min(len(tail), len(key)), 0, -1):
+                if tail[-size:] == key[:size]:
+                    best = size
+                    break
         words.extend(new[best:])
     return " ".join(words)
 
@@ -268,7 +279,9 @@ class Engine:
         encoded = getattr(record.audio, "encoded", None)
         pooled = self._pool_ready and job.api == "chat" and encoded is not None
         # The workers also encode the request bodies, for a client that takes them.
-        builder = getattr(client, "body_builder", None) if pooled else None
+        # Per-chunk prompts differ from the template's: the client encodes those bodies itself.
+        own_prompts = job.spec.long_audio.chunk_prompt is not None
+        builder = getattr(client, "body_builder", None) if pooled and not own_prompts else None
         spec = (
             BodySpec(builder, client.request_of(b"", job.prompted(record)))  # type: ignore[attr-defined]
             if builder is not None
@@ -325,8 +338,11 @@ class Engine:
         return await asyncio.to_thread(_prepare_here, record, cut)
 
     @staticmethod
-    def _key(job: Job, request: Prompted, digests: list[str]) -> str:
-        """The request's content address: model, api, prompt, generation and the audio sent."""
+    def _key(
+        job: Job, request: Prompted, digests: list[str], chunk_prompts: list[str] | None = None
+    ) -> str:
+        """The request's content address: model, api, prompt, generation and the audio sent
+        (and each chunk's prompt, where the task gives chunks their own)."""
         if job.api == "oracle":
             return ""
         chat = job.api == "chat"  # a transcription request carries no prompt
@@ -339,6 +355,7 @@ class Engine:
                 "generation": request.generation.model_dump() if chat else {},
                 "audio": digests,
                 **({"voice": request.voice} if chat and request.voice else {}),
+                **({"chunk_prompts": chunk_prompts} if chat and chunk_prompts else {}),
             }
         )
 
@@ -357,31 +374,36 @@ class Engine:
             if pieces is None and not getattr(client, "wav_only", False):
                 pieces = [audio_of_wav(w, task_cut(job).sample_rate) for w in prepared.wavs]
             wavs = prepared.wavs or [b""] * len(prepared.digests)  # the bodies hold the audio
-            key = self._key(job, request, prepared.digests)
+            prompts = job.chunk_prompts(record, len(wavs)) if job.api == "chat" else None
+            key = self._key(job, request, prepared.digests, prompts)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
             while key in self._in_flight:
                 await self._in_flight[key].wait()
             cached = self.cache.get(key) if key else None
             if cached is not None:
                 prediction, answer_wav = _cached_answer(cached, request)
-                return self._spoken_outcome(
-                    Outcome(job, record, prediction, None, 0.0, 0, True, key), answer_wav
+                found = Outcome(
+                    job, record, prediction, None, 0.0, 0, True, key, pieces=prepared.pieces
                 )
+                return self._spoken_outcome(found, answer_wav)
             if key:
                 self._in_flight[key] = asyncio.Event()
             try:
                 replies = []
                 bodies = prepared.bodies or [None] * len(wavs)
-                for wav, piece, body in zip(
-                    wavs, pieces or [None] * len(wavs), bodies, strict=True
-                ):
+                asks = [replace(request, prompt=p) for p in prompts] if prompts else None
+                for wav, piece, body, ask in zip(
+                    wavs, pieces or [None] * len(wavs), bodies, asks or [request] * len(wavs),
+                    strict=True,
+                ):  # fmt: skip
                     replies.append(
-                        await self._call(client, piece, wav, body, request, job.model, attempts)
+                        await self._call(client, piece, wav, body, ask, job.model, attempts)
                     )
                     if job.api == "oracle":
                         break
                 texts = [r.text if isinstance(r, Spoken) else r for r in replies]
-                prediction = join_chunks(texts) if len(texts) > 1 else texts[0]
+                overlapped = [p.cut == "hard" for p in prepared.pieces]
+                prediction = join_chunks(texts, overlapped) if len(texts) > 1 else texts[0]
                 answer_wav = _joined_speech(replies, record.id) if request.voice else None
                 if key:
                     self.cache.put(
@@ -399,6 +421,8 @@ class Engine:
                 attempts[0],
                 False,
                 key,
+                pieces=prepared.pieces,
+                piece_replies=texts if len(texts) == len(prepared.pieces) else None,
             )
             return self._spoken_outcome(outcome, answer_wav)
         except ProviderError as exc:
@@ -607,8 +631,18 @@ def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:
         "scores": scores,
         "error": outcome.error,
         **({"answer_audio": outcome.answer_audio} if outcome.job.model.output_audio else {}),
+        **({"pieces": _piece_rows(outcome)} if outcome.pieces else {}),
         "latency_s": round(outcome.latency_s, 4),
         "attempts": outcome.attempts,
         "cached": outcome.cached,
         "key": outcome.key,
     }
+
+
+def _piece_rows(outcome: Outcome) -> list[dict[str, Any]]:
+    """Where the record's clip was cut, with each piece's own reply when known."""
+    replies = outcome.piece_replies or [None] * len(outcome.pieces)
+    return [
+        {**piece.row(), **({"reply": reply} if reply is not None else {})}
+        for piece, reply in zip(outcome.pieces, replies, strict=True)
+    ]

@@ -61,9 +61,28 @@ class Job:
             voice=self.model.output_audio.voice if self.model.output_audio else None,
         )
 
-    def _render(self, template: str, record: Record) -> str:
+    def chunk_prompts(self, record: Record, count: int) -> list[str] | None:
+        """The user prompt of each of the ``count`` chunks of the record's clip
+        (``long_audio.chunk_prompt``); None when the task has none or the clip is whole."""
+        given = self.spec.long_audio.chunk_prompt
+        if given is None or count < 2:
+            return None
+        templates = [given] * count if isinstance(given, str) else given
+        prompt = self._render(self.prompt.user or "", record)
+        return [
+            self._render(
+                templates[min(i, len(templates) - 1)],
+                record,
+                {"index": str(i + 1), "count": str(count), "prompt": prompt},
+            )
+            for i in range(count)
+        ]
+
+    def _render(self, template: str, record: Record, extra: dict[str, str] | None = None) -> str:
         def value(match: re.Match[str]) -> str:
             name = match.group(1)
+            if extra and name in extra:
+                return extra[name]
             if name == "choices":
                 return _choices_text(self._choices(record))
             if name == "tools":

@@ -92,16 +92,31 @@ class Generation(Strict):
 
 
 class LongAudio(Strict):
-    """What to do with a clip longer than ``max_seconds``: cut it, or send it in overlapping chunks."""
+    """What to do with a clip longer than ``max_seconds``: cut it, or send it in chunks that
+    end in silences (``tasks.chunking``)."""
 
     policy: Literal["truncate", "chunk"] = "truncate"
     max_seconds: float = Field(default=30.0, gt=0)
     overlap_seconds: float = Field(default=1.0, ge=0)
+    """How far a chunk reaches back into the last one where that one was cut hard (no
+    silence to end it in); chunks ending in a silence do not overlap."""
+    silence_window: float = Field(default=0.3, ge=0, lt=1)
+    """The last part of each chunk (a fraction of ``max_seconds``) searched for a silence to
+    end it in; 0 cuts every chunk hard at ``max_seconds``."""
+    chunk_prompt: str | list[str] | None = None
+    """The user prompt of each chunk of a chunked clip, instead of ``prompt.user``:
+    ``{index}`` (from 1), ``{count}`` and ``{prompt}`` (the task's prompt) are filled in,
+    and record columns as in ``prompt``; a list gives chunk i its i-th entry (the last
+    entry serves the chunks beyond it)."""
 
     @model_validator(mode="after")
     def _overlap_fits(self) -> LongAudio:
         if self.policy == "chunk" and self.overlap_seconds >= self.max_seconds:
             raise ValueError("overlap_seconds must be shorter than max_seconds to chunk")
+        if isinstance(self.chunk_prompt, list) and not self.chunk_prompt:
+            raise ValueError("chunk_prompt: give at least one prompt")
+        if self.chunk_prompt is not None and self.policy != "chunk":
+            raise ValueError("chunk_prompt is for policy: chunk")
         return self
 
 
