@@ -205,9 +205,9 @@ def test_long_audio_policies(
     row = result.run.rows()[0]
     assert row["prediction"] == prediction
     ends = [p["cut"] for p in row["pieces"]]
-    assert ends == {1: ["truncated"], 2: ["silence", "end"], 3: ["hard", "hard", "end"]}[
-        len(expected)
-    ]
+    assert (
+        ends == {1: ["truncated"], 2: ["silence", "end"], 3: ["hard", "hard", "end"]}[len(expected)]
+    )
 
 
 def test_wide_endpoints_are_spread_over_small_keep_alive_clients(

@@ -1,7 +1,8 @@
 """Where a long clip is cut into chunks: in a silence between speech, near the chunk limit.
 
-A chunk ends in the longest silence (ties: the latest) that the last ``search_fraction`` of
-``max_seconds`` reaches, at the middle of that silence (kept inside the search window); only
+A chunk ends in a silence within the last ``search_fraction`` of ``max_seconds`` (the one
+with the most room there; ties: the latest), at the middle of that silence as far as the
+search window allows (a silence running past the limit is cut at the limit); only
 where that window holds no silence of ``MIN_SILENCE_SECONDS`` is the chunk cut hard at
 ``max_seconds``, and the next chunk then starts ``overlap_seconds`` earlier, so a word the
 cut split is heard whole in one of them. A silence cut splits no word: the next chunk starts
@@ -57,14 +58,18 @@ def silences(
 
 
 def silence_cut(gaps: Sequence[tuple[float, float]], low: float, high: float) -> float | None:
-    """Where to end a chunk whose search window is ``[low, high]``: the middle of the
-    longest silence reaching into it (ties: the latest), kept inside the window and the
-    silence; None when no silence reaches it."""
-    reaching = [(g0, g1) for g0, g1 in gaps if g1 > low and g0 < high]
-    if not reaching:
+    """Where to end a chunk whose search window is ``[low, high]``: in the silence with the
+    most room inside the window (ties: the latest), as near its middle as the window allows;
+    None when no silence reaches into the window."""
+    best: tuple[float, float, float, float] | None = None  # room, its end, the silence
+    for g0, g1 in gaps:
+        a, b = max(g0, low), min(g1, high)
+        if b > a and (best is None or (round(b - a, 6), b) > (round(best[0], 6), best[1])):
+            best = (b - a, b, g0, g1)
+    if best is None:
         return None
-    g0, g1 = max(reaching, key=lambda g: (round(g[1] - g[0], 6), g[1]))
-    return min(max((g0 + g1) / 2, max(g0, low)), min(g1, high))
+    _, b, g0, g1 = best
+    return min(max((g0 + g1) / 2, max(g0, low)), b)
 
 
 def plan_pieces(
