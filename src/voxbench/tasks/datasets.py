@@ -20,10 +20,10 @@ from typing import Any, Protocol
 
 import soundfile as sf
 
-from voxbench.audio.wav import Audio, read_wav
+from voxbench.audio.wav import Audio, concatenate, read_wav
 from voxbench.core.errors import ConfigError
 from voxbench.tasks.config import Filters
-from voxbench.tasks.spec import TaskSpec
+from voxbench.tasks.spec import TaskSpec, Turns
 from voxbench.tasks.suite import ensure_builtin_dataset
 
 
@@ -69,6 +69,37 @@ class FileAudio:
 
 
 @dataclass(frozen=True)
+class TurnAudio:
+    """The clips of a multi-turn record's user turns (each sent in its own turn)."""
+
+    clips: tuple[AudioSource, ...]
+
+    @property
+    def name(self) -> str:
+        return " + ".join(c.name for c in self.clips)
+
+    def load(self) -> Audio:
+        """Every turn's clip, one after the other (at the first one's rate)."""
+        parts = [c.load().mono() for c in self.clips]
+        return concatenate([p.resampled(parts[0].sample_rate) for p in parts])
+
+    def duration(self) -> float:
+        return sum(c.duration() for c in self.clips)
+
+    def encoded(self) -> tuple[bytes | None, str | None, str]:
+        raise TypeError("a multi-turn record's clips are prepared one by one (Record.turns)")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user turn of a multi-turn record, and the reference reply to it."""
+
+    audio: AudioSource | None
+    text: str | None
+    reply: str | None
+
+
+@dataclass(frozen=True)
 class Record:
     """One evaluation item: ids, reference, where its audio is, and every manifest column."""
 
@@ -77,6 +108,8 @@ class Record:
     reference: str
     language: str
     columns: dict[str, Any] = field(default_factory=dict)
+    turns: tuple[Turn, ...] = ()
+    """A multi-turn record's user turns (``audio`` is then their ``TurnAudio``)."""
 
     def load_audio(self) -> Audio:
         """Decode the clip (called by the worker that sends it)."""
@@ -154,12 +187,21 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
     else:
         where = folder
     cols = spec.columns
-    for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
-        needed = (
-            (cols.id, cols.reference)
-            if source is not None
-            else (cols.id, cols.audio, cols.reference)
+    if spec.turns is not None and (folder is None or spec.dataset.format != "manifest"):
+        raise ConfigError(
+            "a multi-turn task reads a manifest beside its audio files",
+            file=file,
+            field="dataset",
+            expected="dataset: {path: ...} or {builtin: ...} with a manifest",
         )
+    for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
+        if spec.turns is not None:
+            assert folder is not None
+            needed: tuple[str, ...] = (cols.id, cols.reference)
+        elif source is not None:
+            needed = (cols.id, cols.reference)
+        else:
+            needed = (cols.id, cols.audio, cols.reference)
         missing = [c for c in needed if c not in row]
         if missing:
             raise ConfigError(
@@ -171,13 +213,65 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
         reference = row[cols.reference]
         if not isinstance(reference, str):
             reference = json.dumps(reference, ensure_ascii=False)
+        turns: tuple[Turn, ...] = ()
+        if spec.turns is not None:
+            turns = _turns(spec.turns, row, folder, where, number)  # type: ignore[arg-type]
+            audio: AudioSource = TurnAudio(tuple(t.audio for t in turns if t.audio is not None))
+        else:
+            audio = source or FileAudio(folder / str(row[cols.audio]))  # type: ignore[operator]
         yield Record(
             id=str(row[cols.id]),
-            audio=source or FileAudio(folder / str(row[cols.audio])),  # type: ignore[operator]
+            audio=audio,
             reference=reference,
             language=str(language or spec.language),
             columns=row,
+            turns=turns,
         )
+
+
+def _turns(
+    spec: Turns, row: dict[str, Any], folder: Path, where: Path | str, number: int
+) -> tuple[Turn, ...]:
+    """A multi-turn record's turns from its list columns (``Turns``)."""
+    lists: dict[str, list[Any]] = {}
+    for key, column in (("audio", spec.audio), ("text", spec.text), ("replies", spec.replies)):
+        if column is None:
+            continue
+        value = row.get(column)
+        if not isinstance(value, list) or not value:
+            raise ConfigError(
+                f"record {number}: column {column} (turns.{key}) is not a list of turns",
+                file=where,
+                expected="a JSON list with one entry per user turn",
+            )
+        lists[key] = value
+    sizes = {key: len(value) for key, value in lists.items()}
+    if len(set(sizes.values())) > 1:
+        raise ConfigError(f"record {number}: the turn lists differ in length ({sizes})", file=where)
+    count = next(iter(sizes.values()))
+    audio = lists.get("audio", [None] * count)
+    text = lists.get("text", [None] * count)
+    replies = lists.get("replies", [None] * count)
+    if spec.history == "reference" and any(r is None for r in replies[:-1]):
+        raise ConfigError(
+            f"record {number}: history: reference needs a reply to every turn but the last",
+            file=where,
+            field=f"column {spec.replies}",
+        )
+    turns = []
+    for i in range(count):
+        if not audio[i] and not text[i]:
+            raise ConfigError(
+                f"record {number}: turn {i + 1} has neither audio nor text", file=where
+            )
+        turns.append(
+            Turn(
+                FileAudio(folder / str(audio[i])) if audio[i] else None,
+                str(text[i]) if text[i] else None,
+                None if replies[i] is None else str(replies[i]),
+            )
+        )
+    return tuple(turns)
 
 
 def dataset_fingerprint(spec: TaskSpec) -> str:

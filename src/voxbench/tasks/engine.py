@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.audio.wav import Audio, concatenate
-from voxbench.core.errors import ErrorCategory, ProviderError, VoxbenchError
+from voxbench.core.errors import ConfigError, ErrorCategory, ProviderError, VoxbenchError
 from voxbench.providers.backoff import backoff_delay
+from voxbench.providers.completion import ConversationTurn
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.cache import ResponseCache, request_key
 from voxbench.tasks.chunking import Piece
@@ -87,6 +88,8 @@ class Outcome:
     """Where the clip was cut (empty: sent whole)."""
     piece_replies: list[str] | None = None
     """Each piece's reply, when every piece was asked (not for a cached answer)."""
+    turn_rows: list[dict[str, Any]] | None = None
+    """A multi-turn record's turns as asked, each with its reply."""
 
 
 Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
@@ -127,7 +130,20 @@ def task_cut(job: Job) -> Cut:
 
 
 def _prepare_here(record: Record, cut: Cut) -> tuple[Prepared, list[Audio] | None]:
+    if record.turns:
+        return _prepare_turns(record, cut), None
     return prepare_clip(record.load_audio(), cut)
+
+
+def _prepare_turns(record: Record, cut: Cut) -> Prepared:
+    """The WAV of each user turn that has audio (each cut as the task says: truncated)."""
+    wavs, digests = [], []
+    for turn in record.turns:
+        if turn.audio is not None:
+            prepared, _ = prepare_clip(turn.audio.load(), cut)
+            wavs += prepared.wavs
+            digests += prepared.digests
+    return Prepared(wavs, digests)
 
 
 def join_chunks(
@@ -278,6 +294,7 @@ class Engine:
         # are read back from it. Other models get the pieces as cut (float samples).
         encoded = getattr(record.audio, "encoded", None)
         pooled = self._pool_ready and job.api == "chat" and encoded is not None
+        pooled = pooled and not record.turns  # a conversation's clips are prepared here
         # The workers also encode the request bodies, for a client that takes them.
         # Per-chunk prompts differ from the template's: the client encodes those bodies itself.
         own_prompts = job.spec.long_audio.chunk_prompt is not None
@@ -366,6 +383,8 @@ class Engine:
         record: Record,
         ready: asyncio.Future[tuple[Prepared, list[Audio] | None]],
     ) -> Outcome:
+        if record.turns:
+            return await self._answer_turns(client, job, record, ready)
         started = time.perf_counter()
         request = job.prompted(record)
         attempts = [0]
@@ -432,6 +451,87 @@ class Engine:
             error = {"category": category, "message": str(exc), "status": None}
         return Outcome(
             job, record, None, error, time.perf_counter() - started, attempts[0], False, ""
+        )
+
+    async def _answer_turns(
+        self,
+        client: EndpointClient,
+        job: Job,
+        record: Record,
+        ready: asyncio.Future[tuple[Prepared, list[Audio] | None]],
+    ) -> Outcome:
+        """A multi-turn record: its user turns asked in order, each request carrying the
+        conversation so far (``turns.history`` says whose assistant replies); each turn's
+        reply is cached under that conversation. The last reply is the prediction."""
+        started = time.perf_counter()
+        request = job.prompted(record)
+        attempts = [0]
+        assert job.spec.turns is not None
+        own_history = job.spec.turns.history == "model"
+        rows: list[dict[str, Any]] = []
+        key, all_cached = "", True
+        try:
+            prepared, _ = await ready
+            clips = iter(zip(prepared.wavs, prepared.digests, strict=True))
+            history: list[ConversationTurn] = []
+            said: list[dict[str, Any]] = []  # the conversation as its cache key sees it
+            for index, turn in enumerate(record.turns):
+                wav, digest = next(clips) if turn.audio is not None else (None, None)
+                text = turn.text or (request.prompt if wav is not None else "")
+                history.append(ConversationTurn("user", text, wav))
+                said.append({"user": text, "audio": digest})
+                key = self._conversation_key(job, request, said)
+                reply = self.cache.get(key) if key else None
+                row: dict[str, Any] = {
+                    "text": text,
+                    "audio": turn.audio.name if turn.audio is not None else None,
+                    "cached": reply is not None,
+                }
+                if reply is None:
+                    all_cached = False
+                    last = index == len(record.turns) - 1
+                    # The oracle says the reference: the record's for the last turn.
+                    asked = replace(
+                        request, reference=record.reference if last else turn.reply or ""
+                    )
+                    asker = _ConversationAsker(client, tuple(history))
+                    reply = str(
+                        await self._call(asker, None, b"", None, asked, job.model, attempts)
+                    )
+                    if key:
+                        self.cache.put(key, job.model.model, reply)
+                rows.append({**row, "reply": reply, "reference": turn.reply})
+                answer = reply if own_history else turn.reply or ""
+                history.append(ConversationTurn("assistant", answer))
+                said.append({"assistant": answer})
+            elapsed = 0.0 if all_cached else time.perf_counter() - started
+            return Outcome(
+                job, record, rows[-1]["reply"], None, elapsed, attempts[0], all_cached, key,
+                turn_rows=rows,
+            )  # fmt: skip
+        except ProviderError as exc:
+            error = {"category": str(exc.category), "message": str(exc), "status": exc.status}
+        except VoxbenchError as exc:
+            error = {"category": type(exc).__name__, "message": str(exc), "status": None}
+        return Outcome(
+            job, record, None, error, time.perf_counter() - started, attempts[0], False, "",
+            turn_rows=rows or None,
+        )  # fmt: skip
+
+    @staticmethod
+    def _conversation_key(job: Job, request: Prompted, said: list[dict[str, Any]]) -> str:
+        """A turn's content address: model, instructions, generation and the conversation
+        up to that turn (each user turn's text and audio digest, each assistant reply)."""
+        if job.api == "oracle":
+            return ""
+        return request_key(
+            {
+                "model": job.model.model,
+                "api": job.api,
+                "system": request.system,
+                "generation": request.generation.model_dump(),
+                "conversation": said,
+            }
         )
 
     def _spoken_outcome(self, outcome: Outcome, answer_wav: bytes | None) -> Outcome:
@@ -579,6 +679,24 @@ class Engine:
         return await self.audio_judge.grade(rubric, audio, outcome.prediction or "", label)
 
 
+@dataclass(frozen=True)
+class _ConversationAsker:
+    """An endpoint asked about a conversation where ``Engine._call`` asks about one clip (so
+    a turn is retried by the same policy)."""
+
+    client: EndpointClient
+    turns: tuple[ConversationTurn, ...]
+
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
+        converse = getattr(self.client, "converse", None)
+        if converse is None:
+            raise ConfigError(
+                "this model cannot take a multi-turn conversation",
+                expected="a chat model (api: chat) or local/oracle for a task with turns",
+            )
+        return str(await converse(self.turns, request))
+
+
 def _file_part(name: str) -> str:
     """``name`` as one safe file-name part (path separators and the like become ``_``)."""
     safe = re.sub(r"[^\w.-]", "_", name).strip(".")
@@ -632,6 +750,7 @@ def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:
         "error": outcome.error,
         **({"answer_audio": outcome.answer_audio} if outcome.job.model.output_audio else {}),
         **({"pieces": _piece_rows(outcome)} if outcome.pieces else {}),
+        **({"turns": outcome.turn_rows} if outcome.turn_rows else {}),
         "latency_s": round(outcome.latency_s, 4),
         "attempts": outcome.attempts,
         "cached": outcome.cached,

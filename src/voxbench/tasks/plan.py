@@ -248,6 +248,8 @@ def build_plan(
                     field="judge",
                     expected="a judge: {model: provider/model} block",
                 )
+        if entry.spec.turns is not None:
+            _check_multi_turn(config, apis, name)
         records = select_records(
             entry.spec, _filters(config.filters, selection.filters), seed=config.seed, task=name
         )
@@ -279,6 +281,18 @@ def build_plan(
                 )
             )
     return Plan(config, registry, jobs, groups)
+
+
+def _check_multi_turn(config: EvalConfig, apis: dict[str, Api], task: str) -> None:
+    """Every model of a run with the multi-turn ``task`` can hold a conversation."""
+    for i, model in enumerate(config.models):
+        if apis[model.name] == "transcription" or model.output_audio is not None:
+            raise ConfigError(
+                f"task {task} is multi-turn: {model.model} cannot take a conversation "
+                + ("(a transcription model)" if model.output_audio is None else "aloud"),
+                field=f"models[{i}]",
+                expected="a chat model answering in text, or local/oracle",
+            )
 
 
 def _tools(entry: TaskEntry) -> list[dict[str, Any]]:

@@ -120,6 +120,31 @@ class LongAudio(Strict):
         return self
 
 
+class Turns(Strict):
+    """A multi-turn task: each record holds several user turns (audio and/or text), asked one
+    after the other, each request carrying the whole conversation so far; the last reply is
+    the record's prediction (scored against ``columns.reference``)."""
+
+    audio: str | None = None
+    """The column listing each user turn's audio file (null for a text-only turn)."""
+    text: str | None = None
+    """The column listing each user turn's text (null for an audio-only turn, which is sent
+    with ``prompt.user``)."""
+    replies: str | None = None
+    """The column listing the reference assistant reply to each turn."""
+    history: Literal["model", "reference"] = "model"
+    """The assistant turns later requests carry: the model's own replies, or the reference
+    replies (``replies``), which makes every turn's request independent of the model."""
+
+    @model_validator(mode="after")
+    def _has_turns(self) -> Turns:
+        if self.audio is None and self.text is None:
+            raise ValueError("give the column of the turns' audio, text or both")
+        if self.history == "reference" and self.replies is None:
+            raise ValueError("history: reference needs the replies column")
+        return self
+
+
 class Tools(Strict):
     """The tools a function-calling task offers: those of a built-in benchmark."""
 
@@ -155,6 +180,16 @@ class TaskSpec(Strict):
     """The rate audio is sent at (resampled with soxr)."""
     audio_judge: AudioRubric | None = None
     """The rubric of ``llm_judge_audio`` (the config's ``audio_judge`` says who judges)."""
+    turns: Turns | None = None
+    """Multi-turn records (``columns.audio`` is then unused)."""
+
+    @model_validator(mode="after")
+    def _turns_are_whole_clips(self) -> TaskSpec:
+        if self.turns is not None and self.long_audio.policy == "chunk":
+            raise ValueError(
+                "long_audio: a multi-turn task truncates long turns (policy: truncate)"
+            )
+        return self
 
 
 @dataclass(frozen=True)
