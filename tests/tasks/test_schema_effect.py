@@ -330,6 +330,19 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "calls",
     ),
     "sample_rate": ("sample_rate: 16000\n", "sample_rate: 8000\n", "calls"),
+    "turns": ("dataset: {path: turns_data}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "calls"),
+    "turns.audio": ("dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio_rev}\n", "calls"),
+    "turns.text": ("dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio, text: t_text}\n", "calls"),
+    "turns.replies": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies_alt, history: reference}\n",
+        "calls",
+    ),
+    "turns.history": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",
+        "calls",
+    ),
 }  # fmt: skip
 
 
@@ -425,8 +438,32 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     from .conftest import write_tiny_dataset
 
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
+    _write_turns_dataset(mine / "turns_data", mine / "data")
     _write_hf_dataset(mine / "hfd")
     return _Observer(tmp_path, monkeypatch)
+
+
+def _write_turns_dataset(folder: Path, tiny: Path) -> None:
+    """Two-turn records on the tiny clips: turn lists of audio, text and reference replies."""
+    folder.mkdir()
+    rows = [json.loads(line) for line in (tiny / "manifest.jsonl").read_text().splitlines()]
+    with (folder / "manifest.jsonl").open("w") as out:
+        for i, row in enumerate(rows[:3]):
+            clips = [str(tiny / row["audio"]), str(tiny / rows[-1 - i]["audio"])]
+            out.write(
+                json.dumps(
+                    {
+                        **row,
+                        "audio": str(tiny / row["audio"]),
+                        "t_audio": clips,
+                        "t_audio_rev": clips[::-1],
+                        "t_text": [f"first {i}", None],
+                        "t_replies": ["noted", row["reference"]],
+                        "t_replies_alt": ["understood", row["reference"]],
+                    }
+                )
+                + "\n"
+            )
 
 
 def _offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[Any]) -> None:

@@ -1,0 +1,164 @@
+"""Multi-turn audio tasks: each turn one request carrying the conversation so far, over real
+HTTP against the fake OpenAI-compatible server, cached per turn, the last reply scored."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from voxbench.core.errors import ConfigError
+from voxbench.tasks.config import parse_config
+from voxbench.tasks.prepare import Cut, prepare_clip
+from voxbench.tasks.run import TaskRunResult, run_tasks
+from voxbench.tasks.spec import TaskRegistry
+from voxbench.tasks.suite import DATA_DIR, ensure_builtin_dataset
+from voxbench.testing import FakeOpenAIServer
+from voxbench.testing.scripts import Reply, Script, ScriptMessage
+
+from .test_http import serving
+
+SYSTEM = TaskRegistry().get("builtin_spoken_followups").spec.prompt.system
+ASK = "Reply to the message in this audio."
+
+
+class Followups(Script):
+    """Says "Noted." to a first message and "green" to any later one."""
+
+    def reply(self, conversation: Sequence[ScriptMessage]) -> Reply:
+        users = [m for m in conversation if m.role == "user"]
+        return Reply(text="Noted." if len(users) == 1 else "It is green.")
+
+
+def _run(text: str, tmp_path: Path) -> TaskRunResult:
+    return run_tasks(parse_config(text, file=None), text, base_dir=tmp_path)
+
+
+def _clip(path: Path) -> str:
+    """The base64 WAV a turn's clip is sent as (16 kHz, as the task sends it)."""
+    from voxbench.audio.wav import read_wav
+
+    prepared, _ = prepare_clip(read_wav(path), Cut(16_000, "truncate", 30.0, 1.0))
+    return base64.b64encode(prepared.wavs[0]).decode("ascii")
+
+
+def _user(text: str, audio: str | None) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    if audio is not None:
+        parts.append({"type": "input_audio", "input_audio": {"data": audio, "format": "wav"}})
+    return {"role": "user", "content": parts}
+
+
+def test_each_turn_carries_the_whole_conversation(tmp_path: Path) -> None:
+    folder = ensure_builtin_dataset("spoken_followups")
+    items = [json.loads(line) for line in (DATA_DIR / "spoken_followups" / "items.jsonl").open()]
+
+    def config(url: str) -> str:
+        return (
+            f"models: [{{name: q, model: vllm/qwen2-audio, base_url: '{url}'}}]\n"
+            "tasks: [builtin_spoken_followups]\n"
+        )
+
+    with serving(FakeOpenAIServer(Followups())) as server:
+        result = _run(config(server.url), tmp_path)
+        bodies = [r.json() for r in server.requests]
+    assert len(bodies) == 2 * len(items)  # two turns a record, one request each
+    expected = []
+    for item in items:
+        first, second = item["spoken_turns"]
+        user1 = _user(
+            item["turn_text"][0] or ASK,
+            _clip(folder / f"{item['id']}_1.wav") if first else None,
+        )
+        user2 = _user(ASK, _clip(folder / f"{item['id']}_2.wav"))
+        system = {"role": "system", "content": SYSTEM}
+        expected.append([system, user1])
+        expected.append([system, user1, {"role": "assistant", "content": "Noted."}, user2])
+    key = json.dumps  # requests of different records interleave: compare as sets
+    assert sorted(key(b["messages"]) for b in bodies) == sorted(key(m) for m in expected)
+    assert all(b["temperature"] == 0 and b["max_tokens"] == 16 for b in bodies)
+    # The last reply is the prediction; every turn's reply is kept.
+    rows = {r["id"]: r for r in result.run.rows()}
+    assert rows["f0"]["prediction"] == "It is green."
+    assert [t["reply"] for t in rows["f4"]["turns"]] == ["Noted.", "It is green."]
+    assert rows["f4"]["turns"][0]["text"] == "Remember this number: nine."
+    assert rows["f4"]["turns"][0]["audio"] is None
+    assert [t["reference"] for t in rows["f1"]["turns"]] == ["Noted.", "seven"]
+    scores = result.scores["tasks"]["builtin_spoken_followups"]["q"]["metrics"]
+    assert scores["accuracy"]["value"] == 20.0  # only f0's answer is green
+
+    # Each turn is cached under the conversation so far: a rerun asks nothing.
+    with serving(FakeOpenAIServer(Followups())) as server:
+        again = _run(config(server.url), tmp_path)
+        assert server.requests == []
+    assert again.requests == 0 and all(r["cached"] for r in again.run.rows())
+    assert {r["id"]: r["prediction"] for r in again.run.rows()} == {
+        i: r["prediction"] for i, r in rows.items()
+    }
+
+
+def _user_task(tmp_path: Path, history: str) -> None:
+    task = tmp_path / "mytasks" / "mt"
+    task.mkdir(parents=True)
+    (task / "mt.yaml").write_text(
+        f"extends: builtin_spoken_followups\nturns: {{history: {history}}}\n"
+    )
+
+
+def test_reference_history_sends_the_reference_replies(tmp_path: Path) -> None:
+    _user_task(tmp_path, "reference")
+
+    class Wrong(Script):
+        def reply(self, conversation: Sequence[ScriptMessage]) -> Reply:
+            return Reply(text="blue")
+
+    with serving(FakeOpenAIServer(Wrong())) as server:
+        text = (
+            f"models: [{{name: q, model: vllm/q, base_url: '{server.url}'}}]\n"
+            "tasks: [mt]\ntasks_dirs: [mytasks]\n"
+        )
+        _run(text, tmp_path)
+        bodies = [r.json() for r in server.requests]
+    later = [b["messages"] for b in bodies if len(b["messages"]) == 4]
+    assert len(later) == 5
+    # The model said "blue" to the first turns; the later requests carry the reference.
+    assert {m[2]["content"] for m in later} == {"Noted."}
+
+
+def test_the_oracle_and_the_models_that_cannot_converse(tmp_path: Path) -> None:
+    text = "models: [{name: o, model: local/oracle}]\ntasks: [builtin_spoken_followups]\n"
+    result = _run(text, tmp_path)
+    scores = result.scores["tasks"]["builtin_spoken_followups"]["o"]["metrics"]
+    assert scores["accuracy"]["value"] == 100.0
+    rows = result.run.rows()
+    assert all(
+        [t["reply"] for t in r["turns"]] == [t["reference"] for t in r["turns"]] for r in rows
+    )
+    whisper = (
+        "models: [{name: w, model: local/whisper-tiny.en}]\ntasks: [builtin_spoken_followups]\n"
+    )
+    with pytest.raises(ConfigError, match="multi-turn"):
+        _run(whisper, tmp_path)
+
+
+def test_bad_turn_columns_name_the_record_and_column(tmp_path: Path) -> None:
+    data = tmp_path / "mytasks" / "mt" / "data"
+    data.mkdir(parents=True)
+    (data / "manifest.jsonl").write_text(
+        json.dumps({"id": "x", "reference": "r", "t": "not a list"}) + "\n"
+    )
+    (data.parent / "mt.yaml").write_text(
+        "dataset: {path: data}\nturns: {text: t}\nmetrics: [wer]\n"
+    )
+    text = "models: [{name: o, model: local/oracle}]\ntasks: [mt]\ntasks_dirs: [mytasks]\n"
+    with pytest.raises(ConfigError, match=r"record 1: column t \(turns.text\) is not a list"):
+        _run(text, tmp_path)
+    with pytest.raises(ConfigError, match="history: reference needs the replies column"):
+        (data.parent / "mt.yaml").write_text(
+            "dataset: {path: data}\nturns: {text: t, history: reference}\nmetrics: [wer]\n"
+        )
+        _run(text, tmp_path)
