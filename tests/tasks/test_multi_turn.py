@@ -138,11 +138,18 @@ def test_the_oracle_and_the_models_that_cannot_converse(tmp_path: Path) -> None:
     assert all(
         [t["reply"] for t in r["turns"]] == [t["reference"] for t in r["turns"]] for r in rows
     )
-    whisper = (
-        "models: [{name: w, model: local/whisper-tiny.en}]\ntasks: [builtin_spoken_followups]\n"
+    # A transcription model cannot converse: each record fails, saying so (the run goes on).
+    tasks = "tasks: [builtin_spoken_followups]\n"
+    asr = "models: [{name: w, model: openai/whisper-1, base_url: 'http://x', api_key: sk-x}]\n"
+    rows = _run(asr + tasks, tmp_path).run.rows()
+    assert len(rows) == 5 and all(r["error"]["category"] == "ConfigError" for r in rows)
+    message = rows[0]["error"]["message"]
+    assert "openai/whisper-1 cannot take a multi-turn conversation" in message
+    spoken = (
+        "models: [{name: v, model: vllm/q, base_url: 'http://x', output_audio: {voice: alloy}}]\n"
     )
     with pytest.raises(ConfigError, match="multi-turn"):
-        _run(whisper, tmp_path)
+        _run(spoken + tasks, tmp_path)
 
 
 def test_bad_turn_columns_name_the_record_and_column(tmp_path: Path) -> None:

@@ -494,7 +494,7 @@ class Engine:
                     asked = replace(
                         request, reference=record.reference if last else turn.reply or ""
                     )
-                    asker = _ConversationAsker(client, tuple(history))
+                    asker = _ConversationAsker(client, tuple(history), job.model.model)
                     reply = str(
                         await self._call(asker, None, b"", None, asked, job.model, attempts)
                     )
@@ -686,12 +686,13 @@ class _ConversationAsker:
 
     client: EndpointClient
     turns: tuple[ConversationTurn, ...]
+    model: str
 
     async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
         converse = getattr(self.client, "converse", None)
         if converse is None:
             raise ConfigError(
-                "this model cannot take a multi-turn conversation",
+                f"{self.model} cannot take a multi-turn conversation",
                 expected="a chat model (api: chat) or local/oracle for a task with turns",
             )
         return str(await converse(self.turns, request))

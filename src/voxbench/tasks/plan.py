@@ -249,7 +249,7 @@ def build_plan(
                     expected="a judge: {model: provider/model} block",
                 )
         if entry.spec.turns is not None:
-            _check_multi_turn(config, apis, name)
+            _check_multi_turn(config, name)
         records = select_records(
             entry.spec, _filters(config.filters, selection.filters), seed=config.seed, task=name
         )
@@ -283,15 +283,15 @@ def build_plan(
     return Plan(config, registry, jobs, groups)
 
 
-def _check_multi_turn(config: EvalConfig, apis: dict[str, Api], task: str) -> None:
-    """Every model of a run with the multi-turn ``task`` can hold a conversation."""
+def _check_multi_turn(config: EvalConfig, task: str) -> None:
+    """No model of a run with the multi-turn ``task`` is asked to answer it aloud (a model
+    that cannot converse at all, a transcription model, fails each record, saying so)."""
     for i, model in enumerate(config.models):
-        if apis[model.name] == "transcription" or model.output_audio is not None:
+        if model.output_audio is not None:
             raise ConfigError(
-                f"task {task} is multi-turn: {model.model} cannot take a conversation "
-                + ("(a transcription model)" if model.output_audio is None else "aloud"),
-                field=f"models[{i}]",
-                expected="a chat model answering in text, or local/oracle",
+                f"task {task} is multi-turn: {model.model} cannot answer it aloud",
+                field=f"models[{i}].output_audio",
+                expected="no output_audio for a run with multi-turn tasks",
             )
 
 
