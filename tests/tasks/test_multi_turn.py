@@ -169,3 +169,37 @@ def test_bad_turn_columns_name_the_record_and_column(tmp_path: Path) -> None:
             "dataset: {path: data}\nturns: {text: t, history: reference}\nmetrics: [wer]\n"
         )
         _run(text, tmp_path)
+
+
+def test_every_turn_scored_pools_over_turns(tmp_path: Path) -> None:
+    task = tmp_path / "mytasks" / "mt"
+    task.mkdir(parents=True)
+    (task / "mt.yaml").write_text(
+        "extends: builtin_spoken_followups\nturns: {score: every}\nanswer: text\nmetrics: [wer]\n"
+    )
+
+    def config(url: str, metrics: str = "") -> str:
+        return (
+            f"models: [{{name: q, model: vllm/q, base_url: '{url}'}}]\n"
+            f"tasks: [{{name: mt{metrics}}}]\ntasks_dirs: [mytasks]\n"
+        )
+
+    with serving(FakeOpenAIServer(Followups())) as server:
+        result = _run(config(server.url), tmp_path)
+    # Turn 1: "Noted." against "Noted." (5 × 0 of 1 word); turn 2: "It is green." against
+    # one word: 2 errors for f0, 3 for the others. Pooled over the 10 turns: 14 / 10.
+    wer = result.scores["tasks"]["mt"]["q"]["metrics"]["wer"]
+    assert wer["value"] == 140.0 and wer["n"] == 10
+    row = next(r for r in result.run.rows() if r["id"] == "f0")
+    assert [t["scores"]["wer"]["errors"] for t in row["turns"]] == [0, 2]
+    # Other metrics later: the turns are scored again from their kept replies, asking nothing.
+    with serving(FakeOpenAIServer(Followups())) as server:
+        again = _run(config(server.url, ", metrics: [cer]"), tmp_path)
+        assert server.requests == []
+    assert again.scores["tasks"]["mt"]["q"]["metrics"]["cer"]["n"] == 10
+    judged = (
+        config("http://x", ", metrics: [llm_judge]")
+        + "judge: {model: openai/gpt-4o-mini, api_key: sk-x}\n"
+    )
+    with pytest.raises(ConfigError, match="grades only a record's last reply"):
+        _run(judged, tmp_path)

@@ -338,6 +338,11 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies_alt, history: reference}\n",
         "calls",
     ),
+    "turns.score": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, score: every}\n",
+        "scores",
+    ),
     "turns.history": (
         "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies}\n",
         "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",

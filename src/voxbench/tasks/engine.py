@@ -607,6 +607,8 @@ class Engine:
                 ready: list[tuple[Outcome, dict[str, Any]]] = []
                 for outcome, scores in zip(batch, await self._scores(batch), strict=True):
                     row = record_row(outcome, scores)
+                    if outcome.prediction is not None and outcome.job.every_turn:
+                        turn_scores(outcome.job, outcome.record, row["turns"])
                     if outcome.prediction is not None and outcome.job.judged_metrics:
                         task = asyncio.create_task(self._judge_then_write(outcome, row))
                         judging.add(task)
@@ -734,6 +736,20 @@ def _cached_answer(value: str, request: Prompted) -> tuple[str, bytes | None]:
 def score_prediction(job: Job, record: Record, prediction: str) -> dict[str, Any]:
     """Each metric's statistics of one reply (judge metrics: not judged, until the judge is)."""
     return score_reply(job.metrics, prediction, job.context(record))
+
+
+def turn_scores(job: Job, record: Record, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each scored turn's metric statistics (``turns.score: every``), kept in its turn row:
+    those already there when they cover the job's metrics, else scored now."""
+    contexts = job.turn_contexts(record, [t.get("reference") for t in turns])
+    out = []
+    for turn, context in zip(turns, contexts, strict=True):
+        if context is None:
+            continue
+        if not all(m in (turn.get("scores") or {}) for m in job.metrics):
+            turn["scores"] = score_reply(job.metrics, turn.get("reply") or "", context)
+        out.append(turn["scores"])
+    return out
 
 
 def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:

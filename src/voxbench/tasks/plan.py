@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +132,25 @@ class Job:
             material["choices"] = _choices_text(choices)
         return {**material, "reference": record.reference, "prediction": prediction}
 
+    @property
+    def every_turn(self) -> bool:
+        """Whether every turn of a multi-turn record is scored (``turns.score: every``)."""
+        return self.spec.turns is not None and self.spec.turns.score == "every"
+
+    def turn_contexts(
+        self, record: Record, references: list[str | None]
+    ) -> list[ScoringContext | None]:
+        """What the metrics need to score each turn's reply: its reference reply (the last
+        turn: the record's reference); None for a turn without one."""
+        base = self.context(record)
+        last = len(references) - 1
+        return [
+            replace(base, reference=record.reference if i == last else ref)
+            if i == last or ref is not None
+            else None
+            for i, ref in enumerate(references)
+        ]
+
     def context(self, record: Record) -> ScoringContext:
         """What the metrics need to score a reply to ``record``."""
         target = record.columns.get(self.spec.columns.target_language or "", None)
@@ -250,6 +269,16 @@ def build_plan(
                 )
         if entry.spec.turns is not None:
             _check_multi_turn(config, name)
+            if entry.spec.turns.score == "every":
+                judged = [m for m in metrics if METRICS[m].judged]
+                if judged:
+                    raise ConfigError(
+                        f"task {name} scores every turn: {', '.join(judged)} grades only a "
+                        "record's last reply",
+                        field="turns.score",
+                        file=entry.file,
+                        expected="score: last, or metrics computed from the text",
+                    )
         records = select_records(
             entry.spec, _filters(config.filters, selection.filters), seed=config.seed, task=name
         )

@@ -135,6 +135,10 @@ class Turns(Strict):
     history: Literal["model", "reference"] = "model"
     """The assistant turns later requests carry: the model's own replies, or the reference
     replies (``replies``), which makes every turn's request independent of the model."""
+    score: Literal["last", "every"] = "last"
+    """Score the last reply only (against ``columns.reference``), or every turn's reply
+    that has a reference (the last against ``columns.reference``, the others against
+    ``replies``): the task's metrics then pool over turns."""
 
     @model_validator(mode="after")
     def _has_turns(self) -> Turns:
@@ -142,6 +146,8 @@ class Turns(Strict):
             raise ValueError("give the column of the turns' audio, text or both")
         if self.history == "reference" and self.replies is None:
             raise ValueError("history: reference needs the replies column")
+        if self.score == "every" and self.replies is None:
+            raise ValueError("score: every needs the replies column")
         return self
 
 
