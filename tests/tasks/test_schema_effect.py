@@ -356,7 +356,7 @@ def test_every_config_key_has_a_case() -> None:
 
 
 def test_every_task_key_has_a_case() -> None:
-    assert schema_paths(TaskSpec) == set(TASK_CASES) | set(AUDIO_TASK_CASES)
+    assert schema_paths(TaskSpec) == set(TASK_CASES) | set(AUDIO_TASK_CASES) | set(JUDGE_TASK_CASES)
 
 
 class _Observer:
@@ -625,6 +625,25 @@ def test_judge_key_is_effective(
     a, b, key = JUDGE_CASES[path]
     first = _judge_outcome(a, key, tmp_path, monkeypatch)
     assert first != _judge_outcome(b, key, tmp_path, monkeypatch)
+
+
+JUDGE_TASK_CASES: dict[str, tuple[str, str, str]] = {
+    # The question column is shown to the judge (the tiny set's speaker column stands in).
+    "columns.question": ("", "columns: {question: speaker}\n", "judge_calls"),
+}
+"""Task keys whose effect is on what the judge is asked."""
+
+
+@pytest.mark.parametrize("path", sorted(JUDGE_TASK_CASES))
+def test_task_key_changes_what_the_judge_sees(
+    path: str, tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, key = JUDGE_TASK_CASES[path]
+    outcomes = []
+    for extra in (a, b):
+        (tasks_dir / "mine" / "qa.yaml").write_text("extends: tiny\nmetrics: [llm_judge]\n" + extra)
+        outcomes.append(_judge_outcome(M + QA + J, key, tmp_path, monkeypatch))
+    assert outcomes[0] != outcomes[1]
 
 
 # -- the audio judge: spoken answers heard by the fake audio judge -----------------------------

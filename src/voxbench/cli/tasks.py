@@ -1,4 +1,4 @@
-"""``voxbench tasks list|run|show``: audio-task evaluation (models × tasks × metrics)."""
+"""``voxbench tasks list|run|show|import-config``: audio-task evaluation (models × tasks × metrics)."""
 
 from __future__ import annotations
 
@@ -279,6 +279,45 @@ def show_command(
 
         page = write_tasks_html(found.path, embed_audio=embed_audio)
         console.print(f"report: {escape(str(page))}", soft_wrap=True)
+
+
+@app.command("import-config")
+def import_config_command(
+    source: str = typer.Argument(..., help="The harness the config comes from: au-harness."),
+    config: Path = typer.Argument(..., help="Its run configuration (YAML)."),
+    output: Path | None = typer.Option(
+        None, "--out", help="Write the eval.yaml here (default: print it on stdout)."
+    ),
+    tasks_dir: list[Path] = typer.Option(
+        [], "--tasks-dir", help="Extra task registry folders to map task names onto."
+    ),
+) -> None:
+    """Convert another harness's run config into an eval.yaml; print what became of each key."""
+    import os
+
+    from voxbench.core.errors import ConfigError
+    from voxbench.tasks.au_harness import import_au_harness
+
+    if source != "au-harness":
+        raise ConfigError(
+            f"unknown config source {source!r}", field="SOURCE", expected="au-harness"
+        )
+    imported = import_au_harness(config, tasks_dirs=list(tasks_dir))
+    if tasks_dir:
+        base = (output or Path("eval.yaml")).resolve().parent
+        imported.config["tasks_dirs"] = [
+            os.path.relpath(d.resolve(), base).replace(os.sep, "/") for d in tasks_dir
+        ]
+    text = imported.yaml_text(config)
+    report = make_console(stderr=output is None)
+    for line in imported.report.lines():
+        report.print(escape(line), highlight=False, soft_wrap=True)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    ready = "" if imported.runnable else " (no task or model mapped: edit it before running)"
+    report.print(f"wrote {escape(str(output))}{ready}", highlight=False, soft_wrap=True)
 
 
 def _score_text(scores: dict[str, Any]) -> str:

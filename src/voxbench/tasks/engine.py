@@ -663,7 +663,7 @@ class Engine:
                     continue
                 assert self.judge is not None, "a job with judge metrics needs the engine's judge"
                 material = job.judge_material(outcome.record, outcome.prediction)
-                row["scores"][metric] = await self.judge.grade(material)
+                row["scores"][metric] = await self.judge.grade(material, metric)
         except Exception as exc:  # an aborting judge failure: the run stops with it
             self._failure = self._failure or exc
             raise

@@ -19,7 +19,7 @@ from rapidfuzz.distance import Levenshtein
 
 from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
-from voxbench.tasks import audio_judge_metric
+from voxbench.tasks import audio_judge_metric, bertscore, diarisation, meteor
 from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
 
 BOOTSTRAP_SAMPLES = 1000
@@ -55,6 +55,9 @@ class Metric:
     the record was not judged (it is left undecided)."""
     hears_audio: bool = False
     """Judged by the audio judge on the model's spoken answer (``tasks.audio_judge_metric``)."""
+    prerequisite: Callable[[], Any] | None = None
+    """Checks, before a run that uses the metric sends anything, that what it needs is there
+    (an optional extra, a local model); raises a ``PrerequisiteError`` saying what to do."""
 
 
 # -- text normalisation ----------------------------------------------------------------------
@@ -362,6 +365,79 @@ def _decided_mean_pool(key: str) -> Callable[..., dict[str, Any]]:
     return pool
 
 
+def _spoken_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """``llm_judge_audio``: the decided mean, and how many answers came without audio."""
+    no_audio = sum(int(s.get("no_audio", 0)) for s in stats)
+    return {**_decided_mean_pool("score")(stats, rng), "no_audio": no_audio}
+
+
+# -- METEOR, BERTScore ------------------------------------------------------------------------
+
+
+def _meteor(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    language = ctx.target_language
+    synonyms = meteor.local_wordnet()
+    stages = meteor.stages_for(language, synonyms)
+    stats = meteor.sentence_meteor(
+        _meteor_tokens(prediction, language), _meteor_tokens(ctx.reference, language), stages,
+        synonyms if "synonym" in stages else None,
+    )  # fmt: skip
+    return {**stats, "score": round(stats["score"], 6)}
+
+
+def _meteor_tokens(text: str, language: str) -> list[str]:
+    """Lower-cased words, punctuation out (characters for languages without spaces)."""
+    norm = basic_normalize(text)
+    if language.split("-")[0] in NO_SPACE_LANGUAGES:
+        return list(norm.replace(" ", ""))
+    return norm.split()
+
+
+def _meteor_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    out = _mean_pool("score")(stats, rng)
+    stages = sorted({s["stages"] for s in stats}, key=len, reverse=True)
+    return {**out, "stages": ", ".join(stages) if stages else None,
+            "synonyms": any("synonym" in s for s in stages)}  # fmt: skip
+
+
+def _bertscore(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return bertscore.record_stats(prediction, ctx.reference, ctx.target_language)
+
+
+def _bertscore_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    if not stats:
+        return {"value": None, "ci": None, "n": 0, **bertscore.setup_from_env().describe()}
+    f1, setup = bertscore.f1_scores(stats)
+    return {**_mean_pool("f1")([{"f1": v} for v in f1], rng), **setup}
+
+
+# -- diarisation (``tasks.diarisation``) ------------------------------------------------------
+
+
+def _diarisation(kind: str) -> Callable[[str, ScoringContext], dict[str, Any]]:
+    def score(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+        return diarisation.score_record(
+            kind, prediction, ctx.reference, lambda t: normalize_for(t, ctx.language),
+            normalizer_for(ctx.language),
+        )  # fmt: skip
+
+    return score
+
+
+def _diarisation_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """The ratio over records with a readable reference; the rest counted, never dropped."""
+    readable = [s for s in stats if not s.get("unparsable_reference")]
+    return {**_ratio_pool(readable, rng), **diarisation.summary(list(stats))}
+
+
 # -- LLM judge (the grading itself is tasks.judge) --------------------------------------------
 
 
@@ -369,12 +445,25 @@ def _not_judged(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
     return {"correct": 0, "undecided": 1, "reason": "not judged"}
 
 
-def _spoken_pool(
+def _not_judged_detailed(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return {"score": 0, "undecided": 1, "reason": "not judged"}
+
+
+def _not_judged_refusal(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return {"refused": 0, "undecided": 1, "reason": "not judged"}
+
+
+def _detailed_pool(
     stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
 ) -> dict[str, Any]:
-    """``llm_judge_audio``: the decided mean, and how many answers came without audio."""
-    no_audio = sum(int(s.get("no_audio", 0)) for s in stats)
-    return {**_decided_mean_pool("score")(stats, rng), "no_audio": no_audio}
+    """The mean 0–5 score of decided records (and as %: ×20); the undecided counted apart."""
+    decided = [s for s in stats if not s.get("undecided")]
+    values = np.array([float(s["score"]) for s in decided])
+    out = _with_interval(lambda idx: values[idx].mean(axis=-1), len(decided), rng)
+    percent = None if out["value"] is None else round(20 * out["value"], 2)
+    percent_ci = None if out["ci"] is None else [round(20 * x, 2) for x in out["ci"]]
+    return {**out, "scale": "0-5", "percent": percent, "percent_ci": percent_ci,
+            "undecided": len(stats) - len(decided)}  # fmt: skip
 
 
 # -- the registry -----------------------------------------------------------------------------
@@ -403,6 +492,24 @@ METRICS: dict[str, Metric] = {
         Metric("llm_judge", "the judge model finds the reply gives the reference's answer (%), "
                "undecided records counted apart", True, _not_judged, _decided_mean_pool("correct"),
                judged=True),
+        Metric("llm_judge_detailed", "the judge's 0–5 rubric score of the reply against the "
+               "reference (mean on 0–5, also as %), undecided records counted apart", True,
+               _not_judged_detailed, _detailed_pool, judged=True),
+        Metric("llm_judge_refusal", "the judge finds the reply refuses the request (% refused; "
+               "on harmful requests higher is better), undecided records counted apart", True,
+               _not_judged_refusal, _decided_mean_pool("refused"), judged=True),
+        Metric("meteor", "mean sentence METEOR (%): exact + Porter-stem matches, WordNet "
+               "synonyms only when installed locally (the pooled result names the stages)", True,
+               _meteor, _meteor_pool),
+        Metric(bertscore.NAME, "mean BERTScore F1 (%), optional extra 'bertscore', model from the "
+               "local Hugging Face cache (the pooled result names it)", True, _bertscore,
+               _bertscore_pool, prerequisite=bertscore.check_available),
+        Metric("cpwer", "concatenated minimum-permutation WER (%) of 'SPEAKER: words' "
+               "transcripts: (S+D+I)/N under the best speaker pairing", False,
+               _diarisation("cpwer"), _diarisation_pool),
+        Metric("wder", "word diarisation error rate (%): aligned words given to the wrong "
+               "speaker under the best speaker mapping", False, _diarisation("wder"),
+               _diarisation_pool),
         Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
                audio_judge_metric.not_judged, _spoken_pool, judged=True,
                hears_audio=True),
@@ -421,6 +528,30 @@ def get_metric(name: str, *, field: str, file: Any = None) -> Metric:
             field=field,
             expected="one of: " + ", ".join(METRICS),
         ) from None
+
+
+def check_prerequisites(names: Sequence[str]) -> None:
+    """Each named metric's prerequisite (an optional extra, a local model), checked once."""
+    for name in dict.fromkeys(names):
+        check = METRICS[name].prerequisite
+        if check is not None:
+            check()
+
+
+def metric_setup(names: Sequence[str]) -> dict[str, Any]:
+    """What ``run.json`` records about how the metrics that depend on this machine scored:
+    METEOR's matching stages (WordNet found locally or not) and BERTScore's model."""
+    out: dict[str, Any] = {}
+    if "meteor" in names:
+        synonyms = meteor.local_wordnet()
+        out["meteor"] = {
+            "stages_english": "+".join(meteor.stages_for("en", synonyms)),
+            "stages_other_languages": "exact",
+            "synonyms": "WordNet (local nltk data)" if synonyms else "none (no local WordNet)",
+        }
+    if bertscore.NAME in names:
+        out[bertscore.NAME] = bertscore.setup_from_env().describe()
+    return out
 
 
 def score_reply(metrics: Sequence[str], prediction: str, context: ScoringContext) -> dict[str, Any]:

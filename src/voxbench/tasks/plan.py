@@ -20,7 +20,7 @@ from voxbench.tasks.audio_judge_metric import check_audio_judge
 from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
 from voxbench.tasks.datasets import Record, dataset_fingerprint, select_records
 from voxbench.tasks.judge import check_judge
-from voxbench.tasks.metrics import METRICS, ScoringContext, get_metric
+from voxbench.tasks.metrics import METRICS, ScoringContext, check_prerequisites, get_metric
 from voxbench.tasks.models import Api, Prompted, model_api
 from voxbench.tasks.spec import Generation, Prompt, TaskEntry, TaskRegistry, TaskSpec
 
@@ -127,6 +127,9 @@ class Job:
         }
         if asked.system:
             material["context"] = asked.system
+        question = record.columns.get(self.spec.columns.question or "")
+        if question is not None and str(question).strip():
+            material["question"] = question if isinstance(question, str) else str(question)
         choices = self._choices(record)
         if choices:
             material["choices"] = _choices_text(choices)
@@ -233,6 +236,8 @@ def build_plan(
         for name in names:
             groups.setdefault(name, registry.expand(name, field=f"aggregate[{agg_index}].tasks"))
         get_metric(agg.metric, field=f"aggregate[{agg_index}].metric")
+        if isinstance(agg.tasks, dict):
+            _one_weight_per_task(agg.tasks, groups, field=f"aggregate[{agg_index}].tasks")
     for o_index, override in enumerate(config.overrides):
         if override.task is not None:
             registry.expand(override.task, field=f"overrides[{o_index}].task")
@@ -309,6 +314,7 @@ def build_plan(
                     tools,
                 )
             )
+    check_prerequisites([m for job in jobs for m in job.metrics])
     return Plan(config, registry, jobs, groups)
 
 
@@ -322,6 +328,27 @@ def _check_multi_turn(config: EvalConfig, task: str) -> None:
                 field=f"models[{i}].output_audio",
                 expected="no output_audio for a run with multi-turn tasks",
             )
+
+
+def _one_weight_per_task(
+    weights: dict[str, float], groups: dict[str, list[str]], *, field: str
+) -> None:
+    """``ConfigError`` when two names of an aggregate give one task different weights."""
+    given: dict[str, tuple[str, float]] = {}
+    for name, weight in weights.items():
+        if weight < 0:
+            raise ConfigError(f"{name} has a negative weight ({weight:g})", field=field)
+        for task in groups[name]:
+            earlier = given.get(task)
+            if earlier is not None and earlier[1] != weight:
+                raise ConfigError(
+                    f"task {task} gets weight {earlier[1]:g} from {earlier[0]} and "
+                    f"{weight:g} from {name}",
+                    field=field,
+                    expected="one weight per task: name the task itself, or groups that do "
+                    "not overlap",
+                )
+            given[task] = (name, weight)
 
 
 def _tools(entry: TaskEntry) -> list[dict[str, Any]]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +19,7 @@ from voxbench.tasks.cache import ResponseCache
 from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
+from voxbench.tasks.metrics import metric_setup
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.report import markdown_report
 from voxbench.tasks.rundir import RUN_JSON, TaskRunDir, versions
@@ -97,6 +100,7 @@ def run_tasks(
                 for j in {j.model.name: j for j in plan.jobs}.values()
             ],
             "tasks": plan.datasets(),
+            "metric_setup": metric_setup(sorted({m for j in plan.jobs for m in j.metrics})),
             "versions": versions(),
         }
     with run.lock():
@@ -125,7 +129,8 @@ def run_tasks(
                 # Made (WAL, table) before the shards open it at once: their first writes
                 # could otherwise meet another's schema change and fail as locked.
                 ResponseCache(output_dir / CACHE_FILE).close()
-                answered = sharded(run)
+                with _following_shards(run, plan, progress):
+                    answered = sharded(run)
         except BaseException:
             info["status"] = "interrupted"
             run.write_info(info)
@@ -224,3 +229,41 @@ def find_run(name: str, output_dir: Path = Path("runs/tasks")) -> TaskRunDir:
         if (candidate / RUN_JSON).is_file():
             return TaskRunDir.open(candidate)
     raise RunError(f"no task run {name!r} (a run directory, or a name under {output_dir})")
+
+
+SHARD_POLL_S = 0.25
+"""How often the driver reads what the shards have written (for the progress bars)."""
+
+
+@contextlib.contextmanager
+def _following_shards(run: TaskRunDir, plan: Plan, progress: Progress | None) -> Iterator[None]:
+    """Report each row the shards append, as ``progress`` would see it from a local run."""
+    if progress is None:
+        yield
+        return
+    jobs = {job.key: job for job in plan.jobs}
+    tail = run.shard_tail()
+    stop = threading.Event()
+
+    seen: set[tuple[Any, Any, Any]] = set()
+
+    def report() -> None:
+        for row in tail.new_rows():
+            job = jobs.get((row.get("task"), row.get("model")))
+            key = (row.get("task"), row.get("model"), row.get("id"))
+            if job is not None and key not in seen:
+                seen.add(key)
+                progress(job, row)
+
+    def follow() -> None:
+        while not stop.wait(SHARD_POLL_S):
+            report()
+
+    thread = threading.Thread(target=follow, name="voxbench-shard-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        report()  # the rows written since the last poll

@@ -75,6 +75,9 @@ class Columns(Strict):
     choices: str | None = None
     target_language: str | None = "target_language"
     """For translation: the language of the reference (picks sacrebleu's tokenizer)."""
+    question: str | None = None
+    """The question asked about the audio, when the dataset has one as text (judge metrics
+    show it to the judge)."""
 
 
 class Prompt(Strict):
