@@ -9,6 +9,7 @@ of the outcome the key should change.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +257,11 @@ CONFIG_CASES: dict[str, tuple[str, str, str]] = {
     ),
     "tasks_dirs": (M + T, M + T + "tasks_dirs: []\n", "error"),
     "output_dir": (M + T + "output_dir: out_a\n", M + T + "output_dir: out_b\n", "output"),
+    "dataset_dirs": (
+        M + "tasks: [tiny_hub]\ndataset_dirs: {tiny_hub: mytasks/mine/hfd}\n",
+        M + "tasks: [tiny_hub]\ndataset_dirs: {tiny_hub: mytasks/mine/hfd_copy}\n",
+        "audio",
+    ),
     "rate_limits": (M + T, M + T + RL, "pacing"),
     "rate_limits.endpoint": (M + T + RL, M + T + RL.replace("//x", "//y"), "pacing"),
     "rate_limits.requests_per_second": (M + T + RL, M + T + RL.replace(": 5", ": 6"), "pacing"),
@@ -281,12 +287,33 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "dataset: {hub: vox-test/tiny, config: default, split: test, revision: v2}\n",
         "hub_loads",
     ),
+    "dataset.references_from": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "ids",
+    ),
+    "dataset.references_from.config": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: default, column: reference, key: id}}\n",
+        "ids",
+    ),
+    "dataset.references_from.column": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: language, key: id}}\n",
+        "calls",
+    ),
+    "dataset.references_from.key": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: language}}\n",
+        "calls",
+    ),
     "dataset.split": (
         "dataset: {path: hfd, format: hf_disk, split: test}\n",
         "dataset: {path: hfd, format: hf_disk, split: train}\n",
         "ids",
     ),
     "language": ("columns: {language: null}\nlanguage: en\n", "columns: {language: null}\nlanguage: fr\n", "languages"),
+    "target_language": ("metrics: [bleu]\n", "metrics: [bleu]\ntarget_language: zh\n", "row_scores"),
     "columns": ("", "columns: {reference: speaker}\n", "calls"),
     "columns.id": ("", "columns: {id: audio}\n", "ids"),
     "columns.audio": ("", "columns: {audio: alt_audio}\n", "calls"),
@@ -348,6 +375,9 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",
         "calls",
     ),
+    "licence": ("licence: CC BY 4.0\n", "licence: CC0\n", "task_info"),
+    "size": ("size: 6\n", "size: 7\n", "task_info"),
+    "source_url": ("source_url: 'https://a'\n", "source_url: 'https://b'\n", "task_info"),
 }  # fmt: skip
 
 
@@ -428,6 +458,9 @@ class _Observer:
             "row_scores": sorted(repr(r["scores"]) for r in rows),
             "output": result.run.path.parent.name,
             "description": {t: v["description"] for t, v in info["tasks"].items()},
+            "task_info": {
+                t: (v["licence"], v["size"], v["source_url"]) for t, v in info["tasks"].items()
+            },
             "hub_loads": list(self.hub_loads),
             "pacing": sorted(pacing),
         }
@@ -445,6 +478,11 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
     _write_turns_dataset(mine / "turns_data", mine / "data")
     _write_hf_dataset(mine / "hfd")
+    if (mine / "hfd").is_dir():  # a second local copy of the Hub task tiny_hub
+        shutil.copytree(mine / "hfd", mine / "hfd_copy")
+    (mine / "tiny_hub.yaml").write_text(
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\nmetrics: [wer]\n"
+    )
     return _Observer(tmp_path, monkeypatch)
 
 
@@ -513,6 +551,8 @@ def _write_hf_dataset(folder: Path) -> None:
 @pytest.mark.parametrize("path", sorted(CONFIG_CASES))
 def test_config_key_is_effective(path: str, observer: _Observer) -> None:
     a, b, key = CONFIG_CASES[path]
+    if "dataset_dirs" in a:
+        pytest.importorskip("datasets")
     assert observer.outcome(a, key) != observer.outcome(b, key)
 
 

@@ -158,35 +158,87 @@ def _rows(manifest: Path) -> Iterator[dict[str, Any]]:
 
 
 def _source_rows(
-    spec: TaskSpec, folder: Path | None
+    spec: TaskSpec, folder: Path | None, local_copy: Path | None, file: Path | None
 ) -> Iterator[tuple[dict[str, Any], AudioSource | None]]:
     """Each row of the dataset with its audio source (None: the audio column names a file)."""
-    from voxbench.tasks.hf import dataset_rows, load_hub_dataset, open_dataset
+    from voxbench.tasks.hf import dataset_rows, open_dataset
 
     if folder is None:
         assert spec.dataset.hub is not None
-        yield from dataset_rows(
-            load_hub_dataset(spec.dataset), spec.columns.audio, spec.dataset.hub
-        )
+        label = str(local_copy) if local_copy is not None else spec.dataset.hub
+        yield from dataset_rows(hub_dataset(spec, local_copy), spec.columns.audio, label, file)
         return
     if spec.dataset.format == "manifest":
         for row in _rows(folder / spec.dataset.manifest):
             yield row, None
         return
     dataset = open_dataset(folder, spec.dataset.format, spec.dataset.split)
-    yield from dataset_rows(dataset, spec.columns.audio, str(folder))
+    yield from dataset_rows(dataset, spec.columns.audio, str(folder), file)
 
 
-def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record]:
-    """Every record of a task's dataset, in dataset order (audio not decoded)."""
+def hub_dataset(spec: TaskSpec, local_copy: Path | None = None) -> Any:
+    """The ``datasets.Dataset`` of a Hub task: from its local copy when given, else the Hub."""
+    from voxbench.tasks.hf import load_hub_dataset, open_local_copy
+
+    if local_copy is not None:
+        return open_local_copy(local_copy, spec.dataset)
+    return load_hub_dataset(spec.dataset)
+
+
+def _references_dataset(spec: TaskSpec, local_copy: Path | None) -> Any:
+    """The config of a Hub dataset that ``references_from`` names (local copy or Hub)."""
+    from voxbench.tasks.hf import load_hub_dataset, open_local_copy
+
+    joined = spec.dataset.references_from
+    assert joined is not None
+    if local_copy is not None:
+        return open_local_copy(local_copy, spec.dataset, config=joined.config)
+    other = spec.dataset.model_copy(update={"config": joined.config, "references_from": None})
+    return load_hub_dataset(other)
+
+
+def joined_references(
+    spec: TaskSpec, local_copy: Path | None = None, file: Path | None = None
+) -> dict[str, str]:
+    """``references_from``: the ``key`` value → the reference, from the other config (the
+    first row of a value wins: FLEURS has several recordings of one sentence)."""
+    joined = spec.dataset.references_from
+    assert joined is not None
+    dataset = _references_dataset(spec, local_copy)
+    missing = [c for c in (joined.key, joined.column) if c not in dataset.column_names]
+    if missing:
+        raise ConfigError(
+            f"config {joined.config} of {spec.dataset.hub} has no column {', '.join(missing)}; "
+            f"it has {', '.join(dataset.column_names)}",
+            file=file,
+            field="dataset.references_from",
+        )
+    out: dict[str, str] = {}
+    for row in dataset.select_columns([joined.key, joined.column]):
+        out.setdefault(str(row[joined.key]), str(row[joined.column]))
+    return out
+
+
+def read_records(
+    spec: TaskSpec, *, file: Path | None = None, local_copy: Path | None = None
+) -> Iterator[Record]:
+    """Every record of a task's dataset, in dataset order (audio not decoded).
+
+    ``local_copy``: a folder holding a copy of a Hub task's dataset (``save_to_disk`` or the
+    Hub's parquet layout), read instead of the Hub with the task's config, split and columns.
+    """
     folder = dataset_folder(spec) if spec.dataset.hub is None else None
-    if folder is None:
-        where: Path | str = f"hub dataset {spec.dataset.hub}"
+    if folder is None and local_copy is not None:
+        where: Path | str = f"local copy {local_copy} of {spec.dataset.hub}"
+    elif folder is None:
+        where = f"hub dataset {spec.dataset.hub}"
     elif spec.dataset.format == "manifest":
         where = folder / spec.dataset.manifest
     else:
         where = folder
     cols = spec.columns
+    joined = spec.dataset.references_from
+    references = joined_references(spec, local_copy, file) if joined is not None else None
     if spec.turns is not None and (folder is None or spec.dataset.format != "manifest"):
         raise ConfigError(
             "a multi-turn task reads a manifest beside its audio files",
@@ -194,23 +246,35 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
             field="dataset",
             expected="dataset: {path: ...} or {builtin: ...} with a manifest",
         )
-    for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
-        if spec.turns is not None:
-            assert folder is not None
-            needed: tuple[str, ...] = (cols.id, cols.reference)
-        elif source is not None:
-            needed = (cols.id, cols.reference)
-        else:
-            needed = (cols.id, cols.audio, cols.reference)
-        missing = [c for c in needed if c not in row]
+    for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
+        needed = (
+            {"reference": cols.reference} if joined is None else {"references_from.key": joined.key}
+        )
+        if cols.id is not None:
+            needed["id"] = cols.id
+        if source is None and spec.turns is None:  # a multi-turn record's clips are in turns
+            needed["audio"] = cols.audio
+        missing = {key: c for key, c in needed.items() if c not in row}
         if missing:
+            named = ", ".join(
+                f"{c} ({'dataset.' + key if '.' in key else 'columns.' + key})"
+                for key, c in missing.items()
+            )
             raise ConfigError(
-                f"record {number} has no column {', '.join(missing)}",
-                file=where,
-                expected=f"the columns named in {file or 'the task'} (columns: ...)",
+                f"record {number} of {where} has no column {named}; it has "
+                + ", ".join(sorted(row)),
+                file=file or where,
+                field="columns",
+                expected="the dataset's own column names under columns:",
             )
         language = row.get(cols.language) if cols.language else None
-        reference = row[cols.reference]
+        if references is not None:
+            assert joined is not None
+            if str(row[joined.key]) not in references:
+                continue  # no reference for it in the other config
+            reference = references[str(row[joined.key])]
+        else:
+            reference = row[cols.reference]
         if not isinstance(reference, str):
             reference = json.dumps(reference, ensure_ascii=False)
         turns: tuple[Turn, ...] = ()
@@ -220,7 +284,7 @@ def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record
         else:
             audio = source or FileAudio(folder / str(row[cols.audio]))  # type: ignore[operator]
         yield Record(
-            id=str(row[cols.id]),
+            id=str(row[cols.id]) if cols.id is not None else str(number - 1),
             audio=audio,
             reference=reference,
             language=str(language or spec.language),
@@ -274,19 +338,30 @@ def _turns(
     return tuple(turns)
 
 
-def dataset_fingerprint(spec: TaskSpec) -> str:
+def dataset_fingerprint(spec: TaskSpec, local_copy: Path | None = None) -> str:
     """What identifies the dataset's content: the manifest's SHA-256, or ``datasets``' fingerprint."""
-    from voxbench.tasks.hf import fingerprint, load_hub_dataset, open_dataset
+    from voxbench.tasks.hf import fingerprint, open_dataset
 
     if spec.dataset.hub is not None:
-        return "datasets:" + fingerprint(load_hub_dataset(spec.dataset))
+        found = "datasets:" + fingerprint(hub_dataset(spec, local_copy))
+        if spec.dataset.references_from is not None:
+            found += "+" + fingerprint(_references_dataset(spec, local_copy))
+        return found
     folder = dataset_folder(spec)
     if spec.dataset.format == "manifest":
         return "sha256:" + hashlib.sha256((folder / spec.dataset.manifest).read_bytes()).hexdigest()
     return "datasets:" + fingerprint(open_dataset(folder, spec.dataset.format, spec.dataset.split))
 
 
-def select_records(spec: TaskSpec, filters: Filters, *, seed: int, task: str = "") -> list[Record]:
+def select_records(
+    spec: TaskSpec,
+    filters: Filters,
+    *,
+    seed: int,
+    task: str = "",
+    local_copy: Path | None = None,
+    file: Path | None = None,
+) -> list[Record]:
     """The records ``filters`` keep: column and language equality, duration, then a seeded sample.
 
     The sample is drawn with ``random.Random(f"{seed}:{task}")`` so that every model sees the
@@ -294,7 +369,7 @@ def select_records(spec: TaskSpec, filters: Filters, *, seed: int, task: str = "
     """
     kept: list[Record] = []
     languages = set(filters.language or [])
-    for record in read_records(spec):
+    for record in read_records(spec, file=file, local_copy=local_copy):
         if languages and record.language not in languages:
             continue
         if any(str(record.columns.get(k)) != str(v) for k, v in filters.where.items()):

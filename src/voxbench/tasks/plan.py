@@ -19,6 +19,7 @@ from voxbench.tasks.answers import LETTERS
 from voxbench.tasks.audio_judge_metric import check_audio_judge
 from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
 from voxbench.tasks.datasets import Record, dataset_fingerprint, select_records
+from voxbench.tasks.hf import local_copy_format
 from voxbench.tasks.judge import check_judge
 from voxbench.tasks.metrics import METRICS, ScoringContext, check_prerequisites, get_metric
 from voxbench.tasks.models import Api, Prompted, model_api
@@ -160,7 +161,7 @@ class Job:
         return ScoringContext(
             reference=record.reference,
             language=record.language,
-            target_language=str(target or record.language),
+            target_language=str(target or self.spec.target_language or record.language),
             answer=self.spec.answer,
             labels=tuple(self.spec.labels),
             choices=tuple(self._choices(record)),
@@ -196,6 +197,8 @@ class Plan:
     jobs: list[Job]
     groups: dict[str, list[str]]
     """Every task or group name the config mentions → its tasks (for aggregates)."""
+    local_copies: dict[str, Path] = field(default_factory=dict)
+    """Hub task → the local copy of its dataset read instead (``dataset_dirs``)."""
 
     def datasets(self) -> dict[str, dict[str, Any]]:
         """Per task: its dataset reference, content fingerprint and record count."""
@@ -204,15 +207,24 @@ class Plan:
             if job.task.name in out:
                 continue
             spec = job.spec
+            local = self.local_copies.get(job.task.name)
             out[job.task.name] = {
                 "family": job.task.family,
                 "description": spec.description,
                 "file": str(job.task.file),
                 "dataset": spec.dataset.model_dump(exclude_none=True),
-                "fingerprint": dataset_fingerprint(spec),
+                "fingerprint": dataset_fingerprint(spec, local),
                 "records": len(job.records),
                 "metrics": job.metrics,
+                "licence": spec.licence,
+                "size": spec.size,
+                "source_url": spec.source_url,
             }
+            if local is not None:
+                out[job.task.name]["local_copy"] = {
+                    "path": str(local),
+                    "format": local_copy_format(local, spec.dataset.config),
+                }
         return out
 
 
@@ -247,6 +259,7 @@ def build_plan(
                 field=f"overrides[{o_index}].model",
                 expected="a models[].name: " + ", ".join(m.name for m in config.models),
             )
+    local_copies = _local_copies(config, registry, base_dir)
     apis = {m.name: model_api(m, field=f"models[{i}].model") for i, m in enumerate(config.models)}
     for i, m in enumerate(config.models):
         if m.output_audio is not None and apis[m.name] != "chat":
@@ -285,7 +298,12 @@ def build_plan(
                         expected="score: last, or metrics computed from the text",
                     )
         records = select_records(
-            entry.spec, _filters(config.filters, selection.filters), seed=config.seed, task=name
+            entry.spec,
+            _filters(config.filters, selection.filters),
+            seed=config.seed,
+            task=name,
+            local_copy=local_copies.get(name),
+            file=entry.file,
         )
         tools = _tools(entry)
         for model in config.models:
@@ -315,7 +333,37 @@ def build_plan(
                 )
             )
     check_prerequisites([m for job in jobs for m in job.metrics])
-    return Plan(config, registry, jobs, groups)
+    return Plan(config, registry, jobs, groups, local_copies)
+
+
+def _local_copies(config: EvalConfig, registry: TaskRegistry, base_dir: Path) -> dict[str, Path]:
+    """``dataset_dirs`` checked: each names a Hub task and an existing folder."""
+    out: dict[str, Path] = {}
+    for task, folder in config.dataset_dirs.items():
+        where = f"dataset_dirs.{task}"
+        if task not in registry.names:
+            raise ConfigError(
+                f"dataset_dirs names unknown task {task!r}",
+                field=where,
+                expected="a task name: " + ", ".join(registry.names),
+            )
+        entry = registry.get(task)
+        if entry.spec.dataset.hub is None:
+            raise ConfigError(
+                f"task {task} does not read a Hub dataset: a local copy is for Hub tasks",
+                field=where,
+                expected="a task whose dataset is hub: org/name",
+            )
+        path = (base_dir / Path(folder).expanduser()).resolve()
+        if not path.is_dir():
+            raise ConfigError(
+                f"local copy {path} of {entry.spec.dataset.hub} (task {task}) does not exist",
+                field=where,
+                expected="a folder holding the dataset saved with save_to_disk or its parquet files",
+            )
+        local_copy_format(path, entry.spec.dataset.config)  # an unusable folder fails now
+        out[task] = path
+    return out
 
 
 def _check_multi_turn(config: EvalConfig, task: str) -> None:

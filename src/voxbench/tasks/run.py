@@ -48,6 +48,7 @@ def run_tasks(
     config_file: Path | None = None,
     base_dir: Path | None = None,
     tasks_dirs: list[Path] | None = None,
+    dataset_dirs: dict[str, Path] | None = None,
     resume: Path | None = None,
     progress: Progress | None = None,
     on_plan: Callable[[Plan], None] | None = None,
@@ -59,6 +60,8 @@ def run_tasks(
     ``sharded`` answers the missing records elsewhere instead of in this process (the Ray
     executor, ``scale.task_shards``): it leaves their rows in the run's shard files
     (``run_shard``), which are merged into ``records.jsonl`` before the scores are computed.
+    ``dataset_dirs`` (``--dataset-dir``) add to and win over the config's ``dataset_dirs``;
+    ``run.json`` keeps them all, absolute, so a resumed or sharded run reads the same copies.
     """
     if resume is None and config is None:
         raise ValueError("run_tasks needs a config unless it resumes a run")
@@ -68,6 +71,9 @@ def run_tasks(
         config, config_text, config_file, base_dir, tasks_dirs = config_of_run(info, resume)
     assert config is not None
     base_dir = base_dir or (config_file.parent if config_file else Path.cwd())
+    if dataset_dirs:
+        given = {task: str(Path(folder).resolve()) for task, folder in dataset_dirs.items()}
+        config = config.model_copy(update={"dataset_dirs": {**config.dataset_dirs, **given}})
     plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
     # The judge's key is checked before anything is run or written.
     judge_client = (
@@ -89,6 +95,7 @@ def run_tasks(
             "config_text": config_text,
             "base_dir": str(base_dir.resolve()),
             "tasks_dirs": [str(p) for p in tasks_dirs or []],
+            "dataset_dirs": {t: str(p) for t, p in plan.local_copies.items()},
             "seed": config.seed,
             "models": [
                 {
@@ -168,6 +175,8 @@ def config_of_run(
     config_text = info["config_text"]
     config_file = Path(info["config_file"]) if info.get("config_file") else None
     config = parse_config(config_text, file=config_file or f"{where}/run.json#config_text")
+    if info.get("dataset_dirs"):  # the local copies the run read, --dataset-dir ones included
+        config = config.model_copy(update={"dataset_dirs": info["dataset_dirs"]})
     return (
         config,
         config_text,

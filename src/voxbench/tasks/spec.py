@@ -21,6 +21,9 @@ from voxbench.tasks.yamlio import read_yaml, validate
 REGISTRY_DIR = Path(__file__).parent / "registry"
 """The built-in tasks."""
 
+BUILTIN_GROUP = "builtin"
+"""The group of tasks whose dataset is built in: what runs offline with no config."""
+
 AnswerKind = Literal["text", "label", "choice", "function_call"]
 
 
@@ -28,6 +31,19 @@ class Strict(BaseModel):
     """A schema block: unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ReferencesFrom(Strict):
+    """References joined from another config of the same Hub dataset (FLEURS translation:
+    the French transcription of the utterance the English audio speaks)."""
+
+    config: str
+    """The config holding the references (same dataset, split and revision)."""
+    column: str
+    """Its column that becomes the record's reference."""
+    key: str
+    """The column both configs share that pairs a record with its reference (a record
+    without a partner there is left out). (Not ``on``: YAML reads ``on`` as true.)"""
 
 
 class DatasetRef(Strict):
@@ -53,6 +69,8 @@ class DatasetRef(Strict):
     split: str | None = None
     """For ``hf_disk`` holding several splits, and for ``hub``, the one to read; for
     ``parquet``, the files whose name starts with it (``test`` → ``test-00000-of-00001.parquet``)."""
+    references_from: ReferencesFrom | None = None
+    """For a hub dataset: take each record's reference from another config of it."""
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetRef:
@@ -62,13 +80,17 @@ class DatasetRef(Strict):
             raise ValueError("config and revision are for a hub dataset")
         if self.hub is not None and self.format != "manifest":
             raise ValueError("format is for a dataset under path, not a hub dataset")
+        if self.hub is None and self.references_from is not None:
+            raise ValueError("references_from is for a hub dataset")
         return self
 
 
 class Columns(Strict):
     """Which manifest column holds what (absent optional columns are simply not used)."""
 
-    id: str = "id"
+    id: str | None = "id"
+    """The record's id; null for a dataset without one (many Hub mirrors): the row's
+    position in the split (0, 1, …) is its id then."""
     audio: str = "audio"
     reference: str = "reference"
     language: str | None = "language"
@@ -176,6 +198,9 @@ class TaskSpec(Strict):
     dataset: DatasetRef
     language: str = "en"
     """The language of records whose manifest has no language column."""
+    target_language: str | None = None
+    """For translation: the language of the references when the dataset has no column for it
+    (``columns.target_language``): picks sacrebleu's tokenizer."""
     columns: Columns = Columns()
     prompt: Prompt = Prompt()
     answer: AnswerKind = "text"
@@ -191,6 +216,13 @@ class TaskSpec(Strict):
     """The rubric of ``llm_judge_audio`` (the config's ``audio_judge`` says who judges)."""
     turns: Turns | None = None
     """Multi-turn records (``columns.audio`` is then unused)."""
+    licence: str = ""
+    """A one-line licence note of the dataset ("CC BY 4.0", "gated on the Hub: accept the
+    terms"); every Hub task has one."""
+    size: int | None = Field(default=None, ge=0)
+    """Records in the dataset's split, when known (from its dataset card)."""
+    source_url: str = ""
+    """The dataset card's address."""
 
     @model_validator(mode="after")
     def _turns_are_whole_clips(self) -> TaskSpec:
@@ -199,6 +231,20 @@ class TaskSpec(Strict):
                 "long_audio: a multi-turn task truncates long turns (policy: truncate)"
             )
         return self
+
+    @property
+    def dataset_label(self) -> str:
+        """The dataset in one cell: ``builtin:<name>``, ``<org/name>[/<config>]:<split>[+<config of the references>]`` or
+        ``<format>:<path>``."""
+        ref = self.dataset
+        if ref.builtin is not None:
+            return f"builtin:{ref.builtin}"
+        if ref.hub is not None:
+            config = f"/{ref.config}" if ref.config else ""
+            split = f":{ref.split}" if ref.split else ""
+            joined = f"+{ref.references_from.config}" if ref.references_from else ""
+            return f"{ref.hub}{config}{split}{joined}"
+        return f"{ref.format}:{ref.path}"
 
 
 @dataclass(frozen=True)
@@ -249,19 +295,28 @@ class TaskRegistry:
 
     @property
     def groups(self) -> dict[str, list[str]]:
-        """Group (folder) name → its task names, sorted; ``all`` is every task."""
-        return {g: sorted(set(ts)) for g, ts in sorted(self._groups.items())}
+        """Group (folder) name → its task names, sorted; ``all`` is every task, ``builtin``
+        those of the built-in offline suite."""
+        found = {g: sorted(set(ts)) for g, ts in self._groups.items()}
+        found[BUILTIN_GROUP] = self.builtin_tasks()
+        return dict(sorted(found.items()))
+
+    def builtin_tasks(self) -> list[str]:
+        """The tasks whose dataset is built in (synthesized offline): the default suite."""
+        return [n for n in self.names if self.get(n).spec.dataset.builtin is not None]
 
     def expand(self, name: str, *, field: str) -> list[str]:
         """The tasks a task or group name stands for."""
         if name in self._files:
             return [name]
+        if name == BUILTIN_GROUP:
+            return self.builtin_tasks()
         if name in self._groups:
             return sorted(set(self._groups[name]))
         raise ConfigError(
             f"unknown task or group {name!r}",
             field=field,
-            expected="one of: " + ", ".join([*self.names, *sorted(self._groups)]),
+            expected="one of: " + ", ".join([*self.names, *sorted([*self._groups, BUILTIN_GROUP])]),
         )
 
     def get(self, name: str) -> TaskEntry:

@@ -22,11 +22,18 @@ from voxbench.core.rundir import write_json_atomic, write_jsonl_atomic
 
 DATA_DIR = Path(__file__).parent / "data"
 SYNTHESIS_FILE = "synthesis.json"
+BUILTIN_LICENCE = "voxbench's own (eSpeak NG)"
+"""The licence note of a built-in dataset."""
 
 
 def builtin_datasets() -> list[str]:
     """Names of the built-in datasets."""
     return sorted(p.name for p in DATA_DIR.iterdir() if (p / "items.jsonl").is_file())
+
+
+def builtin_size(name: str) -> int:
+    """Records in built-in dataset ``name``."""
+    return len(_items(name))
 
 
 def _items(name: str) -> list[dict[str, Any]]:
