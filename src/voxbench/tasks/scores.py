@@ -80,7 +80,7 @@ def _aggregates(plan: Plan, tasks: dict[str, dict[str, Any]]) -> dict[str, Any]:
     undecided left out, counted), and the tasks left out with why."""
     out: dict[str, Any] = {}
     for agg in plan.config.aggregate:
-        weights = aggregate_weights(agg.tasks, plan.groups)
+        weights = aggregate_weights(agg.tasks, plan.groups, {j.task.name for j in plan.jobs})
         per_model: dict[str, Any] = {}
         for model in plan.config.models:
             included: dict[str, Any] = {}
@@ -131,14 +131,20 @@ def _aggregates(plan: Plan, tasks: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def aggregate_weights(
-    named: list[str] | dict[str, float], groups: dict[str, list[str]]
+    named: list[str] | dict[str, float],
+    groups: dict[str, list[str]],
+    in_run: set[str] | None = None,
 ) -> dict[str, float]:
     """Task → weight: a name's weight goes to each task it stands for (a group: every task
-    in it); a task two names give different weights is the config's mistake (``build_plan``
-    rejects it), here the later name wins."""
+    of it the run has, when ``in_run`` says which; a task named itself counts, run or not);
+    a task two names give different weights is the config's mistake (``build_plan`` rejects
+    it), here the later name wins."""
     weights: dict[str, float] = {}
     pairs = named.items() if isinstance(named, dict) else ((n, 1.0) for n in named)
     for name, weight in pairs:
+        group = groups[name] != [name]
         for task in groups[name]:
+            if group and in_run is not None and task not in in_run:
+                continue
             weights[task] = float(weight)
     return weights
