@@ -375,6 +375,12 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",
         "calls",
     ),
+    "label_map": ("metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n",
+                  "metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n"
+                  "label_map: {s1: s2}\n", "scores"),
+    "reference_label": ("metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n",
+                        "metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n"
+                        "reference_label: mentioned\n", "scores"),
     "licence": ("licence: CC BY 4.0\n", "licence: CC0\n", "task_info"),
     "size": ("size: 6\n", "size: 7\n", "task_info"),
     "source_url": ("source_url: 'https://a'\n", "source_url: 'https://b'\n", "task_info"),

@@ -22,6 +22,7 @@ import soundfile as sf
 
 from voxbench.audio.wav import Audio, concatenate, read_wav
 from voxbench.core.errors import ConfigError
+from voxbench.tasks.answers import reference_label
 from voxbench.tasks.config import Filters
 from voxbench.tasks.spec import TaskSpec, Turns
 from voxbench.tasks.suite import ensure_builtin_dataset
@@ -283,10 +284,11 @@ def read_records(
             audio: AudioSource = TurnAudio(tuple(t.audio for t in turns if t.audio is not None))
         else:
             audio = source or FileAudio(folder / str(row[cols.audio]))  # type: ignore[operator]
+        record_id = str(row[cols.id]) if cols.id is not None else str(number - 1)
         yield Record(
-            id=str(row[cols.id]) if cols.id is not None else str(number - 1),
+            id=record_id,
             audio=audio,
-            reference=reference,
+            reference=_label_reference(spec, reference, record_id, where, file),
             language=str(language or spec.language),
             columns=row,
             turns=turns,
@@ -336,6 +338,25 @@ def _turns(
             )
         )
     return tuple(turns)
+
+
+def _label_reference(
+    spec: TaskSpec, reference: str, record_id: str, where: Path | str, file: Path | None
+) -> str:
+    """A label task's reference as its label (``label_map``, ``reference_label``)."""
+    if spec.answer != "label" or (not spec.label_map and spec.reference_label == "exact"):
+        return reference
+    mentioned = spec.reference_label == "mentioned"
+    label = reference_label(reference, spec.labels, spec.label_map, mentioned=mentioned)
+    if label is None:
+        raise ConfigError(
+            f"record {record_id} of {where}: the reference {reference!r} names none of the labels",
+            file=file or where,
+            field="labels",
+            expected=f"one of {', '.join(spec.labels)} (or a label_map spelling) in column "
+            f"{spec.columns.reference!r}: extend labels or label_map",
+        )
+    return label
 
 
 def dataset_fingerprint(spec: TaskSpec, local_copy: Path | None = None) -> str:

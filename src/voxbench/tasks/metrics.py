@@ -21,6 +21,7 @@ from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
 from voxbench.tasks import audio_judge_metric, bertscore, diarisation, meteor
 from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
+from voxbench.tasks.slots import micro_f1, slot_stats
 
 BOOTSTRAP_SAMPLES = 1000
 NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "km", "yue", "bo"})
@@ -39,6 +40,8 @@ class ScoringContext:
     choices: tuple[str, ...] = ()
     tool_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Tool name → its JSON-schema ``parameters`` (function-call match compares by type)."""
+    label_map: dict[str, str] = field(default_factory=dict)
+    """Other spellings of the labels → the label (a reply naming one names its label)."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ def _answer_of(prediction: str, ctx: ScoringContext) -> str | None:
     if ctx.answer == "choice":
         return extract_choice(prediction, list(ctx.choices))
     if ctx.answer == "label":
-        return extract_label(prediction, list(ctx.labels) or [ctx.reference])
+        return extract_label(prediction, list(ctx.labels) or [ctx.reference], ctx.label_map)
     return basic_normalize(prediction)
 
 
@@ -438,6 +441,23 @@ def _diarisation_pool(
     return {**_ratio_pool(readable, rng), **diarisation.summary(list(stats))}
 
 
+# -- slot filling (the pairs and their matching are tasks.slots) ------------------------------
+
+
+def _slot_f1_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """Micro F1 over the summed (slot, value) counts, with precision, recall and parse rate."""
+    counts = np.array([[s["tp"], s["fp"], s["fn"]] for s in stats], dtype=float).reshape(-1, 3)
+    out = _with_interval(_rowwise(lambda idx: micro_f1(*counts[idx].sum(axis=0))), len(stats), rng)
+    if stats:
+        tp, fp, fn = counts.sum(axis=0)
+        out["precision"] = round(100 * tp / (tp + fp), 2) if tp + fp else None
+        out["recall"] = round(100 * tp / (tp + fn), 2) if tp + fn else None
+        out["parsed"] = round(100 * float(np.mean([s["parsed"] for s in stats])), 2)
+    return out
+
+
 # -- LLM judge (the grading itself is tasks.judge) --------------------------------------------
 
 
@@ -483,6 +503,8 @@ METRICS: dict[str, Metric] = {
                _accuracy, _macro_f1_pool),
         Metric("function_call_match", "tool names and argument values all right (%), per field",
                True, _function_calls, _function_call_pool),
+        Metric("slot_f1", "micro F1 (%) of the (slot, value) pairs, normalised (tasks.slots)",
+               True, lambda p, c: slot_stats(p, c.reference), _slot_f1_pool),
         Metric("bleu", "corpus BLEU (sacrebleu, tokenizer per target language)", True,
                _sacrebleu_score("bleu"), _sacrebleu_pool("bleu")),
         Metric("chrf", "corpus chrF (sacrebleu)", True, _sacrebleu_score("chrf"),

@@ -166,6 +166,7 @@ class Job:
             labels=tuple(self.spec.labels),
             choices=tuple(self._choices(record)),
             tool_schemas={t["name"]: t.get("parameters", {}) for t in self.tools},
+            label_map=dict(self.spec.label_map),
         )
 
 

@@ -206,6 +206,13 @@ class TaskSpec(Strict):
     answer: AnswerKind = "text"
     """How the reply is read: as text, as one of ``labels``, a choice letter, or tool calls."""
     labels: list[str] = []
+    label_map: dict[str, str] = {}
+    """Other spellings of the labels → the label (``neu: neutral``, ``angry: anger``): applied
+    to the dataset's references and to the models' replies alike."""
+    reference_label: Literal["exact", "mentioned"] = "exact"
+    """How a label task's reference column holds the label: ``exact`` (the label or one of its
+    ``label_map`` spellings), or ``mentioned`` in a sentence ("The speaker sounds happy.", as
+    the AudioBench mirrors write it): the label it names first."""
     tools: Tools | None = None
     metrics: list[str] = Field(min_length=1)
     generation: Generation = Generation()
@@ -245,6 +252,20 @@ class TaskSpec(Strict):
             joined = f"+{ref.references_from.config}" if ref.references_from else ""
             return f"{ref.hub}{config}{split}{joined}"
         return f"{ref.format}:{ref.path}"
+
+    @model_validator(mode="after")
+    def _label_map_targets(self) -> TaskSpec:
+        if self.label_map and self.labels:
+            unknown = sorted(set(self.label_map.values()) - set(self.labels))
+            if unknown:
+                raise ValueError(
+                    f"label_map maps to {', '.join(unknown)}, which labels does not list"
+                )
+        if self.answer != "label" and (self.label_map or self.reference_label != "exact"):
+            raise ValueError("label_map and reference_label are for a task with answer: label")
+        if self.reference_label == "mentioned" and not self.labels:
+            raise ValueError("reference_label: mentioned needs the labels to look for (labels:)")
+        return self
 
 
 @dataclass(frozen=True)
