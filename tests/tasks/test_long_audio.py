@@ -4,6 +4,7 @@ repeat boundary words, and the joined WER is the per-chunk WERs' weighted sum.""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 from voxbench.audio.espeak import espeak_synthesize
 from voxbench.audio.vad import SpeechSegment
 from voxbench.audio.wav import Audio, concatenate
+from voxbench.tasks import engine as engine_module
 from voxbench.tasks.chunking import (
     MIN_SILENCE_SECONDS,
     chunk_pieces,
@@ -28,8 +30,11 @@ from voxbench.tasks.pool import _handle
 from voxbench.tasks.prepare import Cut, audio_of_wav, prepare_clip, wav_bytes
 from voxbench.tasks.run import run_tasks
 from voxbench.tasks.suite import DATA_DIR
+from voxbench.testing import FakeOpenAIServer
+from voxbench.testing.scripts import Reply, Script, ScriptMessage
 
 from .conftest import run_yaml
+from .test_http import serving
 
 RATE = 16_000
 
@@ -293,3 +298,33 @@ def test_joined_wer_is_the_weighted_sum_of_chunk_wers(tmp_path: Path, sentences:
     assert joined == pytest.approx(weighted, abs=0.5)
     # Silence cuts: the replies are joined whole, with a space (none fused, none trimmed).
     assert row["prediction"].split() == [w for p in pieces for w in p["reply"].split()]
+
+
+class EchoPrompt(Script):
+    """Replies with the text part of the last user message (the chunk's prompt)."""
+
+    def reply(self, conversation: Sequence[ScriptMessage]) -> Reply:
+        return Reply(text=conversation[-1].text.split("[audio", 1)[0].strip())
+
+
+@pytest.mark.parametrize("pool", [False, True])
+def test_chunk_prompts_over_http_in_workers_too(
+    tmp_path: Path, sentences: Spoken, pool: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker processes encode request bodies ahead, except for chunks with their own
+    # prompts: the client encodes those, each with its chunk's prompt.
+    monkeypatch.setattr(engine_module, "POOL_MIN_RECORDS", 0 if pool else 10**9)
+    monkeypatch.setattr(engine_module, "POOL_FIRST", True)
+    tasks = _long_task(
+        tmp_path,
+        sentences,
+        "max_seconds: 30, overlap_seconds: 2, chunk_prompt: 'Part {index}/{count}.'",
+    )
+    with serving(FakeOpenAIServer(EchoPrompt())) as server:
+        text = f"models: [{{name: q, model: vllm/q, base_url: '{server.url}'}}]\n" + tasks
+        result = run_tasks(parse_config(text, file=None), text, base_dir=tmp_path)
+        prompts = [r.json()["messages"][0]["content"][0]["text"] for r in server.requests]
+    (row,) = result.run.rows()
+    count = len(row["pieces"])
+    assert count >= 3 and prompts == [f"Part {i}/{count}." for i in range(1, count + 1)]
+    assert row["prediction"] == " ".join(prompts)
