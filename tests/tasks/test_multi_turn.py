@@ -18,7 +18,7 @@ from voxbench.tasks.run import TaskRunResult, run_tasks
 from voxbench.tasks.spec import TaskRegistry
 from voxbench.tasks.suite import DATA_DIR, ensure_builtin_dataset
 from voxbench.testing import FakeOpenAIServer
-from voxbench.testing.scripts import Reply, Script, ScriptMessage
+from voxbench.testing.scripts import ListScript, Reply, Script, ScriptMessage
 
 from .test_http import serving
 
@@ -129,7 +129,9 @@ def test_reference_history_sends_the_reference_replies(tmp_path: Path) -> None:
     assert {m[2]["content"] for m in later} == {"Noted."}
 
 
-def test_the_oracle_and_the_models_that_cannot_converse(tmp_path: Path) -> None:
+def test_the_oracle_and_the_models_that_cannot_converse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = "models: [{name: o, model: local/oracle}]\ntasks: [builtin_spoken_followups]\n"
     result = _run(text, tmp_path)
     scores = result.scores["tasks"]["builtin_spoken_followups"]["o"]["metrics"]
@@ -138,13 +140,21 @@ def test_the_oracle_and_the_models_that_cannot_converse(tmp_path: Path) -> None:
     assert all(
         [t["reply"] for t in r["turns"]] == [t["reference"] for t in r["turns"]] for r in rows
     )
-    # A transcription model cannot converse: each record fails, saying so (the run goes on).
+    # A transcription model hears no conversation: it transcribes each turn's audio.
     tasks = "tasks: [builtin_spoken_followups]\n"
-    asr = "models: [{name: w, model: openai/whisper-1, base_url: 'http://x', api_key: sk-x}]\n"
-    rows = _run(asr + tasks, tmp_path).run.rows()
+    with serving(FakeOpenAIServer(ListScript([], transcripts=["heard"] * 20))) as server:
+        asr = f"models: [{{name: w, model: openai/whisper-1, base_url: '{server.url}', api_key: sk-x}}]\n"
+        rows = _run(asr + tasks, tmp_path).run.rows()
+        paths = [r.path for r in server.requests]
+    assert set(paths) == {"/v1/audio/transcriptions"} and len(paths) == 9  # f4 opens with text
+    f4 = next(r for r in rows if r["id"] == "f4")
+    assert [t["reply"] for t in f4["turns"]] == ["", "heard"] and f4["error"] is None
+    # A chat provider without multi-turn support: each record fails, saying so.
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-0123456789abcdef0123456789ab")
+    gemini = "models: [{name: g, model: gemini/gemini-2.5-flash, base_url: 'http://127.0.0.1:9'}]\n"
+    rows = _run(gemini + tasks, tmp_path).run.rows()
     assert len(rows) == 5 and all(r["error"]["category"] == "ConfigError" for r in rows)
-    message = rows[0]["error"]["message"]
-    assert "openai/whisper-1 cannot take a multi-turn conversation" in message
+    assert "cannot take a multi-turn audio conversation" in rows[0]["error"]["message"]
     spoken = (
         "models: [{name: v, model: vllm/q, base_url: 'http://x', output_audio: {voice: alloy}}]\n"
     )

@@ -21,6 +21,7 @@ from voxbench.providers.completion import (
 )
 from voxbench.providers.registry import Role, make, resolve_name
 from voxbench.tasks.config import EndpointConfig, ModelConfig
+from voxbench.tasks.prepare import decode_encoded
 from voxbench.tasks.spec import Generation
 
 ORACLE = "local/oracle"
@@ -164,6 +165,16 @@ class TranscriptionEndpoint:
 
     async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
         # The engines block (a CPU model, a sync HTTP client): keep them off the event loop.
+        transcript = await asyncio.to_thread(self.engine.transcribe, audio)
+        return transcript.text
+
+    async def converse(self, turns: tuple[ConversationTurn, ...], request: Prompted) -> str:
+        """A transcription model hears no conversation: it transcribes the last turn's audio
+        (nothing, for a text-only turn), as it transcribes the clip of any other task."""
+        wav = turns[-1].audio_wav
+        if wav is None:
+            return ""
+        audio = decode_encoded(wav, None, "turn audio")
         transcript = await asyncio.to_thread(self.engine.transcribe, audio)
         return transcript.text
 

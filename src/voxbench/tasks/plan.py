@@ -368,8 +368,7 @@ def _local_copies(config: EvalConfig, registry: TaskRegistry, base_dir: Path) ->
 
 
 def _check_multi_turn(config: EvalConfig, task: str) -> None:
-    """No model of a run with the multi-turn ``task`` is asked to answer it aloud (a model
-    that cannot converse at all, a transcription model, fails each record, saying so)."""
+    """No model of a run with the multi-turn ``task`` is asked to answer it aloud."""
     for i, model in enumerate(config.models):
         if model.output_audio is not None:
             raise ConfigError(
