@@ -8,7 +8,8 @@ where that window holds no silence of ``MIN_SILENCE_SECONDS`` is the chunk cut h
 cut split is heard whole in one of them. A silence cut splits no word: the next chunk starts
 exactly where the last ended, and their transcripts are joined with a space
 (``join_chunks``). Speech comes from Silero VAD (``voxbench.audio.vad``) run once over the
-whole clip, so the cuts depend only on the audio: the same on any machine, at any load.
+whole clip, so the cuts depend only on the audio (no timing is involved): the same in every
+run, at any load, in a worker process or a thread.
 """
 
 from __future__ import annotations
