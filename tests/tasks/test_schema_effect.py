@@ -347,12 +347,40 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "calls",
     ),
     "long_audio.max_seconds": ("long_audio: {max_seconds: 1}\n", "long_audio: {max_seconds: 2}\n", "calls"),
-    "long_audio.overlap_seconds": (
-        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.1}\n",
-        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.5}\n",
+    "long_audio.overlap_seconds": (  # tones hold no speech: hard cuts only, to overlap
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.1, silence_window: 0}\n",
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.5, silence_window: 0}\n",
+        "calls",
+    ),
+    "long_audio.silence_window": (
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.2, silence_window: 0}\n",
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.2, silence_window: 0.3}\n",
+        "calls",
+    ),
+    "long_audio.chunk_prompt": (
+        "long_audio: {max_seconds: 1, overlap_seconds: 0.2, policy: chunk}\n",
+        "long_audio: {max_seconds: 1, overlap_seconds: 0.2, policy: chunk, chunk_prompt: '{prompt} (part {index} of {count})'}\n",
         "calls",
     ),
     "sample_rate": ("sample_rate: 16000\n", "sample_rate: 8000\n", "calls"),
+    "turns": ("dataset: {path: turns_data}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "calls"),
+    "turns.audio": ("dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio_rev}\n", "calls"),
+    "turns.text": ("dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio, text: t_text}\n", "calls"),
+    "turns.replies": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies_alt, history: reference}\n",
+        "calls",
+    ),
+    "turns.score": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, score: every}\n",
+        "scores",
+    ),
+    "turns.history": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",
+        "calls",
+    ),
     "label_map": ("metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n",
                   "metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n"
                   "label_map: {s1: s2}\n", "scores"),
@@ -470,6 +498,7 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     from .conftest import write_tiny_dataset
 
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
+    _write_turns_dataset(mine / "turns_data", mine / "data")
     _write_hf_dataset(mine / "hfd")
     _write_sql_fixtures(mine)
     if (mine / "hfd").is_dir():  # a second local copy of the Hub task tiny_hub
@@ -497,6 +526,29 @@ def _write_sql_fixtures(mine: Path) -> None:
         conn = sqlite3.connect(mine / "dbs" / name / f"{name}.sqlite")
         conn.execute(f"CREATE TABLE t_{name} (x INTEGER)")
         conn.close()
+
+
+def _write_turns_dataset(folder: Path, tiny: Path) -> None:
+    """Two-turn records on the tiny clips: turn lists of audio, text and reference replies."""
+    folder.mkdir()
+    rows = [json.loads(line) for line in (tiny / "manifest.jsonl").read_text().splitlines()]
+    with (folder / "manifest.jsonl").open("w") as out:
+        for i, row in enumerate(rows[:3]):
+            clips = [str(tiny / row["audio"]), str(tiny / rows[-1 - i]["audio"])]
+            out.write(
+                json.dumps(
+                    {
+                        **row,
+                        "audio": str(tiny / row["audio"]),
+                        "t_audio": clips,
+                        "t_audio_rev": clips[::-1],
+                        "t_text": [f"first {i}", None],
+                        "t_replies": ["noted", row["reference"]],
+                        "t_replies_alt": ["understood", row["reference"]],
+                    }
+                )
+                + "\n"
+            )
 
 
 def _offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[Any]) -> None:

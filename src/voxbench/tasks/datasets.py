@@ -20,11 +20,11 @@ from typing import Any, Protocol
 
 import soundfile as sf
 
-from voxbench.audio.wav import Audio, read_wav
+from voxbench.audio.wav import Audio, concatenate, read_wav
 from voxbench.core.errors import ConfigError
 from voxbench.tasks.answers import reference_label
 from voxbench.tasks.config import Filters
-from voxbench.tasks.spec import TaskSpec
+from voxbench.tasks.spec import TaskSpec, Turns
 from voxbench.tasks.suite import ensure_builtin_dataset
 
 
@@ -70,6 +70,37 @@ class FileAudio:
 
 
 @dataclass(frozen=True)
+class TurnAudio:
+    """The clips of a multi-turn record's user turns (each sent in its own turn)."""
+
+    clips: tuple[AudioSource, ...]
+
+    @property
+    def name(self) -> str:
+        return " + ".join(c.name for c in self.clips)
+
+    def load(self) -> Audio:
+        """Every turn's clip, one after the other (at the first one's rate)."""
+        parts = [c.load().mono() for c in self.clips]
+        return concatenate([p.resampled(parts[0].sample_rate) for p in parts])
+
+    def duration(self) -> float:
+        return sum(c.duration() for c in self.clips)
+
+    def encoded(self) -> tuple[bytes | None, str | None, str]:
+        raise TypeError("a multi-turn record's clips are prepared one by one (Record.turns)")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user turn of a multi-turn record, and the reference reply to it."""
+
+    audio: AudioSource | None
+    text: str | None
+    reply: str | None
+
+
+@dataclass(frozen=True)
 class Record:
     """One evaluation item: ids, reference, where its audio is, and every manifest column."""
 
@@ -78,6 +109,8 @@ class Record:
     reference: str
     language: str
     columns: dict[str, Any] = field(default_factory=dict)
+    turns: tuple[Turn, ...] = ()
+    """A multi-turn record's user turns (``audio`` is then their ``TurnAudio``)."""
 
     def load_audio(self) -> Audio:
         """Decode the clip (called by the worker that sends it)."""
@@ -207,13 +240,20 @@ def read_records(
     cols = spec.columns
     joined = spec.dataset.references_from
     references = joined_references(spec, local_copy, file) if joined is not None else None
+    if spec.turns is not None and (folder is None or spec.dataset.format != "manifest"):
+        raise ConfigError(
+            "a multi-turn task reads a manifest beside its audio files",
+            file=file,
+            field="dataset",
+            expected="dataset: {path: ...} or {builtin: ...} with a manifest",
+        )
     for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
         needed = (
             {"reference": cols.reference} if joined is None else {"references_from.key": joined.key}
         )
         if cols.id is not None:
             needed["id"] = cols.id
-        if source is None:
+        if source is None and spec.turns is None:  # a multi-turn record's clips are in turns
             needed["audio"] = cols.audio
         missing = {key: c for key, c in needed.items() if c not in row}
         if missing:
@@ -238,14 +278,66 @@ def read_records(
             reference = row[cols.reference]
         if not isinstance(reference, str):
             reference = json.dumps(reference, ensure_ascii=False)
+        turns: tuple[Turn, ...] = ()
+        if spec.turns is not None:
+            turns = _turns(spec.turns, row, folder, where, number)  # type: ignore[arg-type]
+            audio: AudioSource = TurnAudio(tuple(t.audio for t in turns if t.audio is not None))
+        else:
+            audio = source or FileAudio(folder / str(row[cols.audio]))  # type: ignore[operator]
         record_id = str(row[cols.id]) if cols.id is not None else str(number - 1)
         yield Record(
             id=record_id,
-            audio=source or FileAudio(folder / str(row[cols.audio])),  # type: ignore[operator]
+            audio=audio,
             reference=_label_reference(spec, reference, record_id, where, file),
             language=str(language or spec.language),
             columns=row,
+            turns=turns,
         )
+
+
+def _turns(
+    spec: Turns, row: dict[str, Any], folder: Path, where: Path | str, number: int
+) -> tuple[Turn, ...]:
+    """A multi-turn record's turns from its list columns (``Turns``)."""
+    lists: dict[str, list[Any]] = {}
+    for key, column in (("audio", spec.audio), ("text", spec.text), ("replies", spec.replies)):
+        if column is None:
+            continue
+        value = row.get(column)
+        if not isinstance(value, list) or not value:
+            raise ConfigError(
+                f"record {number}: column {column} (turns.{key}) is not a list of turns",
+                file=where,
+                expected="a JSON list with one entry per user turn",
+            )
+        lists[key] = value
+    sizes = {key: len(value) for key, value in lists.items()}
+    if len(set(sizes.values())) > 1:
+        raise ConfigError(f"record {number}: the turn lists differ in length ({sizes})", file=where)
+    count = next(iter(sizes.values()))
+    audio = lists.get("audio", [None] * count)
+    text = lists.get("text", [None] * count)
+    replies = lists.get("replies", [None] * count)
+    if spec.history == "reference" and any(r is None for r in replies[:-1]):
+        raise ConfigError(
+            f"record {number}: history: reference needs a reply to every turn but the last",
+            file=where,
+            field=f"column {spec.replies}",
+        )
+    turns = []
+    for i in range(count):
+        if not audio[i] and not text[i]:
+            raise ConfigError(
+                f"record {number}: turn {i + 1} has neither audio nor text", file=where
+            )
+        turns.append(
+            Turn(
+                FileAudio(folder / str(audio[i])) if audio[i] else None,
+                str(text[i]) if text[i] else None,
+                None if replies[i] is None else str(replies[i]),
+            )
+        )
+    return tuple(turns)
 
 
 def _label_reference(

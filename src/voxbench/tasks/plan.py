@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +63,28 @@ class Job:
             voice=self.model.output_audio.voice if self.model.output_audio else None,
         )
 
-    def _render(self, template: str, record: Record) -> str:
+    def chunk_prompts(self, record: Record, count: int) -> list[str] | None:
+        """The user prompt of each of the ``count`` chunks of the record's clip
+        (``long_audio.chunk_prompt``); None when the task has none or the clip is whole."""
+        given = self.spec.long_audio.chunk_prompt
+        if given is None or count < 2:
+            return None
+        templates = [given] * count if isinstance(given, str) else given
+        prompt = self._render(self.prompt.user or "", record)
+        return [
+            self._render(
+                templates[min(i, len(templates) - 1)],
+                record,
+                {"index": str(i + 1), "count": str(count), "prompt": prompt},
+            )
+            for i in range(count)
+        ]
+
+    def _render(self, template: str, record: Record, extra: dict[str, str] | None = None) -> str:
         def value(match: re.Match[str]) -> str:
             name = match.group(1)
+            if extra and name in extra:
+                return extra[name]
             if name == "choices":
                 return _choices_text(self._choices(record))
             if name == "tools":
@@ -125,6 +144,25 @@ class Job:
         if self.spec.columns.tools is None:
             return self.tools
         return record_tools(record, self.spec.columns.tools, self.task.file)
+
+    @property
+    def every_turn(self) -> bool:
+        """Whether every turn of a multi-turn record is scored (``turns.score: every``)."""
+        return self.spec.turns is not None and self.spec.turns.score == "every"
+
+    def turn_contexts(
+        self, record: Record, references: list[str | None]
+    ) -> list[ScoringContext | None]:
+        """What the metrics need to score each turn's reply: its reference reply (the last
+        turn: the record's reference); None for a turn without one."""
+        base = self.context(record)
+        last = len(references) - 1
+        return [
+            replace(base, reference=record.reference if i == last else ref)
+            if i == last or ref is not None
+            else None
+            for i, ref in enumerate(references)
+        ]
 
     def context(self, record: Record) -> ScoringContext:
         """What the metrics need to score a reply to ``record``."""
@@ -295,6 +333,18 @@ def build_plan(
                     field="judge",
                     expected="a judge: {model: provider/model} block",
                 )
+        if entry.spec.turns is not None:
+            _check_multi_turn(config, name)
+            if entry.spec.turns.score == "every":
+                judged = [m for m in metrics if METRICS[m].judged]
+                if judged:
+                    raise ConfigError(
+                        f"task {name} scores every turn: {', '.join(judged)} grades only a "
+                        "record's last reply",
+                        field="turns.score",
+                        file=entry.file,
+                        expected="score: last, or metrics computed from the text",
+                    )
         records = select_records(
             entry.spec,
             _filters(config.filters, selection.filters),
@@ -383,6 +433,17 @@ def _check_metric_columns(entry: TaskEntry, metrics: list[str], records: list[Re
                     file=entry.file,
                     field="metrics",
                 )
+
+
+def _check_multi_turn(config: EvalConfig, task: str) -> None:
+    """No model of a run with the multi-turn ``task`` is asked to answer it aloud."""
+    for i, model in enumerate(config.models):
+        if model.output_audio is not None:
+            raise ConfigError(
+                f"task {task} is multi-turn: {model.model} cannot answer it aloud",
+                field=f"models[{i}].output_audio",
+                expected="no output_audio for a run with multi-turn tasks",
+            )
 
 
 def _one_weight_per_task(

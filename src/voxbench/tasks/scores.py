@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from voxbench.tasks.engine import score_prediction
+from voxbench.tasks.engine import score_prediction, turn_scores
 from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.plan import Plan
 
@@ -36,6 +36,11 @@ def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
         errors = [r for r in mine if r is not None and r.get("error") is not None]
         stats: dict[str, list[dict[str, Any]]] = {m: [] for m in job.metrics}
         for row in answered:
+            if job.every_turn:  # each scored turn is a unit of the metrics
+                for turn in turn_scores(job, ids[row["id"]], row.get("turns") or []):
+                    for metric in job.metrics:
+                        stats[metric].append(turn[metric])
+                continue
             scored = row.get("scores") or {}
             if any(m not in scored for m in job.metrics):  # metrics changed since it was scored
                 scored = score_prediction(job, ids[row["id"]], row["prediction"] or "")

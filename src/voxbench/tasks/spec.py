@@ -120,16 +120,62 @@ class Generation(Strict):
 
 
 class LongAudio(Strict):
-    """What to do with a clip longer than ``max_seconds``: cut it, or send it in overlapping chunks."""
+    """What to do with a clip longer than ``max_seconds``: cut it, or send it in chunks that
+    end in silences (``tasks.chunking``)."""
 
     policy: Literal["truncate", "chunk"] = "truncate"
     max_seconds: float = Field(default=30.0, gt=0)
     overlap_seconds: float = Field(default=1.0, ge=0)
+    """How far a chunk reaches back into the last one where that one was cut hard (no
+    silence to end it in); chunks ending in a silence do not overlap."""
+    silence_window: float = Field(default=0.3, ge=0, lt=1)
+    """The last part of each chunk (a fraction of ``max_seconds``) searched for a silence to
+    end it in; 0 cuts every chunk hard at ``max_seconds``."""
+    chunk_prompt: str | list[str] | None = None
+    """The user prompt of each chunk of a chunked clip, instead of ``prompt.user``:
+    ``{index}`` (from 1), ``{count}`` and ``{prompt}`` (the task's prompt) are filled in,
+    and record columns as in ``prompt``; a list gives chunk i its i-th entry (the last
+    entry serves the chunks beyond it)."""
 
     @model_validator(mode="after")
     def _overlap_fits(self) -> LongAudio:
         if self.policy == "chunk" and self.overlap_seconds >= self.max_seconds:
             raise ValueError("overlap_seconds must be shorter than max_seconds to chunk")
+        if isinstance(self.chunk_prompt, list) and not self.chunk_prompt:
+            raise ValueError("chunk_prompt: give at least one prompt")
+        if self.chunk_prompt is not None and self.policy != "chunk":
+            raise ValueError("chunk_prompt is for policy: chunk")
+        return self
+
+
+class Turns(Strict):
+    """A multi-turn task: each record holds several user turns (audio and/or text), asked one
+    after the other, each request carrying the whole conversation so far; the last reply is
+    the record's prediction (scored against ``columns.reference``)."""
+
+    audio: str | None = None
+    """The column listing each user turn's audio file (null for a text-only turn)."""
+    text: str | None = None
+    """The column listing each user turn's text (null for an audio-only turn, which is sent
+    with ``prompt.user``)."""
+    replies: str | None = None
+    """The column listing the reference assistant reply to each turn."""
+    history: Literal["model", "reference"] = "model"
+    """The assistant turns later requests carry: the model's own replies, or the reference
+    replies (``replies``), which makes every turn's request independent of the model."""
+    score: Literal["last", "every"] = "last"
+    """Score the last reply only (against ``columns.reference``), or every turn's reply
+    that has a reference (the last against ``columns.reference``, the others against
+    ``replies``): the task's metrics then pool over turns."""
+
+    @model_validator(mode="after")
+    def _has_turns(self) -> Turns:
+        if self.audio is None and self.text is None:
+            raise ValueError("give the column of the turns' audio, text or both")
+        if self.history == "reference" and self.replies is None:
+            raise ValueError("history: reference needs the replies column")
+        if self.score == "every" and self.replies is None:
+            raise ValueError("score: every needs the replies column")
         return self
 
 
@@ -201,6 +247,8 @@ class TaskSpec(Strict):
     """The rubric of ``llm_judge_audio`` (the config's ``audio_judge`` says who judges)."""
     sql: SqlDatabase | None = None
     """The database ``sql_execution_match`` runs the gold and predicted SQL on."""
+    turns: Turns | None = None
+    """Multi-turn records (``columns.audio`` is then unused)."""
     licence: str = ""
     """A one-line licence note of the dataset ("CC BY 4.0", "gated on the Hub: accept the
     terms"); every Hub task has one."""
@@ -208,6 +256,14 @@ class TaskSpec(Strict):
     """Records in the dataset's split, when known (from its dataset card)."""
     source_url: str = ""
     """The dataset card's address."""
+
+    @model_validator(mode="after")
+    def _turns_are_whole_clips(self) -> TaskSpec:
+        if self.turns is not None and self.long_audio.policy == "chunk":
+            raise ValueError(
+                "long_audio: a multi-turn task truncates long turns (policy: truncate)"
+            )
+        return self
 
     @property
     def dataset_label(self) -> str:

@@ -2,7 +2,9 @@
 
 Each ``tasks/data/<name>/items.jsonl`` holds what to say (``text``, ``voice``; or ``turns``,
 a list of them spoken one after another with ``TURN_GAP_S`` of silence between, for clips with
-several speakers) and the record's columns. ``ensure_builtin_dataset`` synthesizes the clips into
+several speakers; or ``spoken_turns``, a multi-turn item's user turns, each its own clip
+listed in the manifest's ``turn_audio``) and the record's columns.
+``ensure_builtin_dataset`` synthesizes the clips into
 ``<cache>/tasks/<name>/`` beside a ``manifest.jsonl`` (the columns plus ``audio``) and a
 ``synthesis.json`` of per-item hashes: an item is spoken again only when its text or voice
 changed or its file is gone, so the suite is deterministic and costs ~10 ms a clip once.
@@ -27,7 +29,7 @@ DATA_DIR = Path(__file__).parent / "data"
 SYNTHESIS_FILE = "synthesis.json"
 TURN_GAP_S = 0.4
 """Silence between the turns of a several-speaker item."""
-SPOKEN_KEYS = ("text", "voice", "turns")
+SPOKEN_KEYS = ("text", "voice", "turns", "spoken_turns")
 BUILTIN_LICENCE = "voxbench's own (eSpeak NG)"
 """The licence note of a built-in dataset."""
 
@@ -61,7 +63,10 @@ def _turns(item: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _item_hash(item: dict[str, Any]) -> str:
-    said = [list(t) for t in _turns(item)] if "turns" in item else [item["text"], item["voice"]]
+    if "spoken_turns" in item:
+        said = [t and [t["text"], t["voice"]] for t in item["spoken_turns"]]
+    else:
+        said = [list(t) for t in _turns(item)] if "turns" in item else [item["text"], item["voice"]]
     spoken = json.dumps(said, ensure_ascii=False)
     return hashlib.sha256(spoken.encode("utf-8")).hexdigest()
 
@@ -93,6 +98,18 @@ def ensure_builtin_dataset(name: str, root: Path | None = None) -> Path:
         audio_name = f"{item['id']}.wav"
         digest = _item_hash(item)
         hashes[item["id"]] = digest
+        if "spoken_turns" in item:  # one clip per turn (None: a turn with text only)
+            names: list[str | None] = []
+            for n, turn in enumerate(item["spoken_turns"], 1):
+                names.append(None if turn is None else f"{item['id']}_{n}.wav")
+                if turn is not None and (
+                    state.get(item["id"]) != digest or not (out / names[-1]).is_file()
+                ):
+                    write_wav(out / names[-1], espeak_synthesize(turn["text"], turn["voice"]))
+                    changed = True
+            row = {k: v for k, v in item.items() if k not in SPOKEN_KEYS}
+            rows.append({**row, "turn_audio": names})
+            continue
         if state.get(item["id"]) != digest or not (out / audio_name).is_file():
             write_wav(out / audio_name, _speak(item))
             changed = True
