@@ -195,6 +195,9 @@ def _assert_perfect(scores: dict[str, Any], copies: dict[str, Any]) -> None:
         entry = by_model["oracle"]
         assert entry["errors"] == 0 and entry["answered"] == entry["records"] == 2, task
         for name, metric in entry["metrics"].items():
+            if name == "meteor":  # METEOR's fragmentation penalty keeps even a copy below 100
+                assert 99.0 < metric["value"] < 100.0, (task, name)
+                continue
             assert metric["value"] == (100.0 if metric["higher_is_better"] else 0.0), (task, name)
 
 

@@ -66,6 +66,15 @@ def test_wer_non_english_uses_basic_normalisation_and_cer_for_no_space_languages
     assert pooled("wer", [("今天天气", ctx("今天天汽", "zh"))])["value"] == 25.0
 
 
+def test_mer_counts_han_characters_and_english_words_as_units() -> None:
+    from voxbench.tasks.metrics import mixed_units
+
+    assert mixed_units("我想Book一个table.") == ["我", "想", "book", "一", "个", "table"]
+    # 6 units; "table" → "tables" and 个 dropped: 2 errors → 33.33% (CER would count letters).
+    value = pooled("mer", [("我想book一tables", ctx("我想Book一个table.", "zh"))])["value"]
+    assert value == pytest.approx(33.33, abs=0.01)
+
+
 def test_cer_counts_character_edits() -> None:
     # "kitten" → "sitting": 3 edits over 6 characters.
     assert pooled("cer", [("sitting", ctx("kitten"))])["value"] == 50.0

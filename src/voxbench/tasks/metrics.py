@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +109,23 @@ def _units(text: str, language: str, chars: bool) -> list[str]:
     if language.split("-")[0] in NO_SPACE_LANGUAGES:
         return list(norm.replace(" ", ""))
     return norm.split()
+
+
+_MIXED_UNIT = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+)
+"""A unit of the mixed error rate: one Han or kana character, or a run of anything else."""
+
+
+def mixed_units(text: str) -> list[str]:
+    """Code-switched text as MER counts it: each Chinese/Japanese character alone, every
+    other word whole (``我想book一个table`` → 我 想 book 一 个 table)."""
+    return _MIXED_UNIT.findall(basic_normalize(text))
+
+
+def _mixed_edit_stats(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    ref, hyp = mixed_units(ctx.reference), mixed_units(prediction)
+    return {"errors": Levenshtein.distance(ref, hyp), "units": len(ref), "normalizer": "mixed"}
 
 
 def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> dict[str, Any]:
@@ -584,6 +602,8 @@ METRICS: dict[str, Metric] = {
                False, lambda p, c: _edit_stats(p, c, chars=False), _ratio_pool),
         Metric("cer", "character error rate (%), normalised", False,
                lambda p, c: _edit_stats(p, c, chars=True), _ratio_pool),
+        Metric("mer", "mixed error rate (%) of code-switched speech: Han/kana characters and "
+               "other words as units", False, _mixed_edit_stats, _ratio_pool),
         Metric("exact_match", "normalised reply equals the reference (%)", True, _exact_match,
                _mean_pool("correct")),
         Metric("accuracy", "extracted answer (label or choice letter) is right (%)", True,
