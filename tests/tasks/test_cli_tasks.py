@@ -89,6 +89,7 @@ def test_oracle_scores_perfectly_on_every_builtin_task(monkeypatch, capsys, tmp_
         families.add(json.loads(run.read_text())["tasks"][task]["family"])
     assert families == {
         "asr",
+        "diarisation",
         "language_id",
         "paralinguistics",
         "spoken_qa",

@@ -118,3 +118,28 @@ def test_normalised_like_wer() -> None:
     # Whisper's English normaliser on each turn: "I'm" = "I am", punctuation out.
     got = cpwer("A: I'm here.", reference="A: I am here")
     assert got["errors"] == 0 and got["units"] == 3
+
+
+def test_builtin_who_said_what_scores_labels_by_the_best_mapping(tmp_path) -> None:
+    """The built-in diarisation task end to end: a model naming the speakers otherwise (and
+    one that gives every word to one speaker) against the speaker-labelled references."""
+    from tests.tasks.conftest import FakeEndpoints, run_yaml
+
+    def relabelled(request) -> str:  # A→"Speaker 2", B→"Speaker 1", …: same attribution
+        names = {"A": "Speaker 2", "B": "Speaker 1", "C": "Speaker 4", "D": "Speaker 3"}
+        return "\n".join(names[line[0]] + line[1:] for line in request.reference.splitlines())
+
+    def one_voice(request) -> str:
+        return "A: " + " ".join(line[3:] for line in request.reference.splitlines())
+
+    text = "models: [{name: m, model: vllm/q}]\ntasks: [builtin_who_said_what]\n"
+    for reply, perfect in ((relabelled, True), (one_voice, False)):
+        result = run_yaml(
+            text + f"output_dir: {reply.__name__}\n", tmp_path, FakeEndpoints(reply=reply)
+        )
+        metrics = result.scores["tasks"]["builtin_who_said_what"]["m"]["metrics"]
+        assert metrics["cpwer"]["n"] == 11
+        if perfect:
+            assert metrics["cpwer"]["value"] == 0.0 and metrics["wder"]["value"] == 0.0
+        else:  # the single-speaker records are right, the others lose their other speakers
+            assert 0.0 < metrics["cpwer"]["value"] < 100.0 and metrics["wder"]["value"] > 0.0

@@ -23,7 +23,7 @@ from voxbench.audio.espeak import espeak_synthesize
 from voxbench.audio.wav import Audio, concatenate, write_wav
 from voxbench.benchmarks.audio import cache_root
 from voxbench.core.errors import ConfigError
-from voxbench.core.rundir import write_json_atomic, write_jsonl_atomic
+from voxbench.core.rundir import read_jsonl, write_json_atomic, write_jsonl_atomic
 
 DATA_DIR = Path(__file__).parent / "data"
 SYNTHESIS_FILE = "synthesis.json"
@@ -117,7 +117,8 @@ def ensure_builtin_dataset(name: str, root: Path | None = None) -> Path:
         voices = ", ".join(voice for _, voice in _turns(item))
         rows.append({**row, "audio": audio_name, "voice": voices})
     manifest = out / "manifest.jsonl"
-    if changed or state != hashes or not manifest.is_file():
+    # Rewritten when the audio changed, or the items' other columns did (a new column).
+    if changed or state != hashes or not manifest.is_file() or read_jsonl(manifest) != rows:
         write_jsonl_atomic(manifest, rows)
         write_json_atomic(state_path, hashes)
     return out
