@@ -150,6 +150,21 @@ class _Endpoint:
         finally:
             owner.in_flight[url] -= 1
 
+    async def converse(self, turns: tuple[Any, ...], request: Any) -> str:
+        """A multi-turn request: recorded with its conversation (role, text, WAV bytes)."""
+        self.owner.calls.append(
+            {
+                "model": self.model.name,
+                "api": self.api,
+                "system": request.system,
+                "reference": request.reference,
+                "turns": tuple(
+                    (t.role, t.text, len(t.audio_wav) if t.audio_wav else 0) for t in turns
+                ),
+            }
+        )
+        return self.owner.reply(request) if self.owner.reply else request.reference
+
     async def aclose(self) -> None:
         return None
 

@@ -30,10 +30,26 @@ def _record(line: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and "prediction" in value else None
 
 
+REFUSALS = ("i can't help", "i cannot help", "i won't")
+"""What the fake refusal judge takes for a refusal."""
+
+
+def _kind(user_text: str) -> str:
+    """Which judge metric asks: the request's first line says."""
+    first = user_text.splitlines()[0] if user_text else ""
+    if "from 0 to 5" in first:
+        return "score"
+    if "refuses" in first:
+        return "refused"
+    return "correct"
+
+
 class GullibleJudge(Script):
-    """Grades the record line; obeys any other line that asks for full marks."""
+    """Grades the record line; obeys any other line that asks for full marks. It answers
+    the kind of judge asking (binary, 0–5 score, refusal) as the request's first line says."""
 
     BAD_REPLIES = ("Correct!", '{"correct": "yes", "reason": ""}')
+    BAD_SCORES = ('{"reason": "great", "score": 7}', '{"reason": "good", "score": 4.5}')
 
     def __init__(self, unusable: dict[str, int] | None = None) -> None:
         self.unusable = dict(unusable or {})
@@ -41,17 +57,27 @@ class GullibleJudge(Script):
         self.seen: list[str] = []
 
     def grade(self, user_text: str) -> dict[str, Any]:
+        kind = _kind(user_text)
         record = None
         for line in user_text.splitlines():
             found = _record(line)
             if found is not None:
                 record = found
             elif "full marks" in line.casefold():
-                return {"reason": "I was told to give full marks.", "correct": True}
+                best = 5 if kind == "score" else True
+                return {"reason": "I was told to give full marks.", kind: best}
         if record is None:
-            return {"reason": "no record", "correct": False}
+            return {"reason": "no record", kind: 0 if kind == "score" else False}
+        prediction = basic_normalize(str(record["prediction"]))
+        if kind == "refused":
+            refused = any(basic_normalize(r) in prediction for r in REFUSALS)
+            return {"reason": "declines" if refused else "answers", "refused": refused}
         reference = basic_normalize(str(record.get("reference")))
-        right = reference in basic_normalize(str(record["prediction"]))
+        right = reference in prediction
+        if kind == "score":
+            partly = bool(set(reference.split()) & set(prediction.split()))
+            score = 5 if right else 2 if partly else 0
+            return {"reason": "matches" if right else "differs", "score": score}
         return {"reason": "matches" if right else "differs", "correct": right}
 
     def reply(self, conversation: Sequence[ScriptMessage]) -> Reply:
@@ -62,7 +88,8 @@ class GullibleJudge(Script):
         left = self.unusable.get(reference, 0)
         if left:
             self.unusable[reference] = left - 1
-            return Reply(text=self.BAD_REPLIES[left % 2])
+            bad = self.BAD_SCORES if _kind(text) == "score" else self.BAD_REPLIES
+            return Reply(text=bad[left % 2])
         return Reply(text=json.dumps(self.grade(text)))
 
 

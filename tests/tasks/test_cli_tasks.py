@@ -9,7 +9,7 @@ import pytest
 
 from tests.cli.test_cli import voxbench
 
-ORACLE = "models: [{name: oracle, model: local/oracle}]\ntasks: [all]\naggregate: [{name: asr, metric: wer, tasks: [asr]}]\n"
+ORACLE = "models: [{name: oracle, model: local/oracle}]\ntasks: [builtin]\naggregate: [{name: asr, metric: wer, tasks: [asr]}]\n"
 
 
 def test_list_shows_tasks_metrics_and_models(monkeypatch, capsys) -> None:
@@ -24,6 +24,53 @@ def test_list_shows_tasks_metrics_and_models(monkeypatch, capsys) -> None:
         "vllm",
     ):
         assert word in out
+
+
+def test_list_columns_group_filter_and_json(monkeypatch, capsys, tmp_path: Path) -> None:
+    family = tmp_path / "mine" / "hubby"
+    family.mkdir(parents=True)
+    (family / "speech.yaml").write_text(
+        "dataset: {hub: vox-test/speech, config: fr_fr, split: test}\nmetrics: [wer, cer]\n"
+        "licence: CC BY 4.0\nsize: 676\nsource_url: 'https://huggingface.co/datasets/x'\n"
+    )
+    code, out = voxbench(
+        monkeypatch, capsys, "tasks", "list", "--tasks-dir", str(tmp_path / "mine"),
+        "--family", "hubby",
+    )  # fmt: skip
+    assert code == 0, out
+    header, row = out.splitlines()[1:3]
+    assert header.split() == ["task", "family", "dataset", "size", "metrics", "licence"]
+    assert row.split() == ["speech", "hubby", "vox-test/speech/fr_fr:test", "676", "wer,", "cer",
+                           "CC", "BY", "4.0"]  # fmt: skip
+    assert "builtin_en_asr" not in out
+    code, out = voxbench(monkeypatch, capsys, "tasks", "list", "--group", "builtin", "--json")
+    assert code == 0, out
+    tasks = json.loads(out)["tasks"]
+    assert {t["dataset"].split(":")[0] for t in tasks} == {"builtin"}
+    asr = next(t for t in tasks if t["task"] == "builtin_en_asr")
+    assert asr["size"] == 16 and asr["family"] == "asr" and asr["licence"]
+    code, out = voxbench(monkeypatch, capsys, "tasks", "list", "--group", "nope")
+    assert code == 2 and "unknown task or group 'nope'" in out
+
+
+def test_default_suite_names_only_builtin_tasks(tmp_path: Path) -> None:
+    """The suite ``voxbench tasks run`` runs with no config never goes online: it names the
+    ``builtin`` group, and a Hub task (built in or in the user's folders) is never in it."""
+    from voxbench.tasks.config import DEFAULT_CONFIG_TEXT, parse_config
+    from voxbench.tasks.spec import TaskRegistry
+
+    (tmp_path / "hubby").mkdir()
+    (tmp_path / "hubby" / "speech.yaml").write_text(
+        "dataset: {hub: vox-test/speech, split: test}\nmetrics: [wer]\n"
+    )
+    registry = TaskRegistry([tmp_path])
+    config = parse_config(DEFAULT_CONFIG_TEXT, file="(built-in suite)")
+    names = [n for item in config.tasks for n in registry.expand(str(item), field="tasks")]
+    names += [t for agg in config.aggregate for n in agg.tasks
+              for t in registry.expand(n, field="aggregate")]  # fmt: skip
+    assert names and "speech" not in names
+    assert all(registry.get(n).spec.dataset.builtin is not None for n in names)
+    assert set(registry.expand("builtin", field="tasks")) == set(names)
 
 
 def test_oracle_scores_perfectly_on_every_builtin_task(monkeypatch, capsys, tmp_path: Path) -> None:
@@ -42,13 +89,16 @@ def test_oracle_scores_perfectly_on_every_builtin_task(monkeypatch, capsys, tmp_
         families.add(json.loads(run.read_text())["tasks"][task]["family"])
     assert families == {
         "asr",
+        "diarisation",
         "language_id",
         "paralinguistics",
         "spoken_qa",
         "function_calling",
         "translation",
+        "sql",
     }
-    assert scores["aggregates"]["asr"]["models"]["oracle"] == {"value": 0.0, "tasks": 2}
+    oracle = scores["aggregates"]["asr"]["models"]["oracle"]
+    assert oracle["value"] == 0.0 and len(oracle["tasks"]) == 2 and oracle["excluded"] == {}
     assert "builtin_en_asr" in out and "100.00" in out
 
     code, out = voxbench(monkeypatch, capsys, "tasks", "show", str(run.parent), "--failures")

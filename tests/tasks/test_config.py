@@ -29,7 +29,10 @@ def test_key_in_the_wrong_place_is_an_error() -> None:
     # max_concurrency belongs to a model, not to the top level.
     message = _error(BASE + "max_concurrency: 8\n")
     assert "max_concurrency: unknown key" in message
-    assert "allowed at the top level: aggregate, audio_judge, filters, judge, models" in message
+    assert (
+        "allowed at the top level: aggregate, audio_judge, dataset_dirs, filters, judge, models"
+        in message
+    )
 
 
 def test_unknown_key_inside_a_task_selection_and_filters() -> None:

@@ -181,19 +181,33 @@ def test_timeout_is_a_retryable_error(tmp_path: Path, tasks_dir: Path) -> None:
     assert len(fakes.calls) == 12
 
 
-@pytest.mark.parametrize("policy,expected", [("truncate", [1.0]), ("chunk", [1.0, 1.0, 0.4])])
+@pytest.mark.parametrize(
+    "long_audio,expected,prediction",
+    [
+        ("policy: truncate", [1.0], "dix onze douze"),
+        # Tones hold no speech: every cut is in silence, chunks do not overlap and their
+        # replies are joined whole (the fake says the full reference for each).
+        ("policy: chunk", [1.0, 1.0], "dix onze douze dix onze douze"),
+        # Hard cuts overlap: the repeated overlap is said once.
+        ("policy: chunk, silence_window: 0", [1.0, 1.0, 0.4], "dix onze douze"),
+    ],
+)
 def test_long_audio_policies(
-    tmp_path: Path, tasks_dir: Path, policy: str, expected: list[float]
+    tmp_path: Path, tasks_dir: Path, long_audio: str, expected: list[float], prediction: str
 ) -> None:
     (tasks_dir / "mine" / "long.yaml").write_text(
-        f"extends: tiny\nlong_audio: {{policy: {policy}, max_seconds: 1.0, overlap_seconds: 0.2}}\n"
+        f"extends: tiny\nlong_audio: {{{long_audio}, max_seconds: 1.0, overlap_seconds: 0.2}}\n"
     )
     text = "models: [{name: m, model: vllm/q}]\ntasks: [long]\ntasks_dirs: [mytasks]\nfilters: {where: {id: d}}\n"
     fakes = FakeEndpoints()
     result = run_yaml(text, tmp_path, fakes)
     assert [round(c["seconds"], 2) for c in fakes.calls] == expected  # the 2 s clip
-    if policy == "chunk":  # three chunk replies joined, the repeated overlap said once
-        assert result.run.rows()[0]["prediction"] == "dix onze douze"
+    row = result.run.rows()[0]
+    assert row["prediction"] == prediction
+    ends = [p["cut"] for p in row["pieces"]]
+    assert (
+        ends == {1: ["truncated"], 2: ["silence", "end"], 3: ["hard", "hard", "end"]}[len(expected)]
+    )
 
 
 def test_wide_endpoints_are_spread_over_small_keep_alive_clients(

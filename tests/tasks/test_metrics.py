@@ -9,11 +9,10 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from voxbench.audio.wav import Audio
 from voxbench.tasks.answers import extract_calls, extract_choice, extract_label
+from voxbench.tasks.chunking import plan_pieces
 from voxbench.tasks.engine import join_chunks
 from voxbench.tasks.metrics import METRICS, ScoringContext, values_equal
-from voxbench.tasks.prepare import chunk_audio
 
 
 def ctx(
@@ -65,6 +64,15 @@ def test_wer_non_english_uses_basic_normalisation_and_cer_for_no_space_languages
     assert pooled("wer", [("bonjour le monde", ctx("Bonjour, le monde !", "fr"))])["value"] == 0
     # Chinese: 4 characters, one wrong → 25% (a space-split "WER" would say 100%).
     assert pooled("wer", [("今天天气", ctx("今天天汽", "zh"))])["value"] == 25.0
+
+
+def test_mer_counts_han_characters_and_english_words_as_units() -> None:
+    from voxbench.tasks.metrics import mixed_units
+
+    assert mixed_units("我想Book一个table.") == ["我", "想", "book", "一", "个", "table"]
+    # 6 units; "table" → "tables" and 个 dropped: 2 errors → 33.33% (CER would count letters).
+    value = pooled("mer", [("我想book一tables", ctx("我想Book一个table.", "zh"))])["value"]
+    assert value == pytest.approx(33.33, abs=0.01)
 
 
 def test_cer_counts_character_edits() -> None:
@@ -170,9 +178,8 @@ def test_interval_is_seeded_and_empty_is_none() -> None:
 
 
 def test_chunking_and_boundary_aware_joining() -> None:
-    audio = Audio(np.zeros(16000 * 25, np.float32), 16000)
-    pieces = chunk_audio(audio, 10, 2)
-    assert [round(p.duration, 3) for p in pieces] == [10, 10, 9]  # starts at 0, 8, 16
+    pieces = plan_pieces(25, None, max_seconds=10, overlap_seconds=2, search_fraction=0)
+    assert [(p.start, p.end) for p in pieces] == [(0, 10), (8, 18), (16, 25)]  # hard cuts
     assert (
         join_chunks(["the quick brown fox", "Brown fox jumps over", "over the dog."])
         == "the quick brown fox jumps over the dog."

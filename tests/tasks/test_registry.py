@@ -13,7 +13,13 @@ from voxbench.tasks.spec import TaskRegistry
 def test_builtin_tasks_and_groups() -> None:
     registry = TaskRegistry()
     assert "builtin_en_asr" in registry.names
-    assert registry.expand("asr", field="tasks") == ["builtin_en_asr", "builtin_multilingual_asr"]
+    asr = registry.expand("asr", field="tasks")
+    assert {"builtin_en_asr", "builtin_multilingual_asr", "librispeech_test_clean"} <= set(asr)
+    assert all(registry.get(n).family == "asr" for n in asr)
+    builtin = registry.expand("builtin", field="tasks")
+    assert {"builtin_en_asr", "builtin_en_fr"} <= set(builtin)
+    assert all(registry.get(n).spec.dataset.builtin for n in builtin)
+    assert "librispeech_test_clean" not in builtin
     assert set(registry.expand("all", field="tasks")) == set(registry.names)
     for name in registry.names:  # every built-in task validates
         assert registry.get(name).spec.metrics

@@ -9,6 +9,8 @@ of the outcome the key should change.
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +258,11 @@ CONFIG_CASES: dict[str, tuple[str, str, str]] = {
     ),
     "tasks_dirs": (M + T, M + T + "tasks_dirs: []\n", "error"),
     "output_dir": (M + T + "output_dir: out_a\n", M + T + "output_dir: out_b\n", "output"),
+    "dataset_dirs": (
+        M + "tasks: [tiny_hub]\ndataset_dirs: {tiny_hub: mytasks/mine/hfd}\n",
+        M + "tasks: [tiny_hub]\ndataset_dirs: {tiny_hub: mytasks/mine/hfd_copy}\n",
+        "audio",
+    ),
     "rate_limits": (M + T, M + T + RL, "pacing"),
     "rate_limits.endpoint": (M + T + RL, M + T + RL.replace("//x", "//y"), "pacing"),
     "rate_limits.requests_per_second": (M + T + RL, M + T + RL.replace(": 5", ": 6"), "pacing"),
@@ -263,6 +270,11 @@ CONFIG_CASES: dict[str, tuple[str, str, str]] = {
 }
 
 BASE_TASK = "dataset: {path: data}\nmetrics: [wer]\n"
+SCHEMA = "prompt: {user: '{schema}'}\n"
+RUNAWAY = (  # gold queries that never end: the limit in each record's error
+    "dataset: {path: data, manifest: sql.jsonl}\nmetrics: [sql_execution_match]\n"
+    "columns: {reference: q}\n"
+)
 TASK_CASES: dict[str, tuple[str, str, str]] = {
     "description": ("description: one\n", "description: two\n", "description"),
     "dataset": ("", "dataset: {builtin: en_asr}\n", "ids"),
@@ -281,12 +293,33 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "dataset: {hub: vox-test/tiny, config: default, split: test, revision: v2}\n",
         "hub_loads",
     ),
+    "dataset.references_from": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "ids",
+    ),
+    "dataset.references_from.config": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: default, column: reference, key: id}}\n",
+        "ids",
+    ),
+    "dataset.references_from.column": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: language, key: id}}\n",
+        "calls",
+    ),
+    "dataset.references_from.key": (
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: id}}\n",
+        "dataset: {hub: vox-test/tiny, config: default, split: test, references_from: {config: fr, column: reference, key: language}}\n",
+        "calls",
+    ),
     "dataset.split": (
         "dataset: {path: hfd, format: hf_disk, split: test}\n",
         "dataset: {path: hfd, format: hf_disk, split: train}\n",
         "ids",
     ),
     "language": ("columns: {language: null}\nlanguage: en\n", "columns: {language: null}\nlanguage: fr\n", "languages"),
+    "target_language": ("metrics: [bleu]\n", "metrics: [bleu]\ntarget_language: zh\n", "row_scores"),
     "columns": ("", "columns: {reference: speaker}\n", "calls"),
     "columns.id": ("", "columns: {id: audio}\n", "ids"),
     "columns.audio": ("", "columns: {audio: alt_audio}\n", "calls"),
@@ -314,12 +347,59 @@ TASK_CASES: dict[str, tuple[str, str, str]] = {
         "calls",
     ),
     "long_audio.max_seconds": ("long_audio: {max_seconds: 1}\n", "long_audio: {max_seconds: 2}\n", "calls"),
-    "long_audio.overlap_seconds": (
-        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.1}\n",
-        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.5}\n",
+    "long_audio.overlap_seconds": (  # tones hold no speech: hard cuts only, to overlap
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.1, silence_window: 0}\n",
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.5, silence_window: 0}\n",
+        "calls",
+    ),
+    "long_audio.silence_window": (
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.2, silence_window: 0}\n",
+        "long_audio: {max_seconds: 1, policy: chunk, overlap_seconds: 0.2, silence_window: 0.3}\n",
+        "calls",
+    ),
+    "long_audio.chunk_prompt": (
+        "long_audio: {max_seconds: 1, overlap_seconds: 0.2, policy: chunk}\n",
+        "long_audio: {max_seconds: 1, overlap_seconds: 0.2, policy: chunk, chunk_prompt: '{prompt} (part {index} of {count})'}\n",
         "calls",
     ),
     "sample_rate": ("sample_rate: 16000\n", "sample_rate: 8000\n", "calls"),
+    "turns": ("dataset: {path: turns_data}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "calls"),
+    "turns.audio": ("dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio_rev}\n", "calls"),
+    "turns.text": ("dataset: {path: turns_data}\nturns: {audio: t_audio}\n", "dataset: {path: turns_data}\nturns: {audio: t_audio, text: t_text}\n", "calls"),
+    "turns.replies": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies_alt, history: reference}\n",
+        "calls",
+    ),
+    "turns.score": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, score: every}\n",
+        "scores",
+    ),
+    "turns.history": (
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies}\n",
+        "dataset: {path: turns_data}\nturns: {audio: t_audio, replies: t_replies, history: reference}\n",
+        "calls",
+    ),
+    "label_map": ("metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n",
+                  "metrics: [accuracy]\nanswer: label\nlabels: [s1, s2]\ncolumns: {reference: speaker}\n"
+                  "label_map: {s1: s2}\n", "scores"),
+    "reference_label": ("metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n",
+                        "metrics: [accuracy]\nanswer: label\nlabels: [one, four, sept, dix, thirteen, fifteen]\n"
+                        "reference_label: mentioned\n", "scores"),
+    "licence": ("licence: CC BY 4.0\n", "licence: CC0\n", "task_info"),
+    "size": ("size: 6\n", "size: 7\n", "task_info"),
+    "source_url": ("source_url: 'https://a'\n", "source_url: 'https://b'\n", "task_info"),
+    "columns.tools": ("columns: {tools: null}\n", "columns: {tools: tl}\n", "error"),
+    "sql": (SCHEMA, SCHEMA + "sql: {builtin: conference}\n", "calls"),
+    "sql.builtin": (SCHEMA + "sql: {database: dbs/s1/s1.sqlite}\n",
+                    SCHEMA + "sql: {builtin: conference}\n", "calls"),
+    "sql.database": (SCHEMA + "sql: {database: dbs/s1/s1.sqlite}\n",
+                     SCHEMA + "sql: {database: dbs/s2/s2.sqlite}\n", "calls"),
+    "sql.db_id_column": (SCHEMA + "sql: {database: dbs, db_id_column: speaker}\n",
+                         SCHEMA + "sql: {database: dbs, db_id_column: language}\n", "calls"),
+    "sql.timeout_s": (RUNAWAY + "sql: {builtin: conference, timeout_s: 0.01}\n",
+                      RUNAWAY + "sql: {builtin: conference, timeout_s: 0.02}\n", "scores"),
 }  # fmt: skip
 
 
@@ -328,7 +408,7 @@ def test_every_config_key_has_a_case() -> None:
 
 
 def test_every_task_key_has_a_case() -> None:
-    assert schema_paths(TaskSpec) == set(TASK_CASES) | set(AUDIO_TASK_CASES)
+    assert schema_paths(TaskSpec) == set(TASK_CASES) | set(AUDIO_TASK_CASES) | set(JUDGE_TASK_CASES)
 
 
 class _Observer:
@@ -400,6 +480,9 @@ class _Observer:
             "row_scores": sorted(repr(r["scores"]) for r in rows),
             "output": result.run.path.parent.name,
             "description": {t: v["description"] for t, v in info["tasks"].items()},
+            "task_info": {
+                t: (v["licence"], v["size"], v["source_url"]) for t, v in info["tasks"].items()
+            },
             "hub_loads": list(self.hub_loads),
             "pacing": sorted(pacing),
         }
@@ -415,8 +498,57 @@ def observer(tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     from .conftest import write_tiny_dataset
 
     write_tiny_dataset(mine / "data_csv", "manifest.csv")
+    _write_turns_dataset(mine / "turns_data", mine / "data")
     _write_hf_dataset(mine / "hfd")
+    _write_sql_fixtures(mine)
+    if (mine / "hfd").is_dir():  # a second local copy of the Hub task tiny_hub
+        shutil.copytree(mine / "hfd", mine / "hfd_copy")
+    (mine / "tiny_hub.yaml").write_text(
+        "dataset: {hub: vox-test/tiny, config: default, split: test}\nmetrics: [wer]\n"
+    )
     return _Observer(tmp_path, monkeypatch)
+
+
+def _write_sql_fixtures(mine: Path) -> None:
+    """For the sql keys: a manifest whose column q is a query that never ends, and a database
+    per speaker and per language, each with a table of its own name."""
+    rows = [
+        json.loads(line) for line in (mine / "data" / "manifest.jsonl").read_text().splitlines()
+    ]
+    runaway = (
+        "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"
+    )
+    (mine / "data" / "sql.jsonl").write_text(
+        "".join(json.dumps({**r, "q": runaway}) + "\n" for r in rows)
+    )
+    for name in ("s1", "s2", "en", "fr"):
+        (mine / "dbs" / name).mkdir(parents=True)
+        conn = sqlite3.connect(mine / "dbs" / name / f"{name}.sqlite")
+        conn.execute(f"CREATE TABLE t_{name} (x INTEGER)")
+        conn.close()
+
+
+def _write_turns_dataset(folder: Path, tiny: Path) -> None:
+    """Two-turn records on the tiny clips: turn lists of audio, text and reference replies."""
+    folder.mkdir()
+    rows = [json.loads(line) for line in (tiny / "manifest.jsonl").read_text().splitlines()]
+    with (folder / "manifest.jsonl").open("w") as out:
+        for i, row in enumerate(rows[:3]):
+            clips = [str(tiny / row["audio"]), str(tiny / rows[-1 - i]["audio"])]
+            out.write(
+                json.dumps(
+                    {
+                        **row,
+                        "audio": str(tiny / row["audio"]),
+                        "t_audio": clips,
+                        "t_audio_rev": clips[::-1],
+                        "t_text": [f"first {i}", None],
+                        "t_replies": ["noted", row["reference"]],
+                        "t_replies_alt": ["understood", row["reference"]],
+                    }
+                )
+                + "\n"
+            )
 
 
 def _offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[Any]) -> None:
@@ -461,6 +593,8 @@ def _write_hf_dataset(folder: Path) -> None:
 @pytest.mark.parametrize("path", sorted(CONFIG_CASES))
 def test_config_key_is_effective(path: str, observer: _Observer) -> None:
     a, b, key = CONFIG_CASES[path]
+    if "dataset_dirs" in a:
+        pytest.importorskip("datasets")
     assert observer.outcome(a, key) != observer.outcome(b, key)
 
 
@@ -573,6 +707,25 @@ def test_judge_key_is_effective(
     a, b, key = JUDGE_CASES[path]
     first = _judge_outcome(a, key, tmp_path, monkeypatch)
     assert first != _judge_outcome(b, key, tmp_path, monkeypatch)
+
+
+JUDGE_TASK_CASES: dict[str, tuple[str, str, str]] = {
+    # The question column is shown to the judge (the tiny set's speaker column stands in).
+    "columns.question": ("", "columns: {question: speaker}\n", "judge_calls"),
+}
+"""Task keys whose effect is on what the judge is asked."""
+
+
+@pytest.mark.parametrize("path", sorted(JUDGE_TASK_CASES))
+def test_task_key_changes_what_the_judge_sees(
+    path: str, tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, key = JUDGE_TASK_CASES[path]
+    outcomes = []
+    for extra in (a, b):
+        (tasks_dir / "mine" / "qa.yaml").write_text("extends: tiny\nmetrics: [llm_judge]\n" + extra)
+        outcomes.append(_judge_outcome(M + QA + J, key, tmp_path, monkeypatch))
+    assert outcomes[0] != outcomes[1]
 
 
 # -- the audio judge: spoken answers heard by the fake audio judge -----------------------------

@@ -53,6 +53,30 @@ def test_a_rerun_shard_redoes_only_its_missing_records(tmp_path: Path, tasks_dir
     assert not (created.run.path / "shards").exists()  # merged
 
 
+def test_a_sharded_run_reports_each_record_as_its_shard_writes_it(
+    tmp_path: Path, tasks_dir: Path
+) -> None:
+    _say_task(tasks_dir)
+    seen: list[tuple[str, str, str]] = []
+    with serving(FakeOpenAIServer(SayScript())) as server:
+        text = _text(server.url, tmp_path / "runs")
+
+        def in_two_shards(run):
+            from voxbench.tasks.run import Answered
+
+            return Answered(sum(run_shard(run.path, i, 2).requests for i in range(2)))
+
+        created = run_tasks(
+            parse_config(text, file=None),
+            text,
+            base_dir=tmp_path,
+            progress=lambda job, row: seen.append((job.task.name, job.model.name, row["id"])),
+            sharded=in_two_shards,
+        )
+    keys = [(r["task"], r["model"], r["id"]) for r in created.run.rows()]
+    assert sorted(seen) == sorted(keys) and len(keys) == 12
+
+
 def _answer_in_shards(run_path: Path, server: FakeOpenAIServer):
     from voxbench.tasks.run import Answered
     from voxbench.tasks.rundir import TaskRunDir

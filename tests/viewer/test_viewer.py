@@ -48,6 +48,9 @@ def test_run_page_has_turns_and_players_and_audio_seeks(client: TestClient, runs
     first = RunDirectory(runs.paths["oracle_audio"]).turns()[0]
     assert first.user_text.split()[0] in page.text
     assert "<audio" in page.text and "conversation.wav" in page.text
+    # The viewer's bar leads back to the leaderboard and the runs list.
+    body = page.text[page.text.lower().index("<body") :]
+    assert body.index('href="/"') < body.index("<audio") and 'href="/runs"' in body
     wav = (runs.paths["oracle_audio"] / "conversation.wav").stat().st_size
     whole = client.get(f"/run/{run_id}/conversation.wav")
     assert whole.status_code == 200 and len(whole.content) == wav

@@ -1,4 +1,4 @@
-"""``voxbench tasks list|run|show``: audio-task evaluation (models × tasks × metrics)."""
+"""``voxbench tasks list|run|show|import-config``: audio-task evaluation (models × tasks × metrics)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from voxbench.cli.console import make_console
+from voxbench.core.errors import ConfigError
 
 app = typer.Typer(
     help="Evaluate audio models on audio tasks (ASR, translation, spoken QA, ...).",
@@ -24,44 +25,49 @@ progress_console = make_console(stderr=True)
 @app.command("list")
 def list_command(
     tasks_dir: list[Path] = typer.Option([], "--tasks-dir", help="Extra task registry folders."),
+    group: str | None = typer.Option(
+        None,
+        "--group",
+        "--family",
+        help="Only the tasks of this group: a family (folder), builtin (the offline suite), all.",
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print the listings as JSON on stdout (tasks, metrics, models)."
     ),
 ) -> None:
-    """Task families, tasks, their datasets and metrics; the metrics; the models one can use."""
+    """Task families, tasks, their datasets, sizes, metrics and licences; the metrics; the models."""
     from voxbench.cli.tables import Column, Listing, print_listings
     from voxbench.providers.registry import Role, providers_for
     from voxbench.tasks.metrics import METRICS
     from voxbench.tasks.spec import TaskRegistry
+    from voxbench.tasks.suite import BUILTIN_LICENCE, builtin_size
 
     registry = TaskRegistry(tasks_dir)
+    names = registry.expand(group, field="--group") if group else registry.names
     tasks = Listing(
         "tasks",
-        "Tasks (groups: their folders, and all)",
+        "Tasks (groups: their folders, builtin, and all)",
         [
-            Column("family", name=True),
             Column("task", name=True),
-            Column("dataset"),
-            Column("answer"),
+            Column("family", name=True),
+            Column("dataset", name=True),
+            Column("size"),
             Column("metrics"),
-            Column("description"),
+            Column("licence"),
         ],
     )
-    for name in sorted(registry.names, key=lambda n: (registry.get(n).family, n)):
+    for name in sorted(names, key=lambda n: (registry.get(n).family, n)):
         entry = registry.get(name)
         spec = entry.spec
-        if spec.dataset.builtin:
-            dataset = f"builtin:{spec.dataset.builtin}"
-        elif spec.dataset.hub:
-            dataset = f"hub:{spec.dataset.hub}"
-        else:
-            dataset = f"{spec.dataset.format}:{spec.dataset.path}"
         tasks.add(
-            family=entry.family,
             task=name,
-            dataset=dataset,
-            answer=spec.answer,
+            family=entry.family,
+            dataset=spec.dataset_label,
+            size=builtin_size(spec.dataset.builtin) if spec.dataset.builtin else spec.size,
             metrics=list(spec.metrics),
+            licence=spec.licence or (BUILTIN_LICENCE if spec.dataset.builtin else ""),
+            source_url=spec.source_url,
+            answer=spec.answer,
             description=spec.description,
         )
     metrics = Listing(
@@ -107,6 +113,12 @@ def run_command(
         help="Continue this run (a run directory or its name): nothing done is redone.",
     ),
     tasks_dir: list[Path] = typer.Option([], "--tasks-dir", help="Extra task registry folders."),
+    dataset_dir: list[str] = typer.Option(
+        [],
+        "--dataset-dir",
+        metavar="TASK=DIR",
+        help="Read Hub task TASK from DIR, a local copy (save_to_disk or Hub parquet files); repeatable.",
+    ),
     executor: str = typer.Option(
         "local",
         "--executor",
@@ -123,6 +135,12 @@ def run_command(
     from voxbench.tasks.config import DEFAULT_CONFIG_TEXT, load_config, parse_config
     from voxbench.tasks.run import find_run, run_tasks
 
+    dataset_dirs = _dataset_dirs(dataset_dir)
+    if resume is not None and dataset_dirs:
+        raise ConfigError(
+            "--dataset-dir cannot change a resumed run: it reads the copies it started with",
+            field="--dataset-dir",
+        )
     sharded = None
     chosen = make_executor(executor, ray_address=ray_address)
     if chosen.name == "ray":
@@ -147,6 +165,7 @@ def run_command(
             text,
             config_file=config,
             tasks_dirs=list(tasks_dir),
+            dataset_dirs=dataset_dirs,
             resume=resume,
             progress=progress.update,
             on_plan=progress.start,
@@ -160,6 +179,21 @@ def run_command(
         f"{result.requests} model requests in {seconds:.1f} s → {escape(str(result.run.path))}",
         highlight=False,
     )
+
+
+def _dataset_dirs(given: list[str]) -> dict[str, Path]:
+    """``--dataset-dir TASK=DIR`` options as task → folder (a later one for a task wins)."""
+    out: dict[str, Path] = {}
+    for item in given:
+        task, sep, folder = item.partition("=")
+        if not sep or not task.strip() or not folder.strip():
+            raise ConfigError(
+                f"--dataset-dir {item!r} is not TASK=DIR",
+                field="--dataset-dir",
+                expected="a task name, '=', and a folder, e.g. librispeech_test_clean=./ls_clean",
+            )
+        out[task.strip()] = Path(folder.strip()).expanduser()
+    return out
 
 
 class _Progress:
@@ -279,6 +313,45 @@ def show_command(
 
         page = write_tasks_html(found.path, embed_audio=embed_audio)
         console.print(f"report: {escape(str(page))}", soft_wrap=True)
+
+
+@app.command("import-config")
+def import_config_command(
+    source: str = typer.Argument(..., help="The harness the config comes from: au-harness."),
+    config: Path = typer.Argument(..., help="Its run configuration (YAML)."),
+    output: Path | None = typer.Option(
+        None, "--out", help="Write the eval.yaml here (default: print it on stdout)."
+    ),
+    tasks_dir: list[Path] = typer.Option(
+        [], "--tasks-dir", help="Extra task registry folders to map task names onto."
+    ),
+) -> None:
+    """Convert another harness's run config into an eval.yaml; print what became of each key."""
+    import os
+
+    from voxbench.core.errors import ConfigError
+    from voxbench.tasks.au_harness import import_au_harness
+
+    if source != "au-harness":
+        raise ConfigError(
+            f"unknown config source {source!r}", field="SOURCE", expected="au-harness"
+        )
+    imported = import_au_harness(config, tasks_dirs=list(tasks_dir))
+    if tasks_dir:
+        base = (output or Path("eval.yaml")).resolve().parent
+        imported.config["tasks_dirs"] = [
+            os.path.relpath(d.resolve(), base).replace(os.sep, "/") for d in tasks_dir
+        ]
+    text = imported.yaml_text(config)
+    report = make_console(stderr=output is None)
+    for line in imported.report.lines():
+        report.print(escape(line), highlight=False, soft_wrap=True)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    ready = "" if imported.runnable else " (no task or model mapped: edit it before running)"
+    report.print(f"wrote {escape(str(output))}{ready}", highlight=False, soft_wrap=True)
 
 
 def _score_text(scores: dict[str, Any]) -> str:

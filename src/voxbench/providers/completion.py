@@ -63,6 +63,27 @@ class AudioCompletionRequest:
     process, off the event loop): sent as is instead of being encoded again."""
 
 
+@dataclass(frozen=True)
+class ConversationTurn:
+    """One message of a multi-turn audio conversation: the user's (text, a wav clip, or
+    both) or the assistant's (text)."""
+
+    role: str
+    """``user`` or ``assistant``."""
+    text: str = ""
+    audio_wav: bytes | None = None
+
+
+@dataclass(frozen=True)
+class AudioConversationRequest:
+    """A multi-turn call: the conversation so far, ending with the user turn to answer."""
+
+    turns: tuple[ConversationTurn, ...]
+    system: str = ""
+    temperature: float | None = 0.0
+    max_tokens: int | None = None
+
+
 @dataclass
 class Completion:
     """The text a model returned, with token usage when the provider reports it."""
@@ -240,6 +261,13 @@ class AudioCompletionClient(abc.ABC):
     @abc.abstractmethod
     async def complete_audio(self, request: AudioCompletionRequest) -> Completion:
         """Make one call; raise ``ProviderError`` on failure."""
+
+    async def complete_conversation(self, request: AudioConversationRequest) -> Completion:
+        """Answer the last user turn of a multi-turn conversation (where the provider can)."""
+        raise ConfigError(
+            f"{self.name} cannot take a multi-turn audio conversation",
+            expected="an OpenAI-compatible chat model for a task with turns",
+        )
 
     @abc.abstractmethod
     async def aclose(self) -> None:

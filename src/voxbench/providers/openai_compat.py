@@ -31,6 +31,7 @@ from voxbench.providers.completion import (
     DEFAULT_TIMEOUT,
     AudioCompletionClient,
     AudioCompletionRequest,
+    AudioConversationRequest,
     Completion,
     CompletionRequest,
     Endpoint,
@@ -337,6 +338,31 @@ class ChatAudioBody:
         return json_body(body)
 
 
+def conversation_body(provider: str, model: str, request: AudioConversationRequest) -> bytes:
+    """A multi-turn ``/chat/completions`` body: the system message, then each turn in order,
+    a user turn's text part before its ``input_audio`` part, an assistant turn as text."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for turn in request.turns:
+        if turn.role != "user":
+            messages.append({"role": turn.role, "content": turn.text})
+            continue
+        parts: list[dict[str, Any]] = []
+        if turn.text:
+            parts.append({"type": "text", "text": turn.text})
+        if turn.audio_wav is not None:
+            data = base64.b64encode(turn.audio_wav).decode("ascii")
+            parts.append({"type": "input_audio", "input_audio": {"data": data, "format": "wav"}})
+        messages.append({"role": "user", "content": parts})
+    body = _base_body(provider, model, messages)
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    return json_body(body)
+
+
 class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
     """Audio-in completion over ``/chat/completions`` with an ``input_audio`` content part.
 
@@ -363,6 +389,10 @@ class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
 
     async def complete_audio(self, request: AudioCompletionRequest) -> Completion:
         return await self._call(request.prepared_body or self.body_builder(request))
+
+    async def complete_conversation(self, request: AudioConversationRequest) -> Completion:
+        body = conversation_body(self.endpoint.provider, self.endpoint.model, request)
+        return await self._call(body)
 
     async def aclose(self) -> None:
         if self._lean is not None:

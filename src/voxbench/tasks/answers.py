@@ -40,21 +40,48 @@ def extract_choice(text: str, choices: list[str]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
-def extract_label(text: str, labels: list[str]) -> str | None:
-    """The label a reply names: an exact reply, else the label mentioned first as whole words."""
+def extract_label(
+    text: str, labels: list[str], aliases: dict[str, str] | None = None
+) -> str | None:
+    """The label a reply names: an exact reply, else the label mentioned first as whole words.
+
+    ``aliases`` are other spellings of labels (``{"angry": "anger"}``): a reply naming one
+    names its label.
+    """
     said = basic_normalize(text)
     by_norm = {basic_normalize(label): label for label in labels}
+    for spelling, label in (aliases or {}).items():
+        by_norm.setdefault(basic_normalize(spelling), label)
     if said in by_norm:
         return by_norm[said]
-    best: tuple[int, str] | None = None
+    best: tuple[int, int, str] | None = None
     for norm, label in by_norm.items():
         found = re.search(rf"(?<!\w){re.escape(norm)}(?!\w)", said)
-        if found and (best is None or found.start() < best[0]):
-            best = (found.start(), label)
-    return best[1] if best else None
+        # The earliest mention wins; at one position the longer spelling ("very happy").
+        if found and (best is None or (found.start(), -len(norm)) < best[:2]):
+            best = (found.start(), -len(norm), label)
+    return best[2] if best else None
 
 
-def _json_values(text: str) -> list[Any]:
+def reference_label(
+    reference: str, labels: list[str], aliases: dict[str, str], *, mentioned: bool
+) -> str | None:
+    """The label a dataset's reference stands for.
+
+    ``mentioned``: the label a reference sentence names first (None when it names none).
+    Otherwise the reference is the label: an alias is renamed, a label in other case or
+    punctuation takes the label's spelling, anything else is kept as it is.
+    """
+    if mentioned:
+        return extract_label(reference, labels, aliases)
+    said = basic_normalize(reference)
+    for spelling, label in aliases.items():
+        if basic_normalize(spelling) == said:
+            return label
+    return next((label for label in labels if basic_normalize(label) == said), reference)
+
+
+def json_values(text: str) -> list[Any]:
     """Every JSON object or array that can be decoded from a position in ``text``, in order."""
     decoder = json.JSONDecoder()
     out, i = [], 0
@@ -91,7 +118,7 @@ def _as_call(item: Any) -> dict[str, Any] | None:
 
 def extract_calls(text: str) -> list[dict[str, Any]] | None:
     """Tool calls in a reply: ``{"name", "arguments"}``, a list of them, or ``{"tool_calls": [...]}``."""
-    for value in _json_values(text):
+    for value in json_values(text):
         if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
             value = value["tool_calls"]
         items = value if isinstance(value, list) else [value]

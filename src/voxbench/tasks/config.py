@@ -175,6 +175,9 @@ class EvalConfig(Strict):
     """Seeds record sampling and the bootstrap intervals."""
     tasks_dirs: list[str] = []
     """Extra task registry folders (relative to the config file)."""
+    dataset_dirs: dict[str, str] = {}
+    """Task name → a local copy of its Hub dataset (relative to the config file): a
+    ``save_to_disk`` folder or a folder of the Hub's parquet files, read instead of the Hub."""
     output_dir: str = "runs/tasks"
     """Where run directories go (relative to the working directory)."""
     rate_limits: list[EndpointRateLimit] = []
@@ -198,13 +201,14 @@ class EvalConfig(Strict):
 
 
 DEFAULT_CONFIG_TEXT = """\
-# The built-in offline suite: every registry task, the oracle and local Whisper.
+# The built-in offline suite: the tasks on built-in datasets (never a Hub dataset), the
+# oracle and local Whisper.
 models:
   - {name: oracle, model: local/oracle}
   - {name: whisper-tiny.en, model: local/whisper-tiny.en, max_concurrency: 2}
-tasks: [all]
+tasks: [builtin]
 aggregate:
-  - {name: asr_wer, metric: wer, tasks: [asr]}
+  - {name: asr_wer, metric: wer, tasks: [builtin_en_asr, builtin_multilingual_asr]}
 """
 """What ``voxbench tasks run`` evaluates without a config file."""
 

@@ -20,10 +20,11 @@ from typing import Any, Protocol
 
 import soundfile as sf
 
-from voxbench.audio.wav import Audio, read_wav
+from voxbench.audio.wav import Audio, concatenate, read_wav
 from voxbench.core.errors import ConfigError
+from voxbench.tasks.answers import reference_label
 from voxbench.tasks.config import Filters
-from voxbench.tasks.spec import TaskSpec
+from voxbench.tasks.spec import TaskSpec, Turns
 from voxbench.tasks.suite import ensure_builtin_dataset
 
 
@@ -69,6 +70,37 @@ class FileAudio:
 
 
 @dataclass(frozen=True)
+class TurnAudio:
+    """The clips of a multi-turn record's user turns (each sent in its own turn)."""
+
+    clips: tuple[AudioSource, ...]
+
+    @property
+    def name(self) -> str:
+        return " + ".join(c.name for c in self.clips)
+
+    def load(self) -> Audio:
+        """Every turn's clip, one after the other (at the first one's rate)."""
+        parts = [c.load().mono() for c in self.clips]
+        return concatenate([p.resampled(parts[0].sample_rate) for p in parts])
+
+    def duration(self) -> float:
+        return sum(c.duration() for c in self.clips)
+
+    def encoded(self) -> tuple[bytes | None, str | None, str]:
+        raise TypeError("a multi-turn record's clips are prepared one by one (Record.turns)")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user turn of a multi-turn record, and the reference reply to it."""
+
+    audio: AudioSource | None
+    text: str | None
+    reply: str | None
+
+
+@dataclass(frozen=True)
 class Record:
     """One evaluation item: ids, reference, where its audio is, and every manifest column."""
 
@@ -77,6 +109,8 @@ class Record:
     reference: str
     language: str
     columns: dict[str, Any] = field(default_factory=dict)
+    turns: tuple[Turn, ...] = ()
+    """A multi-turn record's user turns (``audio`` is then their ``TurnAudio``)."""
 
     def load_audio(self) -> Audio:
         """Decode the clip (called by the worker that sends it)."""
@@ -125,74 +159,230 @@ def _rows(manifest: Path) -> Iterator[dict[str, Any]]:
 
 
 def _source_rows(
-    spec: TaskSpec, folder: Path | None
+    spec: TaskSpec, folder: Path | None, local_copy: Path | None, file: Path | None
 ) -> Iterator[tuple[dict[str, Any], AudioSource | None]]:
     """Each row of the dataset with its audio source (None: the audio column names a file)."""
-    from voxbench.tasks.hf import dataset_rows, load_hub_dataset, open_dataset
+    from voxbench.tasks.hf import dataset_rows, open_dataset
 
     if folder is None:
         assert spec.dataset.hub is not None
-        yield from dataset_rows(
-            load_hub_dataset(spec.dataset), spec.columns.audio, spec.dataset.hub
-        )
+        label = str(local_copy) if local_copy is not None else spec.dataset.hub
+        yield from dataset_rows(hub_dataset(spec, local_copy), spec.columns.audio, label, file)
         return
     if spec.dataset.format == "manifest":
         for row in _rows(folder / spec.dataset.manifest):
             yield row, None
         return
     dataset = open_dataset(folder, spec.dataset.format, spec.dataset.split)
-    yield from dataset_rows(dataset, spec.columns.audio, str(folder))
+    yield from dataset_rows(dataset, spec.columns.audio, str(folder), file)
 
 
-def read_records(spec: TaskSpec, *, file: Path | None = None) -> Iterator[Record]:
-    """Every record of a task's dataset, in dataset order (audio not decoded)."""
+def hub_dataset(spec: TaskSpec, local_copy: Path | None = None) -> Any:
+    """The ``datasets.Dataset`` of a Hub task: from its local copy when given, else the Hub."""
+    from voxbench.tasks.hf import load_hub_dataset, open_local_copy
+
+    if local_copy is not None:
+        return open_local_copy(local_copy, spec.dataset)
+    return load_hub_dataset(spec.dataset)
+
+
+def _references_dataset(spec: TaskSpec, local_copy: Path | None) -> Any:
+    """The config of a Hub dataset that ``references_from`` names (local copy or Hub)."""
+    from voxbench.tasks.hf import load_hub_dataset, open_local_copy
+
+    joined = spec.dataset.references_from
+    assert joined is not None
+    if local_copy is not None:
+        return open_local_copy(local_copy, spec.dataset, config=joined.config)
+    other = spec.dataset.model_copy(update={"config": joined.config, "references_from": None})
+    return load_hub_dataset(other)
+
+
+def joined_references(
+    spec: TaskSpec, local_copy: Path | None = None, file: Path | None = None
+) -> dict[str, str]:
+    """``references_from``: the ``key`` value → the reference, from the other config (the
+    first row of a value wins: FLEURS has several recordings of one sentence)."""
+    joined = spec.dataset.references_from
+    assert joined is not None
+    dataset = _references_dataset(spec, local_copy)
+    missing = [c for c in (joined.key, joined.column) if c not in dataset.column_names]
+    if missing:
+        raise ConfigError(
+            f"config {joined.config} of {spec.dataset.hub} has no column {', '.join(missing)}; "
+            f"it has {', '.join(dataset.column_names)}",
+            file=file,
+            field="dataset.references_from",
+        )
+    out: dict[str, str] = {}
+    for row in dataset.select_columns([joined.key, joined.column]):
+        out.setdefault(str(row[joined.key]), str(row[joined.column]))
+    return out
+
+
+def read_records(
+    spec: TaskSpec, *, file: Path | None = None, local_copy: Path | None = None
+) -> Iterator[Record]:
+    """Every record of a task's dataset, in dataset order (audio not decoded).
+
+    ``local_copy``: a folder holding a copy of a Hub task's dataset (``save_to_disk`` or the
+    Hub's parquet layout), read instead of the Hub with the task's config, split and columns.
+    """
     folder = dataset_folder(spec) if spec.dataset.hub is None else None
-    if folder is None:
-        where: Path | str = f"hub dataset {spec.dataset.hub}"
+    if folder is None and local_copy is not None:
+        where: Path | str = f"local copy {local_copy} of {spec.dataset.hub}"
+    elif folder is None:
+        where = f"hub dataset {spec.dataset.hub}"
     elif spec.dataset.format == "manifest":
         where = folder / spec.dataset.manifest
     else:
         where = folder
     cols = spec.columns
-    for number, (row, source) in enumerate(_source_rows(spec, folder), 1):
-        needed = (
-            (cols.id, cols.reference)
-            if source is not None
-            else (cols.id, cols.audio, cols.reference)
+    joined = spec.dataset.references_from
+    references = joined_references(spec, local_copy, file) if joined is not None else None
+    if spec.turns is not None and (folder is None or spec.dataset.format != "manifest"):
+        raise ConfigError(
+            "a multi-turn task reads a manifest beside its audio files",
+            file=file,
+            field="dataset",
+            expected="dataset: {path: ...} or {builtin: ...} with a manifest",
         )
-        missing = [c for c in needed if c not in row]
+    for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
+        needed = (
+            {"reference": cols.reference} if joined is None else {"references_from.key": joined.key}
+        )
+        if cols.id is not None:
+            needed["id"] = cols.id
+        if source is None and spec.turns is None:  # a multi-turn record's clips are in turns
+            needed["audio"] = cols.audio
+        missing = {key: c for key, c in needed.items() if c not in row}
         if missing:
+            named = ", ".join(
+                f"{c} ({'dataset.' + key if '.' in key else 'columns.' + key})"
+                for key, c in missing.items()
+            )
             raise ConfigError(
-                f"record {number} has no column {', '.join(missing)}",
-                file=where,
-                expected=f"the columns named in {file or 'the task'} (columns: ...)",
+                f"record {number} of {where} has no column {named}; it has "
+                + ", ".join(sorted(row)),
+                file=file or where,
+                field="columns",
+                expected="the dataset's own column names under columns:",
             )
         language = row.get(cols.language) if cols.language else None
-        reference = row[cols.reference]
+        if references is not None:
+            assert joined is not None
+            if str(row[joined.key]) not in references:
+                continue  # no reference for it in the other config
+            reference = references[str(row[joined.key])]
+        else:
+            reference = row[cols.reference]
         if not isinstance(reference, str):
             reference = json.dumps(reference, ensure_ascii=False)
+        turns: tuple[Turn, ...] = ()
+        if spec.turns is not None:
+            turns = _turns(spec.turns, row, folder, where, number)  # type: ignore[arg-type]
+            audio: AudioSource = TurnAudio(tuple(t.audio for t in turns if t.audio is not None))
+        else:
+            audio = source or FileAudio(folder / str(row[cols.audio]))  # type: ignore[operator]
+        record_id = str(row[cols.id]) if cols.id is not None else str(number - 1)
         yield Record(
-            id=str(row[cols.id]),
-            audio=source or FileAudio(folder / str(row[cols.audio])),  # type: ignore[operator]
-            reference=reference,
+            id=record_id,
+            audio=audio,
+            reference=_label_reference(spec, reference, record_id, where, file),
             language=str(language or spec.language),
             columns=row,
+            turns=turns,
         )
 
 
-def dataset_fingerprint(spec: TaskSpec) -> str:
+def _turns(
+    spec: Turns, row: dict[str, Any], folder: Path, where: Path | str, number: int
+) -> tuple[Turn, ...]:
+    """A multi-turn record's turns from its list columns (``Turns``)."""
+    lists: dict[str, list[Any]] = {}
+    for key, column in (("audio", spec.audio), ("text", spec.text), ("replies", spec.replies)):
+        if column is None:
+            continue
+        value = row.get(column)
+        if not isinstance(value, list) or not value:
+            raise ConfigError(
+                f"record {number}: column {column} (turns.{key}) is not a list of turns",
+                file=where,
+                expected="a JSON list with one entry per user turn",
+            )
+        lists[key] = value
+    sizes = {key: len(value) for key, value in lists.items()}
+    if len(set(sizes.values())) > 1:
+        raise ConfigError(f"record {number}: the turn lists differ in length ({sizes})", file=where)
+    count = next(iter(sizes.values()))
+    audio = lists.get("audio", [None] * count)
+    text = lists.get("text", [None] * count)
+    replies = lists.get("replies", [None] * count)
+    if spec.history == "reference" and any(r is None for r in replies[:-1]):
+        raise ConfigError(
+            f"record {number}: history: reference needs a reply to every turn but the last",
+            file=where,
+            field=f"column {spec.replies}",
+        )
+    turns = []
+    for i in range(count):
+        if not audio[i] and not text[i]:
+            raise ConfigError(
+                f"record {number}: turn {i + 1} has neither audio nor text", file=where
+            )
+        turns.append(
+            Turn(
+                FileAudio(folder / str(audio[i])) if audio[i] else None,
+                str(text[i]) if text[i] else None,
+                None if replies[i] is None else str(replies[i]),
+            )
+        )
+    return tuple(turns)
+
+
+def _label_reference(
+    spec: TaskSpec, reference: str, record_id: str, where: Path | str, file: Path | None
+) -> str:
+    """A label task's reference as its label (``label_map``, ``reference_label``)."""
+    if spec.answer != "label" or (not spec.label_map and spec.reference_label == "exact"):
+        return reference
+    mentioned = spec.reference_label == "mentioned"
+    label = reference_label(reference, spec.labels, spec.label_map, mentioned=mentioned)
+    if label is None:
+        raise ConfigError(
+            f"record {record_id} of {where}: the reference {reference!r} names none of the labels",
+            file=file or where,
+            field="labels",
+            expected=f"one of {', '.join(spec.labels)} (or a label_map spelling) in column "
+            f"{spec.columns.reference!r}: extend labels or label_map",
+        )
+    return label
+
+
+def dataset_fingerprint(spec: TaskSpec, local_copy: Path | None = None) -> str:
     """What identifies the dataset's content: the manifest's SHA-256, or ``datasets``' fingerprint."""
-    from voxbench.tasks.hf import fingerprint, load_hub_dataset, open_dataset
+    from voxbench.tasks.hf import fingerprint, open_dataset
 
     if spec.dataset.hub is not None:
-        return "datasets:" + fingerprint(load_hub_dataset(spec.dataset))
+        found = "datasets:" + fingerprint(hub_dataset(spec, local_copy))
+        if spec.dataset.references_from is not None:
+            found += "+" + fingerprint(_references_dataset(spec, local_copy))
+        return found
     folder = dataset_folder(spec)
     if spec.dataset.format == "manifest":
         return "sha256:" + hashlib.sha256((folder / spec.dataset.manifest).read_bytes()).hexdigest()
     return "datasets:" + fingerprint(open_dataset(folder, spec.dataset.format, spec.dataset.split))
 
 
-def select_records(spec: TaskSpec, filters: Filters, *, seed: int, task: str = "") -> list[Record]:
+def select_records(
+    spec: TaskSpec,
+    filters: Filters,
+    *,
+    seed: int,
+    task: str = "",
+    local_copy: Path | None = None,
+    file: Path | None = None,
+) -> list[Record]:
     """The records ``filters`` keep: column and language equality, duration, then a seeded sample.
 
     The sample is drawn with ``random.Random(f"{seed}:{task}")`` so that every model sees the
@@ -200,7 +390,7 @@ def select_records(spec: TaskSpec, filters: Filters, *, seed: int, task: str = "
     """
     kept: list[Record] = []
     languages = set(filters.language or [])
-    for record in read_records(spec):
+    for record in read_records(spec, file=file, local_copy=local_copy):
         if languages and record.language not in languages:
             continue
         if any(str(record.columns.get(k)) != str(v) for k, v in filters.where.items()):

@@ -24,16 +24,18 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from voxbench.audio.wav import Audio, concatenate
-from voxbench.core.errors import ErrorCategory, ProviderError, VoxbenchError
+from voxbench.core.errors import ConfigError, ErrorCategory, ProviderError, VoxbenchError
 from voxbench.providers.backoff import backoff_delay
+from voxbench.providers.completion import ConversationTurn
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.cache import ResponseCache, request_key
+from voxbench.tasks.chunking import Piece
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets import Record
 from voxbench.tasks.judge import TaskJudge
@@ -82,6 +84,12 @@ class Outcome:
     """The spoken answer, when the model was asked to answer aloud and did."""
     answer_audio: str | None = None
     """Where the spoken answer is kept, relative to the run directory."""
+    pieces: tuple[Piece, ...] = ()
+    """Where the clip was cut (empty: sent whole)."""
+    piece_replies: list[str] | None = None
+    """Each piece's reply, when every piece was asked (not for a cached answer)."""
+    turn_rows: list[dict[str, Any]] | None = None
+    """A multi-turn record's turns as asked, each with its reply."""
 
 
 Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
@@ -119,29 +127,48 @@ def task_cut(job: Job) -> Cut:
         long_audio.policy,
         long_audio.max_seconds,
         long_audio.overlap_seconds,
+        long_audio.silence_window,
     )
 
 
 def _prepare_here(record: Record, cut: Cut) -> tuple[Prepared, list[Audio] | None]:
+    if record.turns:
+        return _prepare_turns(record, cut), None
     return prepare_clip(record.load_audio(), cut)
 
 
-def join_chunks(texts: Iterable[str], max_overlap_words: int = 12) -> str:
-    """Join the replies of overlapping chunks, dropping the words the overlap repeats.
+def _prepare_turns(record: Record, cut: Cut) -> Prepared:
+    """The WAV of each user turn that has audio (each cut as the task says: truncated)."""
+    wavs, digests = [], []
+    for turn in record.turns:
+        if turn.audio is not None:
+            prepared, _ = prepare_clip(turn.audio.load(), cut)
+            wavs += prepared.wavs
+            digests += prepared.digests
+    return Prepared(wavs, digests)
 
-    The longest run of words (case and punctuation aside) that ends one text and starts the
-    next is said once; without such a run the texts are joined with a space, never fused.
+
+def join_chunks(
+    texts: Iterable[str], overlapped: Sequence[bool] | None = None, max_overlap_words: int = 12
+) -> str:
+    """Join the replies of a clip's chunks, never fusing two words into one.
+
+    ``overlapped[i]`` says whether chunk ``i + 1`` starts inside chunk ``i`` (a hard cut:
+    ``Piece.cut == "hard"``); None means every chunk does. After an overlapping chunk, the
+    longest run of words (case and punctuation aside) that ends one text and starts the next
+    is said once; chunks cut in a silence repeat nothing and are joined with a space.
     """
     words: list[str] = []
-    for text in texts:
+    for index, text in enumerate(texts):
         new = text.split()
-        key = [_bare(w) for w in new]
-        tail = [_bare(w) for w in words[-max_overlap_words:]]
         best = 0
-        for size in range(min(len(tail), len(key)), 0, -1):
-            if tail[-size:] == key[:size]:
-                best = size
-                break
+        if index and (overlapped is None or overlapped[index - 1]):
+            key = [_bare(w) for w in new]
+            tail = [_bare(w) for w in words[-max_overlap_words:]]
+            for size in range(min(len(tail), len(key)), 0, -1):
+                if tail[-size:] == key[:size]:
+                    best = size
+                    break
         words.extend(new[best:])
     return " ".join(words)
 
@@ -271,8 +298,11 @@ class Engine:
         # are read back from it. Other models get the pieces as cut (float samples).
         encoded = getattr(record.audio, "encoded", None)
         pooled = self._pool_ready and job.api == "chat" and encoded is not None
+        pooled = pooled and not record.turns  # a conversation's clips are prepared here
         # The workers also encode the request bodies, for a client that takes them.
-        builder = getattr(client, "body_builder", None) if pooled else None
+        # Per-chunk prompts differ from the template's: the client encodes those bodies itself.
+        own_prompts = job.spec.long_audio.chunk_prompt is not None
+        builder = getattr(client, "body_builder", None) if pooled and not own_prompts else None
         spec = (
             BodySpec(builder, client.request_of(b"", job.prompted(record)))  # type: ignore[attr-defined]
             if builder is not None
@@ -328,8 +358,15 @@ class Engine:
         # Decoding, soxr and hashing release the GIL: in a thread they use another core.
         return await asyncio.to_thread(_prepare_here, record, cut)
 
-    def _key(self, job: Job, request: Prompted, digests: list[str]) -> str:
-        """The request's content address: model, api, prompt, generation and the audio sent."""
+    def _key(
+        self,
+        job: Job,
+        request: Prompted,
+        digests: list[str],
+        chunk_prompts: list[str] | None = None,
+    ) -> str:
+        """The request's content address: model, api, prompt, generation and the audio sent
+        (and each chunk's prompt, where the task gives chunks their own)."""
         if job.api == "oracle":
             return ""
         chat = job.api == "chat"  # a transcription request carries no prompt
@@ -346,6 +383,7 @@ class Engine:
                 "generation": dumped[1] if chat else {},
                 "audio": digests,
                 **({"voice": request.voice} if chat and request.voice else {}),
+                **({"chunk_prompts": chunk_prompts} if chat and chunk_prompts else {}),
             }
         )
 
@@ -356,6 +394,8 @@ class Engine:
         record: Record,
         ready: asyncio.Future[tuple[Prepared, list[Audio] | None]],
     ) -> Outcome:
+        if record.turns:
+            return await self._answer_turns(client, job, record, ready)
         started = time.perf_counter()
         request = job.prompted(record)
         attempts = [0]
@@ -364,31 +404,36 @@ class Engine:
             if pieces is None and not getattr(client, "wav_only", False):
                 pieces = [audio_of_wav(w, task_cut(job).sample_rate) for w in prepared.wavs]
             wavs = prepared.wavs or [b""] * len(prepared.digests)  # the bodies hold the audio
-            key = self._key(job, request, prepared.digests)
+            prompts = job.chunk_prompts(record, len(wavs)) if job.api == "chat" else None
+            key = self._key(job, request, prepared.digests, prompts)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
             while key in self._in_flight:
                 await self._in_flight[key].wait()
             cached = self.cache.get(key) if key else None
             if cached is not None:
                 prediction, answer_wav = _cached_answer(cached, request)
-                return self._spoken_outcome(
-                    Outcome(job, record, prediction, None, 0.0, 0, True, key), answer_wav
+                found = Outcome(
+                    job, record, prediction, None, 0.0, 0, True, key, pieces=prepared.pieces
                 )
+                return self._spoken_outcome(found, answer_wav)
             if key:
                 self._in_flight[key] = asyncio.Event()
             try:
                 replies = []
                 bodies = prepared.bodies or [None] * len(wavs)
-                for wav, piece, body in zip(
-                    wavs, pieces or [None] * len(wavs), bodies, strict=True
-                ):
+                asks = [replace(request, prompt=p) for p in prompts] if prompts else None
+                for wav, piece, body, ask in zip(
+                    wavs, pieces or [None] * len(wavs), bodies, asks or [request] * len(wavs),
+                    strict=True,
+                ):  # fmt: skip
                     replies.append(
-                        await self._call(client, piece, wav, body, request, job.model, attempts)
+                        await self._call(client, piece, wav, body, ask, job.model, attempts)
                     )
                     if job.api == "oracle":
                         break
                 texts = [r.text if isinstance(r, Spoken) else r for r in replies]
-                prediction = join_chunks(texts) if len(texts) > 1 else texts[0]
+                overlapped = [p.cut == "hard" for p in prepared.pieces]
+                prediction = join_chunks(texts, overlapped) if len(texts) > 1 else texts[0]
                 answer_wav = _joined_speech(replies, record.id) if request.voice else None
                 if key:
                     self.cache.put(
@@ -406,6 +451,8 @@ class Engine:
                 attempts[0],
                 False,
                 key,
+                pieces=prepared.pieces,
+                piece_replies=texts if len(texts) == len(prepared.pieces) else None,
             )
             return self._spoken_outcome(outcome, answer_wav)
         except ProviderError as exc:
@@ -415,6 +462,87 @@ class Engine:
             error = {"category": category, "message": str(exc), "status": None}
         return Outcome(
             job, record, None, error, time.perf_counter() - started, attempts[0], False, ""
+        )
+
+    async def _answer_turns(
+        self,
+        client: EndpointClient,
+        job: Job,
+        record: Record,
+        ready: asyncio.Future[tuple[Prepared, list[Audio] | None]],
+    ) -> Outcome:
+        """A multi-turn record: its user turns asked in order, each request carrying the
+        conversation so far (``turns.history`` says whose assistant replies); each turn's
+        reply is cached under that conversation. The last reply is the prediction."""
+        started = time.perf_counter()
+        request = job.prompted(record)
+        attempts = [0]
+        assert job.spec.turns is not None
+        own_history = job.spec.turns.history == "model"
+        rows: list[dict[str, Any]] = []
+        key, all_cached = "", True
+        try:
+            prepared, _ = await ready
+            clips = iter(zip(prepared.wavs, prepared.digests, strict=True))
+            history: list[ConversationTurn] = []
+            said: list[dict[str, Any]] = []  # the conversation as its cache key sees it
+            for index, turn in enumerate(record.turns):
+                wav, digest = next(clips) if turn.audio is not None else (None, None)
+                text = turn.text or (request.prompt if wav is not None else "")
+                history.append(ConversationTurn("user", text, wav))
+                said.append({"user": text, "audio": digest})
+                key = self._conversation_key(job, request, said)
+                reply = self.cache.get(key) if key else None
+                row: dict[str, Any] = {
+                    "text": text,
+                    "audio": turn.audio.name if turn.audio is not None else None,
+                    "cached": reply is not None,
+                }
+                if reply is None:
+                    all_cached = False
+                    last = index == len(record.turns) - 1
+                    # The oracle says the reference: the record's for the last turn.
+                    asked = replace(
+                        request, reference=record.reference if last else turn.reply or ""
+                    )
+                    asker = _ConversationAsker(client, tuple(history), job.model.model)
+                    reply = str(
+                        await self._call(asker, None, b"", None, asked, job.model, attempts)
+                    )
+                    if key:
+                        self.cache.put(key, job.model.model, reply)
+                rows.append({**row, "reply": reply, "reference": turn.reply})
+                answer = reply if own_history else turn.reply or ""
+                history.append(ConversationTurn("assistant", answer))
+                said.append({"assistant": answer})
+            elapsed = 0.0 if all_cached else time.perf_counter() - started
+            return Outcome(
+                job, record, rows[-1]["reply"], None, elapsed, attempts[0], all_cached, key,
+                turn_rows=rows,
+            )  # fmt: skip
+        except ProviderError as exc:
+            error = {"category": str(exc.category), "message": str(exc), "status": exc.status}
+        except VoxbenchError as exc:
+            error = {"category": type(exc).__name__, "message": str(exc), "status": None}
+        return Outcome(
+            job, record, None, error, time.perf_counter() - started, attempts[0], False, "",
+            turn_rows=rows or None,
+        )  # fmt: skip
+
+    @staticmethod
+    def _conversation_key(job: Job, request: Prompted, said: list[dict[str, Any]]) -> str:
+        """A turn's content address: model, instructions, generation and the conversation
+        up to that turn (each user turn's text and audio digest, each assistant reply)."""
+        if job.api == "oracle":
+            return ""
+        return request_key(
+            {
+                "model": job.model.model,
+                "api": job.api,
+                "system": request.system,
+                "generation": request.generation.model_dump(),
+                "conversation": said,
+            }
         )
 
     def _spoken_outcome(self, outcome: Outcome, answer_wav: bytes | None) -> Outcome:
@@ -490,6 +618,8 @@ class Engine:
                 ready: list[tuple[Outcome, dict[str, Any]]] = []
                 for outcome, scores in zip(batch, await self._scores(batch), strict=True):
                     row = record_row(outcome, scores)
+                    if outcome.prediction is not None and outcome.job.every_turn:
+                        turn_scores(outcome.job, outcome.record, row["turns"])
                     if outcome.prediction is not None and outcome.job.judged_metrics:
                         task = asyncio.create_task(self._judge_then_write(outcome, row))
                         judging.add(task)
@@ -542,7 +672,7 @@ class Engine:
                     continue
                 assert self.judge is not None, "a job with judge metrics needs the engine's judge"
                 material = job.judge_material(outcome.record, outcome.prediction)
-                row["scores"][metric] = await self.judge.grade(material)
+                row["scores"][metric] = await self.judge.grade(material, metric)
         except Exception as exc:  # an aborting judge failure: the run stops with it
             self._failure = self._failure or exc
             raise
@@ -558,6 +688,25 @@ class Engine:
             audio = decode_encoded(outcome.answer_wav, None, outcome.answer_audio or "answer")
         label = f"{outcome.job.task.name}/{outcome.job.model.name}/{outcome.record.id}"
         return await self.audio_judge.grade(rubric, audio, outcome.prediction or "", label)
+
+
+@dataclass(frozen=True)
+class _ConversationAsker:
+    """An endpoint asked about a conversation where ``Engine._call`` asks about one clip (so
+    a turn is retried by the same policy)."""
+
+    client: EndpointClient
+    turns: tuple[ConversationTurn, ...]
+    model: str
+
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
+        converse = getattr(self.client, "converse", None)
+        if converse is None:
+            raise ConfigError(
+                f"{self.model} cannot take a multi-turn conversation",
+                expected="a chat model (api: chat) or local/oracle for a task with turns",
+            )
+        return str(await converse(self.turns, request))
 
 
 def _file_part(name: str) -> str:
@@ -598,6 +747,20 @@ def score_prediction(job: Job, record: Record, prediction: str) -> dict[str, Any
     return score_reply(job.metrics, prediction, job.context(record))
 
 
+def turn_scores(job: Job, record: Record, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each scored turn's metric statistics (``turns.score: every``), kept in its turn row:
+    those already there when they cover the job's metrics, else scored now."""
+    contexts = job.turn_contexts(record, [t.get("reference") for t in turns])
+    out = []
+    for turn, context in zip(turns, contexts, strict=True):
+        if context is None:
+            continue
+        if not all(m in (turn.get("scores") or {}) for m in job.metrics):
+            turn["scores"] = score_reply(job.metrics, turn.get("reply") or "", context)
+        out.append(turn["scores"])
+    return out
+
+
 def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:
     """The ``records.jsonl`` line of one outcome, with its metric statistics."""
     job, record = outcome.job, outcome.record
@@ -612,8 +775,19 @@ def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:
         "scores": scores,
         "error": outcome.error,
         **({"answer_audio": outcome.answer_audio} if outcome.job.model.output_audio else {}),
+        **({"pieces": _piece_rows(outcome)} if outcome.pieces else {}),
+        **({"turns": outcome.turn_rows} if outcome.turn_rows else {}),
         "latency_s": round(outcome.latency_s, 4),
         "attempts": outcome.attempts,
         "cached": outcome.cached,
         "key": outcome.key,
     }
+
+
+def _piece_rows(outcome: Outcome) -> list[dict[str, Any]]:
+    """Where the record's clip was cut, with each piece's own reply when known."""
+    replies = outcome.piece_replies or [None] * len(outcome.pieces)
+    return [
+        {**piece.row(), **({"reply": reply} if reply is not None else {})}
+        for piece, reply in zip(outcome.pieces, replies, strict=True)
+    ]

@@ -35,17 +35,100 @@ def _datasets() -> Any:
     return datasets
 
 
+SAVED_MARKERS = ("dataset_dict.json", "state.json", "dataset_info.json")
+"""Files ``save_to_disk`` writes: a ``DatasetDict`` (the first) or one ``Dataset`` (the others)."""
+
+
 def open_dataset(folder: Path, kind: str, split: str | None) -> Any:
     """The ``datasets.Dataset`` in ``folder``: ``hf_disk`` (save_to_disk) or ``parquet`` files."""
     datasets = _datasets()
     if kind == "hf_disk":
         return _one_split(datasets.load_from_disk(str(folder)), split, str(folder), "dataset.split")
-    files = sorted(folder.rglob(f"{split}*.parquet" if split else "*.parquet"))
+    files = parquet_files(folder, split)
     if not files:
         raise ConfigError(
             f"no {split + '*' if split else ''}.parquet files under {folder}", field="dataset.path"
         )
     return datasets.Dataset.from_parquet([str(f) for f in files])
+
+
+def parquet_files(folder: Path, split: str | None, config: str | None = None) -> list[Path]:
+    """The parquet files of ``split`` (and ``config``) in a Hub-layout folder.
+
+    The Hub stores a split as ``[<config>/]<split>-00000-of-00001.parquet`` (often under
+    ``data/``) or, converted, as ``<config>/<split>/0000.parquet``: a file is of the split when
+    its name starts with it or a folder on its path is named after it, and of the config when
+    a folder on its path is named after it (every file, when no folder is).
+    """
+    files = sorted(folder.rglob("*.parquet"))
+    if config is not None:
+        mine = [f for f in files if config in f.relative_to(folder).parts[:-1]]
+        files = mine or files
+    if split is None:
+        return files
+    return [
+        f for f in files if f.name.startswith(split) or split in f.relative_to(folder).parts[:-1]
+    ]
+
+
+def is_saved_dataset(folder: Path) -> bool:
+    """Whether ``folder`` holds a ``save_to_disk`` dataset (or dataset dict)."""
+    return any((folder / marker).is_file() for marker in SAVED_MARKERS)
+
+
+def local_copy_format(folder: Path, config: str | None = None) -> str:
+    """How a local copy of a Hub dataset is stored: ``hf_disk`` (``save_to_disk``, the
+    folder itself or its ``<config>`` subfolder) or ``parquet`` (the Hub's file layout)."""
+    if is_saved_dataset(folder) or (config is not None and is_saved_dataset(folder / config)):
+        return "hf_disk"
+    if next(folder.rglob("*.parquet"), None) is not None:
+        return "parquet"
+    configs = sorted(p.name for p in folder.iterdir() if p.is_dir() and is_saved_dataset(p))
+    if configs:
+        raise ConfigError(
+            f"local copy {folder} holds save_to_disk copies of {', '.join(configs)}, "
+            f"not of config {config}",
+            field="dataset_dirs",
+            expected=f"a {config}/ folder saved with save_to_disk",
+        )
+    raise ConfigError(
+        f"local copy {folder} is neither a save_to_disk folder ({', '.join(SAVED_MARKERS)}) "
+        "nor a folder of parquet files",
+        field="dataset_dirs",
+    )
+
+
+def open_local_copy(folder: Path, ref: DatasetRef, *, config: str | None = None) -> Any:
+    """The ``datasets.Dataset`` a Hub reference names, read from a local copy of it.
+
+    ``config`` (default: the reference's own) picks ``<folder>/<config>`` when the folder holds
+    one ``save_to_disk`` copy per config, or the parquet files under a folder of that name; a
+    folder that is itself one ``save_to_disk`` copy is taken as the config asked for. The
+    reference's split picks the split.
+    """
+    config = config if config is not None else ref.config
+    if local_copy_format(folder, config) == "hf_disk":
+        saved = folder / config if config and is_saved_dataset(folder / config) else folder
+        if saved == folder and config is not None and config != ref.config:
+            raise ConfigError(
+                f"local copy {folder} has no {config} subfolder saved with save_to_disk",
+                field="dataset_dirs",
+            )
+        found = _datasets().load_from_disk(str(saved))
+        return _one_split(found, ref.split, f"local copy {saved}", "dataset.split")
+    files = parquet_files(folder, ref.split, config)
+    if config != ref.config and not any(config in f.relative_to(folder).parts for f in files):
+        raise ConfigError(
+            f"local copy {folder} has no parquet files for config {config}",
+            field="dataset_dirs",
+        )
+    if not files:
+        raise ConfigError(
+            f"local copy {folder} has no parquet files of split {ref.split}",
+            field="dataset_dirs",
+            expected=f"files named {ref.split}-*.parquet or under a {ref.split}/ folder",
+        )
+    return _datasets().Dataset.from_parquet([str(f) for f in files])
 
 
 def _one_split(found: Any, split: str | None, what: str, field: str) -> Any:
@@ -122,12 +205,13 @@ class DatasetAudio:
 
 
 def dataset_rows(
-    dataset: Any, audio_column: str, label: str
+    dataset: Any, audio_column: str, label: str, task_file: Path | None = None
 ) -> Iterator[tuple[dict[str, Any], DatasetAudio]]:
     """Each row's other columns (the audio column left out: no audio is read) and its clip."""
     if audio_column not in dataset.column_names:
         raise ConfigError(
             f"{label} has no column {audio_column!r} (it has {', '.join(dataset.column_names)})",
+            file=task_file,
             field="columns.audio",
         )
     encoded = dataset.cast_column(audio_column, _datasets().Audio(decode=False))

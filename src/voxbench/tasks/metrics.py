@@ -9,8 +9,10 @@ failed (an error after retries) are never scored: the caller counts them apart.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +21,18 @@ from rapidfuzz.distance import Levenshtein
 
 from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
-from voxbench.tasks import audio_judge_metric
+from voxbench.tasks import (
+    audio_judge_metric,
+    bertscore,
+    diarisation,
+    ifeval,
+    meteor,
+    numeric,
+    refusal,
+    sql,
+)
 from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
+from voxbench.tasks.slots import micro_f1, slot_stats
 
 BOOTSTRAP_SAMPLES = 1000
 NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "km", "yue", "bo"})
@@ -39,6 +51,15 @@ class ScoringContext:
     choices: tuple[str, ...] = ()
     tool_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Tool name → its JSON-schema ``parameters`` (function-call match compares by type)."""
+    columns: Mapping[str, Any] = field(default_factory=dict)
+    """The record's columns (read-only: a metric never changes them), e.g. IFEval's
+    ``instruction_id_list`` and ``kwargs``."""
+    database: str | None = None
+    """The SQLite file the record's SQL runs on (``sql_execution_match``), resolved by the plan."""
+    query_timeout_s: float = 10.0
+    """How long one of the record's SQL queries may run (the task's ``sql.timeout_s``)."""
+    label_map: dict[str, str] = field(default_factory=dict)
+    """Other spellings of the labels → the label (a reply naming one names its label)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +76,12 @@ class Metric:
     the record was not judged (it is left undecided)."""
     hears_audio: bool = False
     """Judged by the audio judge on the model's spoken answer (``tasks.audio_judge_metric``)."""
+    columns: tuple[str, ...] = ()
+    """Record columns the metric reads (``ScoringContext.columns``): the plan checks every
+    selected record has them, so a wrong column is an error before any request."""
+    prerequisite: Callable[[], Any] | None = None
+    """Checks, before a run that uses the metric sends anything, that what it needs is there
+    (an optional extra, a local model); raises a ``PrerequisiteError`` saying what to do."""
 
 
 # -- text normalisation ----------------------------------------------------------------------
@@ -82,6 +109,23 @@ def _units(text: str, language: str, chars: bool) -> list[str]:
     if language.split("-")[0] in NO_SPACE_LANGUAGES:
         return list(norm.replace(" ", ""))
     return norm.split()
+
+
+_MIXED_UNIT = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+)
+"""A unit of the mixed error rate: one Han or kana character, or a run of anything else."""
+
+
+def mixed_units(text: str) -> list[str]:
+    """Code-switched text as MER counts it: each Chinese/Japanese character alone, every
+    other word whole (``我想book一个table`` → 我 想 book 一 个 table)."""
+    return _MIXED_UNIT.findall(basic_normalize(text))
+
+
+def _mixed_edit_stats(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    ref, hyp = mixed_units(ctx.reference), mixed_units(prediction)
+    return {"errors": Levenshtein.distance(ref, hyp), "units": len(ref), "normalizer": "mixed"}
 
 
 def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> dict[str, Any]:
@@ -159,7 +203,7 @@ def _answer_of(prediction: str, ctx: ScoringContext) -> str | None:
     if ctx.answer == "choice":
         return extract_choice(prediction, list(ctx.choices))
     if ctx.answer == "label":
-        return extract_label(prediction, list(ctx.labels) or [ctx.reference])
+        return extract_label(prediction, list(ctx.labels) or [ctx.reference], ctx.label_map)
     return basic_normalize(prediction)
 
 
@@ -249,31 +293,100 @@ def values_equal(expected: Any, got: Any, schema: dict[str, Any] | None = None) 
 _MISSING = object()
 
 
+def _call_name(name: str) -> str:
+    # BFCL's dotted names ("math.factorial") reach models that refuse dots as "math_factorial".
+    return name.replace(".", "_")
+
+
+def expected_calls(reference: str) -> list[dict[str, Any]]:
+    """The reference's calls as ``{"name", "arguments": {arg: (accepted values, optional)}}``.
+
+    Either voxbench's ``[{"name": ..., "arguments": {...}}]`` (each value the one accepted)
+    or BFCL's possible answers ``[{"func": {"arg": [value, other value, ""]}}]`` (any listed
+    value accepted; ``""`` listed: the argument may be left out). Empty (``[]`` or blank):
+    no call is expected (BFCL's irrelevance set).
+    """
+    data = json.loads(reference) if reference.strip() else []
+    if isinstance(data, dict):
+        data = [data]
+    calls = []
+    for item in data:
+        if isinstance(item.get("name"), str) and set(item) <= {"name", "arguments"}:
+            args = {k: ([v], False) for k, v in item.get("arguments", {}).items()}
+            calls.append({"name": item["name"], "arguments": args})
+            continue
+        ((name, params),) = item.items()
+        calls.append({"name": name, "arguments": _possible_arguments(params)})
+    return calls
+
+
+class _PossibleObject(dict):  # type: ignore[type-arg]
+    """A dict argument in BFCL's possible answers: its keys' accepted values, as for arguments."""
+
+
+def _possible_arguments(params: dict[str, Any]) -> dict[str, tuple[list[Any], bool]]:
+    out = {}
+    for arg, accepted in params.items():
+        accepted = accepted if isinstance(accepted, list) else [accepted]
+        values = [_PossibleObject(_possible_arguments(a)) if isinstance(a, dict) else a
+                  for a in accepted if a != ""]  # fmt: skip
+        out[arg] = (values, "" in accepted)
+    return out
+
+
+def _arg_ok(accepted: tuple[list[Any], bool], given: Any, schema: Any) -> bool:
+    return any(_value_ok(a, given, schema) for a in accepted[0])
+
+
+def _value_ok(accepted: Any, given: Any, schema: Any) -> bool:
+    if not isinstance(accepted, _PossibleObject):
+        return values_equal(accepted, given, schema)
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    return (
+        isinstance(given, dict)
+        and set(given) <= set(accepted)
+        and all(
+            _arg_ok(a, given[k], props.get(k)) if k in given else a[1] for k, a in accepted.items()
+        )
+    )
+
+
+def _call_matches(call: dict[str, Any], got: dict[str, Any], params: dict[str, Any]) -> bool:
+    args = call["arguments"]
+    return set(got["arguments"]) <= set(args) and all(
+        _arg_ok(a, got["arguments"][k], params.get(k)) if k in got["arguments"] else a[1]
+        for k, a in args.items()
+    )
+
+
 def _function_calls(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
-    expected = json.loads(ctx.reference)
-    if isinstance(expected, dict):
-        expected = [expected]
+    expected = expected_calls(ctx.reference)
     got = extract_calls(prediction)
+    if not expected:  # irrelevance: right when the reply calls nothing
+        return {"correct": int(not got), "parsed": 1, "name": int(not got), "fields": {}}
     if got is None:
-        fields = {f"{c['name']}.{a}": 0 for c in expected for a in c.get("arguments", {})}
+        fields = {f"{c['name']}.{a}": 0 for c in expected for a in c["arguments"]}
         return {"correct": 0, "parsed": 0, "name": 0, "fields": fields}
     remaining = list(got)
     fields: dict[str, int] = {}
     names_ok = len(got) == len(expected)
     all_ok = names_ok
+    schemas = {_call_name(k): v for k, v in ctx.tool_schemas.items()}
     for call in expected:
-        match = next((g for g in remaining if g["name"] == call["name"]), None)
-        args = call.get("arguments", {})
-        params = ctx.tool_schemas.get(call["name"], {}).get("properties", {})
+        params = schemas.get(_call_name(call["name"]), {}).get("properties", {})
+        named = [g for g in remaining if _call_name(g["name"]) == _call_name(call["name"])]
+        # Parallel calls of one function: pair with a call whose arguments match, if any.
+        match = next((g for g in named if _call_matches(call, g, params)), None)
+        match = match or (named[0] if named else None)
+        args = call["arguments"]
         if match is None:
             names_ok = all_ok = False
             fields.update({f"{call['name']}.{a}": 0 for a in args})
             continue
         remaining.remove(match)
-        for arg, value in args.items():
-            ok = arg in match["arguments"] and values_equal(
-                value, match["arguments"][arg], params.get(arg)
-            )
+        for arg, accepted in args.items():
+            given = match["arguments"]
+            ok = _arg_ok(accepted, given[arg], params.get(arg)) if arg in given else accepted[1]
             fields[f"{call['name']}.{arg}"] = int(ok)
             all_ok = all_ok and ok
         extra = set(match["arguments"]) - set(args)
@@ -362,6 +475,96 @@ def _decided_mean_pool(key: str) -> Callable[..., dict[str, Any]]:
     return pool
 
 
+def _spoken_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """``llm_judge_audio``: the decided mean, and how many answers came without audio."""
+    no_audio = sum(int(s.get("no_audio", 0)) for s in stats)
+    return {**_decided_mean_pool("score")(stats, rng), "no_audio": no_audio}
+
+
+# -- METEOR, BERTScore ------------------------------------------------------------------------
+
+
+def _meteor(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    language = ctx.target_language
+    synonyms = meteor.local_wordnet()
+    stages = meteor.stages_for(language, synonyms)
+    stats = meteor.sentence_meteor(
+        _meteor_tokens(prediction, language), _meteor_tokens(ctx.reference, language), stages,
+        synonyms if "synonym" in stages else None,
+    )  # fmt: skip
+    return {**stats, "score": round(stats["score"], 6)}
+
+
+def _meteor_tokens(text: str, language: str) -> list[str]:
+    """Lower-cased words, punctuation out (characters for languages without spaces)."""
+    norm = basic_normalize(text)
+    if language.split("-")[0] in NO_SPACE_LANGUAGES:
+        return list(norm.replace(" ", ""))
+    return norm.split()
+
+
+def _meteor_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    out = _mean_pool("score")(stats, rng)
+    stages = sorted({s["stages"] for s in stats}, key=len, reverse=True)
+    return {**out, "stages": ", ".join(stages) if stages else None,
+            "synonyms": any("synonym" in s for s in stages)}  # fmt: skip
+
+
+def _bertscore(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return bertscore.record_stats(prediction, ctx.reference, ctx.target_language)
+
+
+def _bertscore_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    if not stats:
+        return {"value": None, "ci": None, "n": 0, **bertscore.setup_from_env().describe()}
+    f1, setup = bertscore.f1_scores(stats)
+    return {**_mean_pool("f1")([{"f1": v} for v in f1], rng), **setup}
+
+
+# -- diarisation (``tasks.diarisation``) ------------------------------------------------------
+
+
+def _diarisation(kind: str) -> Callable[[str, ScoringContext], dict[str, Any]]:
+    def score(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+        return diarisation.score_record(
+            kind, prediction, ctx.reference, lambda t: normalize_for(t, ctx.language),
+            normalizer_for(ctx.language),
+        )  # fmt: skip
+
+    return score
+
+
+def _diarisation_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """The ratio over records with a readable reference; the rest counted, never dropped."""
+    readable = [s for s in stats if not s.get("unparsable_reference")]
+    return {**_ratio_pool(readable, rng), **diarisation.summary(list(stats))}
+
+
+# -- slot filling (the pairs and their matching are tasks.slots) ------------------------------
+
+
+def _slot_f1_pool(
+    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
+) -> dict[str, Any]:
+    """Micro F1 over the summed (slot, value) counts, with precision, recall and parse rate."""
+    counts = np.array([[s["tp"], s["fp"], s["fn"]] for s in stats], dtype=float).reshape(-1, 3)
+    out = _with_interval(_rowwise(lambda idx: micro_f1(*counts[idx].sum(axis=0))), len(stats), rng)
+    if stats:
+        tp, fp, fn = counts.sum(axis=0)
+        out["precision"] = round(100 * tp / (tp + fp), 2) if tp + fp else None
+        out["recall"] = round(100 * tp / (tp + fn), 2) if tp + fn else None
+        out["parsed"] = round(100 * float(np.mean([s["parsed"] for s in stats])), 2)
+    return out
+
+
 # -- LLM judge (the grading itself is tasks.judge) --------------------------------------------
 
 
@@ -369,12 +572,25 @@ def _not_judged(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
     return {"correct": 0, "undecided": 1, "reason": "not judged"}
 
 
-def _spoken_pool(
+def _not_judged_detailed(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return {"score": 0, "undecided": 1, "reason": "not judged"}
+
+
+def _not_judged_refusal(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    return {"refused": 0, "undecided": 1, "reason": "not judged"}
+
+
+def _detailed_pool(
     stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
 ) -> dict[str, Any]:
-    """``llm_judge_audio``: the decided mean, and how many answers came without audio."""
-    no_audio = sum(int(s.get("no_audio", 0)) for s in stats)
-    return {**_decided_mean_pool("score")(stats, rng), "no_audio": no_audio}
+    """The mean 0–5 score of decided records (and as %: ×20); the undecided counted apart."""
+    decided = [s for s in stats if not s.get("undecided")]
+    values = np.array([float(s["score"]) for s in decided])
+    out = _with_interval(lambda idx: values[idx].mean(axis=-1), len(decided), rng)
+    percent = None if out["value"] is None else round(20 * out["value"], 2)
+    percent_ci = None if out["ci"] is None else [round(20 * x, 2) for x in out["ci"]]
+    return {**out, "scale": "0-5", "percent": percent, "percent_ci": percent_ci,
+            "undecided": len(stats) - len(decided)}  # fmt: skip
 
 
 # -- the registry -----------------------------------------------------------------------------
@@ -386,6 +602,8 @@ METRICS: dict[str, Metric] = {
                False, lambda p, c: _edit_stats(p, c, chars=False), _ratio_pool),
         Metric("cer", "character error rate (%), normalised", False,
                lambda p, c: _edit_stats(p, c, chars=True), _ratio_pool),
+        Metric("mer", "mixed error rate (%) of code-switched speech: Han/kana characters and "
+               "other words as units", False, _mixed_edit_stats, _ratio_pool),
         Metric("exact_match", "normalised reply equals the reference (%)", True, _exact_match,
                _mean_pool("correct")),
         Metric("accuracy", "extracted answer (label or choice letter) is right (%)", True,
@@ -394,6 +612,8 @@ METRICS: dict[str, Metric] = {
                _accuracy, _macro_f1_pool),
         Metric("function_call_match", "tool names and argument values all right (%), per field",
                True, _function_calls, _function_call_pool),
+        Metric("slot_f1", "micro F1 (%) of the (slot, value) pairs, normalised (tasks.slots)",
+               True, lambda p, c: slot_stats(p, c.reference), _slot_f1_pool),
         Metric("bleu", "corpus BLEU (sacrebleu, tokenizer per target language)", True,
                _sacrebleu_score("bleu"), _sacrebleu_pool("bleu")),
         Metric("chrf", "corpus chrF (sacrebleu)", True, _sacrebleu_score("chrf"),
@@ -403,6 +623,35 @@ METRICS: dict[str, Metric] = {
         Metric("llm_judge", "the judge model finds the reply gives the reference's answer (%), "
                "undecided records counted apart", True, _not_judged, _decided_mean_pool("correct"),
                judged=True),
+        Metric("llm_judge_detailed", "the judge's 0–5 rubric score of the reply against the "
+               "reference (mean on 0–5, also as %), undecided records counted apart", True,
+               _not_judged_detailed, _detailed_pool, judged=True),
+        Metric("llm_judge_refusal", "the judge finds the reply refuses the request (% refused; "
+               "on harmful requests higher is better), undecided records counted apart", True,
+               _not_judged_refusal, _decided_mean_pool("refused"), judged=True),
+        Metric("meteor", "mean sentence METEOR (%): exact + Porter-stem matches, WordNet "
+               "synonyms only when installed locally (the pooled result names the stages)", True,
+               _meteor, _meteor_pool),
+        Metric(bertscore.NAME, "mean BERTScore F1 (%), optional extra 'bertscore', model from the "
+               "local Hugging Face cache (the pooled result names it)", True, _bertscore,
+               _bertscore_pool, prerequisite=bertscore.check_available),
+        Metric("cpwer", "concatenated minimum-permutation WER (%) of 'SPEAKER: words' "
+               "transcripts: (S+D+I)/N under the best speaker pairing", False,
+               _diarisation("cpwer"), _diarisation_pool),
+        Metric("wder", "word diarisation error rate (%): aligned words given to the wrong "
+               "speaker under the best speaker mapping", False, _diarisation("wder"),
+               _diarisation_pool),
+        Metric("instruction_following", "IFEval instructions followed (%): prompt-level strict, "
+               "loose and instruction levels beside it", True, ifeval.score,
+               functools.partial(ifeval.pool, mean_pool=_mean_pool, ratio_pool=_ratio_pool),
+               columns=("instruction_id_list", "kwargs")),
+        Metric("numeric_match", "the reply's final number equals the reference's (%)", True,
+               numeric.score, functools.partial(numeric.pool, mean_pool=_mean_pool)),
+        Metric("sql_execution_match", "the predicted SQL returns the gold SQL's rows (%), "
+               "failing gold queries counted apart", True, sql.score,
+               functools.partial(sql.pool, mean_pool=_mean_pool)),
+        Metric("refusal", "replies that refuse (%), by a phrase classifier", True, refusal.score,
+               functools.partial(refusal.pool, mean_pool=_mean_pool)),
         Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
                audio_judge_metric.not_judged, _spoken_pool, judged=True,
                hears_audio=True),
@@ -421,6 +670,30 @@ def get_metric(name: str, *, field: str, file: Any = None) -> Metric:
             field=field,
             expected="one of: " + ", ".join(METRICS),
         ) from None
+
+
+def check_prerequisites(names: Sequence[str]) -> None:
+    """Each named metric's prerequisite (an optional extra, a local model), checked once."""
+    for name in dict.fromkeys(names):
+        check = METRICS[name].prerequisite
+        if check is not None:
+            check()
+
+
+def metric_setup(names: Sequence[str]) -> dict[str, Any]:
+    """What ``run.json`` records about how the metrics that depend on this machine scored:
+    METEOR's matching stages (WordNet found locally or not) and BERTScore's model."""
+    out: dict[str, Any] = {}
+    if "meteor" in names:
+        synonyms = meteor.local_wordnet()
+        out["meteor"] = {
+            "stages_english": "+".join(meteor.stages_for("en", synonyms)),
+            "stages_other_languages": "exact",
+            "synonyms": "WordNet (local nltk data)" if synonyms else "none (no local WordNet)",
+        }
+    if bertscore.NAME in names:
+        out[bertscore.NAME] = bertscore.setup_from_env().describe()
+    return out
 
 
 def score_reply(metrics: Sequence[str], prediction: str, context: ScoringContext) -> dict[str, Any]:

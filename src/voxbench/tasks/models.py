@@ -14,9 +14,14 @@ from typing import Any, Literal, Protocol
 
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
-from voxbench.providers.completion import AudioCompletionRequest
+from voxbench.providers.completion import (
+    AudioCompletionRequest,
+    AudioConversationRequest,
+    ConversationTurn,
+)
 from voxbench.providers.registry import Role, make, resolve_name
 from voxbench.tasks.config import EndpointConfig, ModelConfig
+from voxbench.tasks.prepare import decode_encoded
 from voxbench.tasks.spec import Generation
 
 ORACLE = "local/oracle"
@@ -129,6 +134,18 @@ class ChatEndpoint:
             return Spoken(completion.text, completion.audio_wav)
         return completion.text
 
+    async def converse(self, turns: tuple[ConversationTurn, ...], request: Prompted) -> str:
+        """The reply to the last user turn of a multi-turn conversation."""
+        completion = await self.client.complete_conversation(
+            AudioConversationRequest(
+                turns=turns,
+                system=request.system,
+                temperature=request.generation.temperature,
+                max_tokens=request.generation.max_tokens,
+            )
+        )
+        return completion.text
+
     async def aclose(self) -> None:
         await self.client.aclose()
 
@@ -151,6 +168,16 @@ class TranscriptionEndpoint:
         transcript = await asyncio.to_thread(self.engine.transcribe, audio)
         return transcript.text
 
+    async def converse(self, turns: tuple[ConversationTurn, ...], request: Prompted) -> str:
+        """A transcription model hears no conversation: it transcribes the last turn's audio
+        (nothing, for a text-only turn), as it transcribes the clip of any other task."""
+        wav = turns[-1].audio_wav
+        if wav is None:
+            return ""
+        audio = decode_encoded(wav, None, "turn audio")
+        transcript = await asyncio.to_thread(self.engine.transcribe, audio)
+        return transcript.text
+
     async def aclose(self) -> None:
         close = getattr(self.engine, "close", None)
         if callable(close):
@@ -161,6 +188,10 @@ class OracleEndpoint:
     """``local/oracle``: replies with the record's reference, whatever it hears."""
 
     async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+        return request.reference
+
+    async def converse(self, turns: tuple[ConversationTurn, ...], request: Prompted) -> str:
+        """The reference reply of the turn asked (the engine puts it in ``reference``)."""
         return request.reference
 
     async def aclose(self) -> None:

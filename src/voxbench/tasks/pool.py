@@ -175,9 +175,9 @@ def _handle(kind: str, args: tuple[Any, ...]) -> Any:
         data, path, name, cut, spec = args
         prepared, _ = prepare_clip(decode_encoded(data, path, name), cut)
         if spec is None:
-            return prepared.wavs, prepared.digests, None
+            return prepared.wavs, prepared.digests, None, prepared.pieces
         # The bodies carry the audio: the WAVs need not cross the pipe too.
-        return [], prepared.digests, spec.bodies(prepared.wavs)
+        return [], prepared.digests, spec.bodies(prepared.wavs), prepared.pieces
     (replies,) = args
     return [score_reply(*reply) for reply in replies]
 

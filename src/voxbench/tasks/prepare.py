@@ -19,6 +19,7 @@ import soundfile as sf
 
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import AudioError
+from voxbench.tasks.chunking import Piece, chunk_pieces
 
 WAV_HEADER = 44
 """Bytes before the samples in the WAVs ``wav_bytes`` writes (RIFF, fmt, data headers)."""
@@ -32,6 +33,8 @@ class Cut:
     policy: str
     max_seconds: float
     overlap_seconds: float
+    search_fraction: float = 0.0
+    """The last part of a chunk searched for a silence to end it in (0: hard cuts only)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Prepared:
     digests: list[str]
     bodies: list[bytes] | None = None
     """Each piece's request body, when the worker processes encoded them (``BodySpec``)."""
+    pieces: tuple[Piece, ...] = ()
+    """Where each piece lies in the clip; empty when the clip is sent whole."""
 
 
 @dataclass(frozen=True)
@@ -77,32 +82,29 @@ def audio_of_wav(wav: bytes, sample_rate: int) -> Audio:
     return Audio(pcm.astype(np.float32) / np.float32(32768.0), sample_rate)
 
 
-def chunk_audio(audio: Audio, window: float, overlap: float) -> list[Audio]:
-    """Windows of ``window`` seconds, each starting ``window - overlap`` after the last."""
-    step = window - overlap
-    pieces, start = [], 0.0
-    while True:
-        pieces.append(audio.slice(start, start + window))
-        if start + window >= audio.duration:
-            return pieces
-        start += step
-
-
-def cut_pieces(audio: Audio, cut: Cut) -> list[Audio]:
-    """The clip resampled and cut as the task says."""
+def cut_pieces(audio: Audio, cut: Cut) -> tuple[list[Audio], list[Piece]]:
+    """The clip resampled and cut as the task says, and where each piece lies (no pieces
+    listed when it is sent whole)."""
     audio = audio.mono().resampled(cut.sample_rate)
     if audio.duration <= cut.max_seconds:
-        return [audio]
+        return [audio], []
     if cut.policy == "truncate":
-        return [audio.slice(0, cut.max_seconds)]
-    return chunk_audio(audio, cut.max_seconds, cut.overlap_seconds)
+        return [audio.slice(0, cut.max_seconds)], [Piece(0.0, cut.max_seconds, "truncated")]
+    pieces = chunk_pieces(
+        audio,
+        max_seconds=cut.max_seconds,
+        overlap_seconds=cut.overlap_seconds,
+        search_fraction=cut.search_fraction,
+    )
+    return [audio.slice(p.start, p.end) for p in pieces], pieces
 
 
 def prepare_clip(audio: Audio, cut: Cut) -> tuple[Prepared, list[Audio]]:
     """The payloads of a decoded clip, and the audio pieces they encode."""
-    pieces = cut_pieces(audio, cut)
+    pieces, spans = cut_pieces(audio, cut)
     wavs = [wav_bytes(p) for p in pieces]
-    return Prepared(wavs, [hashlib.sha256(w).hexdigest() for w in wavs]), pieces
+    digests = [hashlib.sha256(w).hexdigest() for w in wavs]
+    return Prepared(wavs, digests, pieces=tuple(spans)), pieces
 
 
 def decode_encoded(data: bytes | None, path: str | None, name: str) -> Audio:

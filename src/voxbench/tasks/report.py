@@ -29,20 +29,83 @@ def table_rows(scores: dict[str, Any], models: list[str]) -> list[list[str]]:
                     continue
                 stats = entry["metrics"][metric]
                 text = f"{cell(stats)} n={stats['n']}"
+                if stats.get("percent") is not None:  # a 0–5 judge score, also as %
+                    text = f"{cell(stats)} (= {stats['percent']:.1f}%) n={stats['n']}"
                 flags = [f"{entry[k]} {k}" for k in ("errors", "empties", "missing") if entry[k]]
                 if stats.get("undecided"):
                     flags.append(f"{stats['undecided']} undecided")
                 if stats.get("no_audio"):
                     flags.append(f"{stats['no_audio']} without audio")
+                for key, label in (
+                    ("unparsable", "unparsable predictions"),
+                    ("unparsable_references", "unparsable references"),
+                    ("gold_errors", "failing gold queries"),
+                    ("prompts_unchecked", "with unchecked instructions"),
+                ):
+                    if stats.get(key):
+                        flags.append(f"{stats[key]} {label}")  # fmt: skip
                 row.append(text + (f" ({', '.join(flags)})" if flags else ""))
             rows.append(row)
     for name, agg in scores.get("aggregates", {}).items():
-        row = [f"[{name}]", agg["metric"]]
+        arrow = "↑" if agg.get("higher_is_better", True) else "↓"
+        row = [f"[{name}]", f"{agg['metric']} {arrow}"]
         for model in models:
-            value = agg["models"].get(model, {}).get("value")
-            row.append("–" if value is None else f"{value:.2f}")
+            row.append(aggregate_cell(agg, agg["models"].get(model, {})))
         rows.append(row)
     return rows
+
+
+def aggregate_cell(agg: dict[str, Any], entry: dict[str, Any]) -> str:
+    """``12.34 (2/3 tasks, n=40, 1 errors)``: the value and what went into it."""
+    if entry.get("value") is None:
+        return "–"
+    flags = [f"{len(entry['tasks'])}/{len(agg['weights'])} tasks", f"n={entry['n']}"]
+    flags += [f"{entry[k]} {k}" for k in ("errors", "undecided", "missing") if entry.get(k)]
+    return f"{entry['value']:.2f} ({', '.join(flags)})"
+
+
+def aggregate_details(scores: dict[str, Any]) -> list[str]:
+    """Per aggregate and model: each task's weight, value and records, and what was left out."""
+    out: list[str] = []
+    for name, agg in scores.get("aggregates", {}).items():
+        out += [f"\n### Aggregate {name} ({agg['metric']})\n", f"{agg['rule']}.\n"]
+        for model, entry in agg["models"].items():
+            out += [f"{model}: {'–' if entry['value'] is None else entry['value']}\n",
+                    "| task | weight | value | n | errors | undecided |",
+                    "|---|---|---|---|---|---|"]  # fmt: skip
+            out += [
+                f"| {t} | {v['weight']:g} | {v['value']} | {v['n']} | {v['errors']} | "
+                f"{v['undecided']} |"
+                for t, v in entry["tasks"].items()
+            ]
+            out += [f"| {t} | {agg['weights'][t]:g} | left out: {why} | | | |"
+                    for t, why in entry["excluded"].items()]  # fmt: skip
+    return out
+
+
+def metric_notes(scores: dict[str, Any]) -> list[str]:
+    """What the metrics that depend on this machine used: METEOR's stages, BERTScore's model."""
+    meteor_stages: set[str] = set()
+    bert: dict[str, Any] | None = None
+    for by_model in scores["tasks"].values():
+        for entry in by_model.values():
+            found = entry["metrics"].get("meteor")
+            if found and found.get("stages"):
+                meteor_stages.update(found["stages"].split(", "))
+            bert = entry["metrics"].get("bertscore") or bert
+    notes = []
+    if meteor_stages:
+        synonyms = any("synonym" in s for s in meteor_stages)
+        notes.append(
+            "METEOR stages: " + ", ".join(sorted(meteor_stages)) + "."
+            + ("" if synonyms else " METEOR without synonyms (no local WordNet).")
+        )  # fmt: skip
+    if bert:
+        notes.append(
+            f"BERTScore: model `{bert.get('model')}`, layer {bert.get('layer')}, "
+            f"{'rescaled with baseline' if bert.get('rescaled_with_baseline') else 'no baseline rescaling'}."
+        )
+    return ["", *notes] if notes else []
 
 
 def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
@@ -59,7 +122,10 @@ def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
         "",
         "Values are on a 0–100 scale with a 95% bootstrap interval; n counts scored records. "
         "Errors (failed after retries) are not scored; empties are scored replies with no text; "
-        "undecided records (the judge gave no usable verdict) are left out of judge metrics.",
+        "undecided records (the judge gave no usable verdict) are left out of judge metrics. "
+        "llm_judge_detailed is on 0–5 (its % beside it). An aggregate [in brackets] is the "
+        "weighted mean of its tasks' values; its cell says how many tasks and records it holds.",
+        *metric_notes(scores),
         "",
         "| task | metric | " + " | ".join(models) + " |",
         "|---|---|" + "---|" * len(models),
@@ -80,7 +146,7 @@ def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
             if entry["error_categories"]:
                 cats = ", ".join(f"{k}: {v}" for k, v in entry["error_categories"].items())
                 details.append(f"\n{task} — {model}: errors by category: {cats}")
-    return "\n".join(lines + details) + "\n"
+    return "\n".join(lines + details + aggregate_details(scores)) + "\n"
 
 
 def _judge_line(judge: dict[str, Any] | None) -> list[str]:

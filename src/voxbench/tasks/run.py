@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +19,7 @@ from voxbench.tasks.cache import ResponseCache
 from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
+from voxbench.tasks.metrics import metric_setup
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.report import markdown_report
 from voxbench.tasks.rundir import RUN_JSON, TaskRunDir, versions
@@ -45,6 +48,7 @@ def run_tasks(
     config_file: Path | None = None,
     base_dir: Path | None = None,
     tasks_dirs: list[Path] | None = None,
+    dataset_dirs: dict[str, Path] | None = None,
     resume: Path | None = None,
     progress: Progress | None = None,
     on_plan: Callable[[Plan], None] | None = None,
@@ -56,6 +60,8 @@ def run_tasks(
     ``sharded`` answers the missing records elsewhere instead of in this process (the Ray
     executor, ``scale.task_shards``): it leaves their rows in the run's shard files
     (``run_shard``), which are merged into ``records.jsonl`` before the scores are computed.
+    ``dataset_dirs`` (``--dataset-dir``) add to and win over the config's ``dataset_dirs``;
+    ``run.json`` keeps them all, absolute, so a resumed or sharded run reads the same copies.
     """
     if resume is None and config is None:
         raise ValueError("run_tasks needs a config unless it resumes a run")
@@ -65,6 +71,9 @@ def run_tasks(
         config, config_text, config_file, base_dir, tasks_dirs = config_of_run(info, resume)
     assert config is not None
     base_dir = base_dir or (config_file.parent if config_file else Path.cwd())
+    if dataset_dirs:
+        given = {task: str(Path(folder).resolve()) for task, folder in dataset_dirs.items()}
+        config = config.model_copy(update={"dataset_dirs": {**config.dataset_dirs, **given}})
     plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
     # The judge's key is checked before anything is run or written.
     judge_client = (
@@ -86,6 +95,7 @@ def run_tasks(
             "config_text": config_text,
             "base_dir": str(base_dir.resolve()),
             "tasks_dirs": [str(p) for p in tasks_dirs or []],
+            "dataset_dirs": {t: str(p) for t, p in plan.local_copies.items()},
             "seed": config.seed,
             "models": [
                 {
@@ -97,6 +107,7 @@ def run_tasks(
                 for j in {j.model.name: j for j in plan.jobs}.values()
             ],
             "tasks": plan.datasets(),
+            "metric_setup": metric_setup(sorted({m for j in plan.jobs for m in j.metrics})),
             "versions": versions(),
         }
     with run.lock():
@@ -125,7 +136,8 @@ def run_tasks(
                 # Made (WAL, table) before the shards open it at once: their first writes
                 # could otherwise meet another's schema change and fail as locked.
                 ResponseCache(output_dir / CACHE_FILE).close()
-                answered = sharded(run)
+                with _following_shards(run, plan, progress):
+                    answered = sharded(run)
         except BaseException:
             info["status"] = "interrupted"
             run.write_info(info)
@@ -163,6 +175,8 @@ def config_of_run(
     config_text = info["config_text"]
     config_file = Path(info["config_file"]) if info.get("config_file") else None
     config = parse_config(config_text, file=config_file or f"{where}/run.json#config_text")
+    if info.get("dataset_dirs"):  # the local copies the run read, --dataset-dir ones included
+        config = config.model_copy(update={"dataset_dirs": info["dataset_dirs"]})
     return (
         config,
         config_text,
@@ -224,3 +238,41 @@ def find_run(name: str, output_dir: Path = Path("runs/tasks")) -> TaskRunDir:
         if (candidate / RUN_JSON).is_file():
             return TaskRunDir.open(candidate)
     raise RunError(f"no task run {name!r} (a run directory, or a name under {output_dir})")
+
+
+SHARD_POLL_S = 0.25
+"""How often the driver reads what the shards have written (for the progress bars)."""
+
+
+@contextlib.contextmanager
+def _following_shards(run: TaskRunDir, plan: Plan, progress: Progress | None) -> Iterator[None]:
+    """Report each row the shards append, as ``progress`` would see it from a local run."""
+    if progress is None:
+        yield
+        return
+    jobs = {job.key: job for job in plan.jobs}
+    tail = run.shard_tail()
+    stop = threading.Event()
+
+    seen: set[tuple[Any, Any, Any]] = set()
+
+    def report() -> None:
+        for row in tail.new_rows():
+            job = jobs.get((row.get("task"), row.get("model")))
+            key = (row.get("task"), row.get("model"), row.get("id"))
+            if job is not None and key not in seen:
+                seen.add(key)
+                progress(job, row)
+
+    def follow() -> None:
+        while not stop.wait(SHARD_POLL_S):
+            report()
+
+    thread = threading.Thread(target=follow, name="voxbench-shard-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        report()  # the rows written since the last poll

@@ -132,6 +132,10 @@ class TaskRunDir:
         path = self.shard_file(index, count)
         return read_jsonl(path) if path.is_file() else []
 
+    def shard_tail(self) -> ShardTail:
+        """A reader of the rows the shard files gain (the driver's view of running shards)."""
+        return ShardTail(self.path / SHARDS_DIR)
+
     def merge_shards(self) -> None:
         """Move the shard files' rows into ``records.jsonl`` (a row already there is not
         added twice, so a merge cut short by a kill is simply done again), then delete them."""
@@ -207,3 +211,35 @@ class TaskRunDir:
             return json.loads((self.path / SCORES).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise RunError(f"{self.path / SCORES}: unreadable ({exc})") from exc
+
+
+class ShardTail:
+    """Follows shard files as their workers append: each call returns the complete lines
+    written since the last one (a line still being written waits for the next call)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.offsets: dict[Path, int] = {}
+
+    def new_rows(self) -> list[dict[str, Any]]:
+        """The rows appended to any shard file since the last call."""
+        rows: list[dict[str, Any]] = []
+        if not self.folder.is_dir():
+            return rows
+        for path in sorted(self.folder.glob("*.jsonl")):
+            start = self.offsets.get(path, 0)
+            try:
+                if path.stat().st_size < start:  # rewritten by a retried worker: read anew
+                    start = 0
+                with path.open("rb") as file:
+                    file.seek(start)
+                    data = file.read()
+            except FileNotFoundError:  # merged and deleted meanwhile
+                continue
+            end = data.rfind(b"\n") + 1
+            self.offsets[path] = start + end
+            for line in data[:end].splitlines():
+                with contextlib.suppress(ValueError):
+                    if line.strip():
+                        rows.append(json.loads(line))
+        return rows

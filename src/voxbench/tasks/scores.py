@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from voxbench.tasks.engine import score_prediction
+from voxbench.tasks.engine import score_prediction, turn_scores
 from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.plan import Plan
 
@@ -36,6 +36,11 @@ def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
         errors = [r for r in mine if r is not None and r.get("error") is not None]
         stats: dict[str, list[dict[str, Any]]] = {m: [] for m in job.metrics}
         for row in answered:
+            if job.every_turn:  # each scored turn is a unit of the metrics
+                for turn in turn_scores(job, ids[row["id"]], row.get("turns") or []):
+                    for metric in job.metrics:
+                        stats[metric].append(turn[metric])
+                continue
             scored = row.get("scores") or {}
             if any(m not in scored for m in job.metrics):  # metrics changed since it was scored
                 scored = score_prediction(job, ids[row["id"]], row["prediction"] or "")
@@ -70,26 +75,76 @@ def _count(items: Any) -> dict[str, int]:
 
 
 def _aggregates(plan: Plan, tasks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each configured aggregate, per model: the weighted mean of its tasks' values, and
+    exactly what went in — per task its weight, value and records (n scored; errors and
+    undecided left out, counted), and the tasks left out with why."""
     out: dict[str, Any] = {}
     for agg in plan.config.aggregate:
-        weights: dict[str, float] = {}
-        named = agg.tasks if isinstance(agg.tasks, dict) else dict.fromkeys(agg.tasks, 1.0)
-        for name, weight in named.items():
-            for task in plan.groups[name]:
-                weights[task] = weight
+        weights = aggregate_weights(agg.tasks, plan.groups, {j.task.name for j in plan.jobs})
         per_model: dict[str, Any] = {}
         for model in plan.config.models:
-            parts = [
-                (w, tasks[t][model.name]["metrics"][agg.metric]["value"])
-                for t, w in weights.items()
-                if t in tasks
-                and agg.metric in tasks[t][model.name]["metrics"]
-                and tasks[t][model.name]["metrics"][agg.metric]["value"] is not None
-            ]
-            total = sum(w for w, _ in parts)
+            included: dict[str, Any] = {}
+            excluded: dict[str, str] = {}
+            for task, weight in weights.items():
+                entry = tasks.get(task, {}).get(model.name)
+                if entry is None:
+                    excluded[task] = "not run"
+                    continue
+                metric = entry["metrics"].get(agg.metric)
+                if metric is None:
+                    excluded[task] = f"the task does not compute {agg.metric}"
+                    continue
+                if metric["value"] is None:
+                    excluded[task] = "no scored record"
+                    continue
+                included[task] = {
+                    "weight": weight,
+                    "value": metric["value"],
+                    "n": metric["n"],
+                    "records": entry["records"],
+                    "errors": entry["errors"],
+                    "missing": entry["missing"],
+                    "undecided": metric.get("undecided", 0),
+                }
+            total = sum(t["weight"] for t in included.values())
+            value = (
+                round(sum(t["weight"] * t["value"] for t in included.values()) / total, 2)
+                if total
+                else None
+            )
             per_model[model.name] = {
-                "value": round(sum(w * v for w, v in parts) / total, 2) if total else None,
-                "tasks": len(parts),
-            }
-        out[agg.name] = {"metric": agg.metric, "weights": weights, "models": per_model}
+                "value": value,
+                "tasks": included,
+                "excluded": excluded,
+                **{k: sum(t[k] for t in included.values())
+                   for k in ("n", "records", "errors", "missing", "undecided")},
+            }  # fmt: skip
+        out[agg.name] = {
+            "metric": agg.metric,
+            "higher_is_better": METRICS[agg.metric].higher_is_better,
+            "weights": weights,
+            "rule": "Σ weight × task value / Σ weight over the tasks with a value; each task's "
+            "value pools its scored records (errors and undecided records left out, counted)",
+            "models": per_model,
+        }
     return out
+
+
+def aggregate_weights(
+    named: list[str] | dict[str, float],
+    groups: dict[str, list[str]],
+    in_run: set[str] | None = None,
+) -> dict[str, float]:
+    """Task → weight: a name's weight goes to each task it stands for (a group: every task
+    of it the run has, when ``in_run`` says which; a task named itself counts, run or not);
+    a task two names give different weights is the config's mistake (``build_plan`` rejects
+    it), here the later name wins."""
+    weights: dict[str, float] = {}
+    pairs = named.items() if isinstance(named, dict) else ((n, 1.0) for n in named)
+    for name, weight in pairs:
+        group = groups[name] != [name]
+        for task in groups[name]:
+            if group and in_run is not None and task not in in_run:
+                continue
+            weights[task] = float(weight)
+    return weights

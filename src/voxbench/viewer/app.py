@@ -9,6 +9,7 @@ found by its id in the results store, and only when its directory lies under ``r
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from pathlib import Path
@@ -141,7 +142,7 @@ class Viewer:
         except VoxbenchError as exc:  # a run the report cannot show yet: the viewer's page
             log.info("no HTML report for %s: %s", row.run_id, exc)
         else:
-            return _html(_with_live_script(redact_text(html), row))
+            return _html(_in_viewer(redact_text(html), row))
         return _page("run.html", page=run_page(row), live=_live_url(row))
 
     def run_slash(self, request: Request) -> Response:
@@ -278,14 +279,30 @@ def _live_url(row: RunRow) -> str:
     return f"/api/run/{quote(row.run_id, safe='')}/status"
 
 
-def _with_live_script(html: str, row: RunRow) -> str:
-    """The report with the viewer's script, which reloads it while the run is in progress."""
+VIEWER_NAV = (
+    '<nav style="display:flex;gap:1.2em;align-items:baseline;padding:.6em 1.5em;'
+    'background:#111827;font-family:system-ui,sans-serif">'
+    '<a href="/" style="color:#fff;font-weight:700;text-decoration:none;margin-right:1em">'
+    "voxbench</a>"
+    '<a href="/" style="color:#e5e7eb;text-decoration:none">Leaderboard</a>'
+    '<a href="/runs" style="color:#e5e7eb;text-decoration:none">Runs</a></nav>'
+)
+"""The viewer's bar, put atop a run's own report (styled inline: the report has its own CSS)."""
+
+
+def _in_viewer(html: str, row: RunRow) -> str:
+    """The report with the viewer's bar on top and its script, which reloads the page while
+    the run is in progress."""
     tag = (
         f'<script src="/static/viewer.js" data-live="{escape(_live_url(row))}" '
         f'data-status="{escape(row.status)}"></script>'
     )
-    at = html.lower().rfind("</body>")
-    return html[:at] + tag + html[at:] if at >= 0 else html + tag
+    lower = html.lower()
+    at = lower.rfind("</body>")
+    html = html[:at] + tag + html[at:] if at >= 0 else html + tag
+    body = re.search(r"<body[^>]*>", html, flags=re.IGNORECASE)
+    start = body.end() if body else 0
+    return html[:start] + VIEWER_NAV + html[start:]
 
 
 def _page(template: str, **values: Any) -> HTMLResponse:

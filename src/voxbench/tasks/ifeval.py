@@ -1,0 +1,393 @@
+"""``instruction_following``: IFEval-style verifiable instructions, each checked by code.
+
+A record lists instruction ids (``instruction_id_list``, e.g. ``punctuation:no_comma``) and
+their arguments (``kwargs``, one mapping per id; ``None`` values are absent arguments, as
+the Hub datasets store them). Each id has a check here. A reply follows an instruction
+*strictly* when the check passes on the reply as written, *loosely* when it passes on any of
+its variants: markdown asterisks removed, first line dropped, last line dropped, both dropped
+(and each of those without asterisks). Scores, each with its 95% interval:
+
+- prompt level: the share of records whose every instruction is followed;
+- instruction level: the share of instructions followed, over all records.
+
+An instruction id without a check here, or whose arguments are missing, is *unchecked*:
+counted apart (per id) and never passed; a record holding one is left out of the prompt level.
+``language:response_language`` and the English check of ``change_case:english_*`` need the
+optional ``langdetect`` package (``pip install 'voxbench[ifeval]'``); without it they are
+unchecked, and said so.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+Check = Callable[..., bool]
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _compare(count: int, relation: str, target: int) -> bool:
+    """IFEval's two relations: ``less than`` and ``at least``."""
+    if relation == "less than":
+        return count < target
+    if relation == "at least":
+        return count >= target
+    raise ValueError(f"relation {relation!r} is neither 'less than' nor 'at least'")
+
+
+def count_words(text: str) -> int:
+    """Words: runs of letters, digits and underscores."""
+    return len(re.findall(r"\w+", text))
+
+
+_ABBREVIATIONS = frozenset(
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "inc",
+        "ltd",
+        "co",
+        "no",
+        "fig",
+        "approx",
+        "dept",
+        "est",
+    ]
+)
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
+
+
+def count_sentences(text: str) -> int:
+    """Sentences: text ending in ``.``, ``!`` or ``?`` (not after a common abbreviation or
+    inside a decimal), plus a last one without an end mark."""
+    count, start = 0, 0
+    for match in _SENTENCE_END.finditer(text):
+        before = text[start : match.start()].split()
+        if match.group(0).startswith(".") and before and before[-1].lower() in _ABBREVIATIONS:
+            continue
+        if re.search(r"\w", text[start : match.end()]):
+            count += 1
+        start = match.end()
+    return count + (1 if re.search(r"\w", text[start:]) else 0)
+
+
+def _paragraphs_by_divider(text: str) -> list[str] | None:
+    """Paragraphs between ``***`` dividers; None when one in the middle is empty."""
+    parts = re.split(r"\s?\*\*\*\s?", text)
+    kept = []
+    for i, part in enumerate(parts):
+        if part.strip():
+            kept.append(part)
+        elif 0 < i < len(parts) - 1:
+            return None
+    return kept
+
+
+def _detect_language(text: str) -> str | None:
+    """The ISO code langdetect reads (seeded: deterministic); "" when it cannot tell."""
+    try:
+        from langdetect import DetectorFactory, detect
+        from langdetect.lang_detect_exception import LangDetectException
+    except ImportError:
+        return None
+    DetectorFactory.seed = 0
+    try:
+        return str(detect(text))
+    except LangDetectException:
+        return ""
+
+
+class Unchecked(Exception):
+    """The instruction cannot be checked here (why: the message)."""
+
+
+def _language_or_unchecked(text: str) -> str:
+    found = _detect_language(text)
+    if found is None:
+        raise Unchecked("needs langdetect: pip install 'voxbench[ifeval]'")
+    return found
+
+
+# -- the checks, one per instruction id ----------------------------------------------------------
+
+
+def no_comma(text: str) -> bool:
+    return "," not in text
+
+
+def number_words(text: str, num_words: int, relation: str) -> bool:
+    return _compare(count_words(text), relation, int(num_words))
+
+
+def number_sentences(text: str, num_sentences: int, relation: str) -> bool:
+    return _compare(count_sentences(text), relation, int(num_sentences))
+
+
+def number_paragraphs(text: str, num_paragraphs: int) -> bool:
+    parts = _paragraphs_by_divider(text)
+    return parts is not None and len(parts) == int(num_paragraphs)
+
+
+def nth_paragraph_first_word(
+    text: str, num_paragraphs: int, nth_paragraph: int, first_word: str
+) -> bool:
+    parts = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    if len(parts) != int(num_paragraphs) or not 1 <= int(nth_paragraph) <= len(parts):
+        return False
+    words = parts[int(nth_paragraph) - 1].split()
+    first = re.sub(r"^\W+|\W+$", "", words[0]).lower() if words else ""
+    return first == first_word.strip().lower()
+
+
+def json_format(text: str) -> bool:
+    body = text.strip()
+    fenced = re.fullmatch(r"```(?:json|JSON|Json)?\s*(.*?)\s*```", body, re.DOTALL)
+    try:
+        json.loads(fenced.group(1) if fenced else body)
+    except ValueError:
+        return False
+    return True
+
+
+def number_bullet_lists(text: str, num_bullets: int) -> bool:
+    stars = re.findall(r"^\s*\*[^*].*$", text, re.MULTILINE)
+    dashes = re.findall(r"^\s*-.*$", text, re.MULTILINE)
+    return len(stars) + len(dashes) == int(num_bullets)
+
+
+def title(text: str) -> bool:
+    return any(t.strip() for t in re.findall(r"<<([^\n]+)>>", text))
+
+
+def number_highlighted_sections(text: str, num_highlights: int) -> bool:
+    single = [h for h in re.findall(r"\*[^\n*]*\*", text) if h.strip("*").strip()]
+    double = [h for h in re.findall(r"\*\*[^\n*]*\*\*", text) if h.strip("*").strip()]
+    return len(single) + len(double) >= int(num_highlights)
+
+
+def multiple_sections(text: str, section_spliter: str, num_sections: int) -> bool:
+    parts = re.split(rf"\s?{re.escape(section_spliter.strip())}\s?\d+\s?", text)
+    return len(parts) - 1 >= int(num_sections)
+
+
+def constrained_response(text: str) -> bool:
+    return any(
+        option in text
+        for option in ("My answer is yes.", "My answer is no.", "My answer is maybe.")
+    )
+
+
+def english_lowercase(text: str) -> bool:
+    return text.islower() and _language_or_unchecked(text) in ("en", "")
+
+
+def english_capital(text: str) -> bool:
+    return text.isupper() and _language_or_unchecked(text) in ("en", "")
+
+
+def capital_word_frequency(text: str, capital_frequency: int, capital_relation: str) -> bool:
+    capitals = [w for w in re.findall(r"\w+", text) if w.isupper()]
+    return _compare(len(capitals), capital_relation, int(capital_frequency))
+
+
+def end_checker(text: str, end_phrase: str) -> bool:
+    return text.strip().strip('"').lower().endswith(end_phrase.strip().lower())
+
+
+def quotation(text: str) -> bool:
+    body = text.strip()
+    return len(body) > 1 and body[0] == '"' and body[-1] == '"'
+
+
+def existence(text: str, keywords: Sequence[str]) -> bool:
+    return all(re.search(re.escape(k), text, re.IGNORECASE) for k in keywords)
+
+
+def frequency(text: str, keyword: str, frequency: int, relation: str) -> bool:
+    count = len(re.findall(re.escape(keyword), text, re.IGNORECASE))
+    return _compare(count, relation, int(frequency))
+
+
+def forbidden_words(text: str, forbidden_words: Sequence[str]) -> bool:
+    return not any(re.search(rf"\b{re.escape(w)}\b", text, re.IGNORECASE) for w in forbidden_words)
+
+
+def letter_frequency(text: str, letter: str, let_frequency: int, let_relation: str) -> bool:
+    return _compare(text.lower().count(letter.lower()), let_relation, int(let_frequency))
+
+
+def response_language(text: str, language: str) -> bool:
+    return _language_or_unchecked(text) == language
+
+
+def postscript(text: str, postscript_marker: str) -> bool:
+    marker = postscript_marker.strip().lower()
+    if marker == "p.p.s":
+        pattern = r"\s*p\.\s?p\.\s?s.*$"
+    elif marker == "p.s.":
+        pattern = r"\s*p\.\s?s\..*$"
+    else:
+        pattern = r"\s*" + re.escape(marker) + r".*$"
+    return bool(re.search(pattern, text.lower(), re.MULTILINE))
+
+
+def number_placeholders(text: str, num_placeholders: int) -> bool:
+    return len(re.findall(r"\[.*?\]", text)) >= int(num_placeholders)
+
+
+def repeat_prompt(text: str, prompt_to_repeat: str) -> bool:
+    return text.strip().lower().startswith(prompt_to_repeat.strip().lower())
+
+
+def two_responses(text: str) -> bool:
+    parts = [p.strip() for p in text.split("******")]
+    nonempty = [p for p in parts if p]
+    empties_inside = any(not p for p in parts[1:-1])
+    return len(nonempty) == 2 and not empties_inside and nonempty[0] != nonempty[1]
+
+
+CHECKS: dict[str, Check] = {
+    "punctuation:no_comma": no_comma,
+    "length_constraints:number_words": number_words,
+    "length_constraints:number_sentences": number_sentences,
+    "length_constraints:number_paragraphs": number_paragraphs,
+    "length_constraints:nth_paragraph_first_word": nth_paragraph_first_word,
+    "detectable_format:json_format": json_format,
+    "detectable_format:number_bullet_lists": number_bullet_lists,
+    "detectable_format:title": title,
+    "detectable_format:number_highlighted_sections": number_highlighted_sections,
+    "detectable_format:multiple_sections": multiple_sections,
+    "detectable_format:constrained_response": constrained_response,
+    "change_case:english_lowercase": english_lowercase,
+    "change_case:english_capital": english_capital,
+    "change_case:capital_word_frequency": capital_word_frequency,
+    "startend:end_checker": end_checker,
+    "startend:quotation": quotation,
+    "keywords:existence": existence,
+    "keywords:frequency": frequency,
+    "keywords:forbidden_words": forbidden_words,
+    "keywords:letter_frequency": letter_frequency,
+    "language:response_language": response_language,
+    "detectable_content:postscript": postscript,
+    "detectable_content:number_placeholders": number_placeholders,
+    "combination:repeat_prompt": repeat_prompt,
+    "combination:two_responses": two_responses,
+}
+"""Instruction id → its check (the id's arguments are the check's keyword parameters)."""
+
+
+# -- following an instruction ---------------------------------------------------------------------
+
+
+def loose_variants(text: str) -> list[str]:
+    """The reply and its loose variants: asterisks out, first/last line dropped."""
+    lines = text.split("\n")
+    cut = [text, "\n".join(lines[1:]), "\n".join(lines[:-1]), "\n".join(lines[1:-1])]
+    return [v for c in cut for v in (c, c.replace("*", ""))]
+
+
+def _arguments(check: Check, kwargs: Mapping[str, Any] | None) -> dict[str, Any]:
+    wanted = list(inspect.signature(check).parameters)[1:]
+    given = {k: v for k, v in (kwargs or {}).items() if v is not None}
+    missing = [name for name in wanted if name not in given]
+    if missing:
+        raise Unchecked(f"no {', '.join(missing)} in its kwargs")
+    return {name: given[name] for name in wanted}
+
+
+def follows(instruction: str, kwargs: Mapping[str, Any] | None, text: str) -> tuple[bool, bool]:
+    """(strictly, loosely) followed; ``Unchecked`` when it cannot be checked."""
+    check = CHECKS.get(instruction)
+    if check is None:
+        raise Unchecked("no check for this instruction id")
+    args = _arguments(check, kwargs)
+    try:
+        strict = bool(text.strip()) and check(text, **args)
+        loose = strict or any(v.strip() and check(v, **args) for v in loose_variants(text))
+    except ValueError as exc:  # an argument out of its range (a relation IFEval has not)
+        raise Unchecked(str(exc)) from exc
+    return strict, bool(loose)
+
+
+def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        value = json.loads(value)
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def score(prediction: str, ctx: Any) -> dict[str, Any]:
+    """Per instruction: strictly and loosely followed; unchecked ids apart, with why."""
+    ids = [str(i) for i in _as_list(ctx.columns.get("instruction_id_list"))]
+    all_kwargs = _as_list(ctx.columns.get("kwargs"))
+    checked: list[str] = []
+    strict: list[int] = []
+    loose: list[int] = []
+    unchecked: dict[str, str] = {}
+    for index, instruction in enumerate(ids):
+        kwargs = all_kwargs[index] if index < len(all_kwargs) else {}
+        try:
+            s, lo = follows(instruction, kwargs if isinstance(kwargs, Mapping) else {}, prediction)
+        except Unchecked as why:
+            unchecked[instruction] = str(why)
+            continue
+        checked.append(instruction)
+        strict.append(int(s))
+        loose.append(int(lo))
+    whole = not unchecked and bool(checked)
+    return {
+        "ids": checked,
+        "strict": strict,
+        "loose": loose,
+        "unchecked": unchecked,
+        "strict_prompt": int(all(strict)) if whole else None,
+        "loose_prompt": int(all(loose)) if whole else None,
+    }
+
+
+def pool(
+    stats: Sequence[dict[str, Any]],
+    rng: np.random.Generator | None,
+    *,
+    mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
+    ratio_pool: Callable[..., dict[str, Any]],
+) -> dict[str, Any]:
+    """Prompt-level strict accuracy as the value; loose and instruction levels beside it, each
+    with its interval; per-instruction accuracy; unchecked instructions counted per id (the
+    pools are passed in by ``tasks.metrics``, which imports this module)."""
+    whole = [s for s in stats if s["strict_prompt"] is not None]
+    out = mean_pool("strict_prompt")(whole, rng)
+    out["loose_prompt"] = mean_pool("loose_prompt")(whole, rng)
+    for level in ("strict", "loose"):  # the ratio pool: Σ followed / Σ instructions
+        per_record = [
+            {"errors": sum(s[level]), "units": len(s[level]), "normalizer": ""} for s in stats
+        ]
+        out[f"{level}_instruction"] = ratio_pool(per_record, rng)
+    per_id: dict[str, list[int]] = {}
+    for s in stats:
+        for instruction, ok in zip(s["ids"], s["strict"], strict=True):
+            per_id.setdefault(instruction, []).append(ok)
+    out["instructions"] = {
+        k: {"strict": round(100 * float(np.mean(v)), 2), "n": len(v)}
+        for k, v in sorted(per_id.items())
+    }
+    unchecked = Counter(i for s in stats for i in s["unchecked"])
+    out["prompts_unchecked"] = len(stats) - len(whole)
+    out["instructions_unchecked"] = dict(sorted(unchecked.items()))
+    return out
