@@ -383,7 +383,7 @@ def test_worker_processes_score_sql_and_ifeval_as_the_engine_does(
 
     class Counting(WorkerPool):
         def _submit(self, kind: str, *args: Any) -> Any:
-            scored.extend([kind] if kind == "score" else [])
+            scored.extend([kind] * len(args[0]) if kind == "score" else [])  # a batch each
             return super()._submit(kind, *args)
 
     monkeypatch.setattr(engine_module, "WorkerPool", Counting)
