@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.testing.pipecat_bot import ScriptLLM, script_bot
-from voxbench.testing.scripts import GoldenScript
+from voxbench.testing.scripts import GoldenScript, Reply, Script, ScriptMessage
 
 built: list[ScriptLLM] = []
 """Every scripted LLM built, in order (one per session)."""
@@ -37,3 +38,18 @@ def broken(transport: Any, setup: Any) -> Any:
 
 
 not_a_function = 42
+
+
+class _Answer(Script):
+    """One answer to whatever the user says (an FDB sample has no benchmark turns)."""
+
+    def reply(self, conversation: Sequence[ScriptMessage]) -> Reply:
+        return Reply(text="Blue is my favourite colour.")
+
+    def transcribe(self, number: int) -> str:
+        return "What is your favourite colour?"
+
+
+def answer(transport: Any, setup: Any) -> Any:
+    """A bot that answers every user turn with one sentence, 200 ms after it ends."""
+    return script_bot(_Answer(), ttfb_ms=200, built=built)(transport, setup)

@@ -404,7 +404,8 @@ class PipecatSession(Session):
             self._fail(f"pipeline error: {frame.error}")
 
         runner = WorkerRunner(handle_sigint=False, check_dangling_tasks=False)
-        self._run = asyncio.create_task(runner.run(self.worker))
+        await runner.add_workers(self.worker)
+        self._run = asyncio.create_task(runner.run())
         self._run.add_done_callback(self._on_worker_done)
         started = asyncio.create_task(self.transport.input().started.wait())
         done, _ = await asyncio.wait({started, self._run}, timeout=15.0,
