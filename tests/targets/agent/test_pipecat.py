@@ -53,7 +53,7 @@ async def test_smoke_in_text_mode_scores_perfectly(tmp_path: Path, smoke: Benchm
 
 async def test_smoke_in_audio_mode_scores_perfectly(tmp_path: Path, smoke: Benchmark) -> None:
     run, card, judgments = await run_smoke(
-        tmp_path, bot("golden"), None, mode="audio", heard_asr="none"
+        tmp_path, bot("golden"), None, mode="audio", heard_asr="none", clock="virtual"
     )
     assert_perfect(run, card, judgments)
     records = run.turns()

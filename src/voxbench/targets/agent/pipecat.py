@@ -79,6 +79,7 @@ try:
         VADUserStartedSpeakingFrame,
         VADUserStoppedSpeakingFrame,
     )
+    from pipecat.observers.base_observer import BaseObserver, FramePushed
     from pipecat.pipeline.pipeline import Pipeline
     from pipecat.pipeline.worker import PipelineParams, PipelineWorker
     from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
@@ -399,6 +400,8 @@ class PipecatSession(Session):
             for name in self._tool_names:
                 llm.register_function(name, self._tool_handler)
 
+        self.worker.add_observer(_TranscriptTap(self))
+
         @self.worker.event_handler("on_pipeline_error")
         async def _on_error(_worker: Any, frame: ErrorFrame) -> None:
             self._fail(f"pipeline error: {frame.error}")
@@ -559,9 +562,6 @@ class PipecatSession(Session):
         elif isinstance(frame, LLMTextFrame):
             if not self._tts_text:
                 self._say(frame)
-        elif isinstance(frame, TranscriptionFrame):
-            if frame.text:
-                self.emit(UserTranscript(text=frame.text))
         elif isinstance(frame, UserStartedSpeakingFrame):
             self.emit(SpeechStarted())
         elif isinstance(frame, UserStoppedSpeakingFrame):
@@ -647,6 +647,24 @@ class PipecatSession(Session):
             self._run.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._run
+
+
+class _TranscriptTap(BaseObserver):
+    """What the bot's STT heard: its final transcripts, wherever in the pipeline they go (the
+    user context aggregator takes them before they reach the output transport)."""
+
+    def __init__(self, session: PipecatSession) -> None:
+        super().__init__()
+        self.session = session
+        self._seen: set[int] = set()
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        frame = data.frame
+        if not isinstance(frame, TranscriptionFrame) or frame.id in self._seen:
+            return
+        self._seen.add(frame.id)
+        if frame.text and not self.session._dead:
+            self.session.emit(UserTranscript(text=frame.text))
 
 
 def _walk(processor: FrameProcessor) -> list[FrameProcessor]:
