@@ -58,7 +58,6 @@ from pipecat.utils.time import time_now_iso8601
 from voxbench.testing.realtime_common import split_chunks, split_words, synth_speech
 from voxbench.testing.scripts import FaultPlan, Script, ScriptCall, ScriptMessage, ToolOutcome
 
-
 _SETTINGS = (
     "system_instruction", "temperature", "max_tokens", "top_p", "top_k", "frequency_penalty",
     "presence_penalty", "seed", "filter_incomplete_user_turns", "user_turn_completion_config",

@@ -23,7 +23,7 @@ from voxbench.core.errors import ConfigError  # noqa: E402
 from voxbench.core.session import SessionSetup  # noqa: E402
 from voxbench.fullduplex.driver import drive_corpus  # noqa: E402
 from voxbench.fullduplex.stream import StreamOptions  # noqa: E402
-from voxbench.targets.agent.pipecat import PipecatSession  # noqa: E402
+from voxbench.targets.agent.pipecat import PipecatSession, benchmark_tools  # noqa: E402
 from voxbench.targets.registry import canonical_name, check_target_options, resolve_target  # noqa: E402
 
 BOTS = "tests.targets.agent.pipecat_bots"
@@ -128,3 +128,28 @@ async def test_errors_a_user_meets_are_clear() -> None:
     with pytest.raises(ConfigError) as info:
         await session.start(SessionSetup(system_prompt="x"))
     assert "building Pipecat bot" in str(info.value) and "no API key" in str(info.value)
+
+
+def test_the_example_bot_builds_around_voxbench_s_transport(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pipecat.services.llm_service import LLMService
+    from pipecat.transports.base_transport import TransportParams
+
+    from voxbench.targets.agent.pipecat import PipecatBotSetup, VoxbenchTransport, _walk
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[3] / "examples" / "pipecat_bot"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used-123456")  # nothing is called
+    session = PipecatSession("bot:create_pipeline")
+    for modality, parts in (("text", 5), ("audio", 7)):
+        transport = VoxbenchTransport(session, TransportParams())
+        setup = PipecatBotSetup(
+            system_prompt="x", tools=benchmark_tools(SessionSetup(system_prompt="x")),
+            history=[], modality=modality, audio_in_sample_rate=16000,
+            audio_out_sample_rate=24000, turn_detection="client",
+        )  # fmt: skip
+        pipeline = session.factory(transport, setup)
+        inside = _walk(pipeline)
+        assert transport.input() in inside and transport.output() in inside
+        assert any(isinstance(p, LLMService) for p in inside)
+        assert len(pipeline.processors) - 2 == parts  # without Pipeline's own source and sink

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import inspect
 import json
 import logging
@@ -454,8 +453,10 @@ class PipecatSession(Session):
         found = set(map(id, _walk(worker.pipeline)))
         missing = [
             name
-            for name, part in (("input", self.transport.input()),
-                               ("output", self.transport.output()))  # fmt: skip
+            for name, part in (
+                ("input", self.transport.input()),
+                ("output", self.transport.output()),
+            )  # fmt: skip
             if id(part) not in found
         ]
         if missing:
@@ -582,9 +583,9 @@ class PipecatSession(Session):
         text = frame.text
         if not text:
             return
-        if not frame.includes_inter_frame_spaces and self._said:
-            if not self._said[-1].isspace() and not text[0].isspace():
-                text = " " + text
+        joined = frame.includes_inter_frame_spaces or not self._said
+        if not joined and not self._said[-1].isspace() and not text[0].isspace():
+            text = " " + text
         self._said = text
         self.emit(AssistantTextDelta(text=text))
 
@@ -673,4 +674,3 @@ def _walk(processor: FrameProcessor) -> list[FrameProcessor]:
     for child in getattr(processor, "processors", None) or []:
         out.extend(_walk(child))
     return out
-
