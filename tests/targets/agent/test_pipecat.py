@@ -17,14 +17,21 @@ pytest.importorskip(
 
 from tests.fullduplex.conftest import _corpus_master, corpus_times, mini_corpus  # noqa: E402, F401
 from tests.targets.agent import pipecat_bots  # noqa: E402
-from tests.targets.realtime.conftest import assert_perfect, run_smoke  # noqa: E402
+from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke  # noqa: E402
 from voxbench.core.benchmark import Benchmark  # noqa: E402
 from voxbench.core.errors import ConfigError  # noqa: E402
+from voxbench.core.events import (  # noqa: E402
+    AssistantAudio,
+    Interrupted,
+    SessionEvent,
+    TurnComplete,
+)
 from voxbench.core.session import SessionSetup  # noqa: E402
 from voxbench.fullduplex.driver import drive_corpus  # noqa: E402
 from voxbench.fullduplex.stream import StreamOptions  # noqa: E402
 from voxbench.targets.agent.pipecat import PipecatSession, benchmark_tools  # noqa: E402
 from voxbench.targets.registry import canonical_name, check_target_options, resolve_target  # noqa: E402
+from voxbench.testing.realtime_common import speech_duration, synth_speech  # noqa: E402
 
 BOTS = "tests.targets.agent.pipecat_bots"
 
@@ -53,7 +60,13 @@ async def test_smoke_in_text_mode_scores_perfectly(tmp_path: Path, smoke: Benchm
 
 async def test_smoke_in_audio_mode_scores_perfectly(tmp_path: Path, smoke: Benchmark) -> None:
     run, card, judgments = await run_smoke(
-        tmp_path, bot("golden"), None, mode="audio", heard_asr="none", clock="virtual"
+        tmp_path,
+        bot("golden"),
+        None,
+        mode="audio",
+        heard_asr="none",
+        clock="virtual",
+        target_options={"playback": "instant"},  # the bot's answers are not waited out
     )
     assert_perfect(run, card, judgments)
     records = run.turns()
@@ -63,6 +76,30 @@ async def test_smoke_in_audio_mode_scores_perfectly(tmp_path: Path, smoke: Bench
     kinds = [e.type for e in run.events()]
     assert kinds.count("speech_started") >= len(records)  # voxbench played the VAD
     assert kinds.count("speech_stopped") >= len(records)
+
+
+async def test_a_user_barging_in_interrupts_the_answer(smoke: Benchmark) -> None:
+    session = resolve_target(bot("golden"))()  # playback in real time, as to a caller
+    await session.start(SessionSetup(system_prompt="x", modality="audio"))
+    try:
+        question = synth_speech(smoke.turns[0].text, 16000)
+        await session.send_user_audio(question, 16000)
+        await session.end_user_turn()
+        before: list[SessionEvent] = []
+        async for event in session.events():
+            before.append(event)
+            if isinstance(event, AssistantAudio):
+                break
+        await session.send_user_audio(question[:16000], 16000)  # half a second over it
+        after = await collect_turn(session)
+    finally:
+        await session.close()
+    assert not any(isinstance(e, Interrupted | TurnComplete) for e in before)
+    assert sum(isinstance(e, Interrupted) for e in after) == 1
+    assert isinstance(after[-1], TurnComplete) and after[-1].status == "cancelled"
+    played = sum(len(e.pcm) / 2 / e.sample_rate for e in before + after
+                 if isinstance(e, AssistantAudio))  # fmt: skip
+    assert 0 < played < speech_duration(smoke.turns[0].golden_text) / 2
 
 
 async def test_latency_is_measured_at_the_transport(tmp_path: Path) -> None:
@@ -81,6 +118,7 @@ async def test_a_pipeline_error_mid_turn_is_a_dropped_connection(tmp_path: Path)
     assert_perfect(run, card, judgments)
     records = run.turns()
     assert records[1].reconnected and not records[0].reconnected
+    assert records[1].retries == 1
     assert [c.name for c in records[1].tool_calls] == ["register_for_session"]
     errors = [e for e in run.events() if e.type == "target_error"]
     assert errors and "the scripted LLM failed on response 2" in errors[0].message

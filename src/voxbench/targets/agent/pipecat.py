@@ -16,7 +16,9 @@ modality, sample rates). It runs as a ``PipelineWorker`` in voxbench's event loo
 - what reaches the output transport is stamped on voxbench's clock as it arrives: audio
   as ``AssistantAudio`` when the transport writes it, the bot's words (``TTSTextFrame``,
   or ``LLMTextFrame`` when the bot has no TTS), ``UserStarted/StoppedSpeakingFrame`` and
-  its STT's final ``TranscriptionFrame``; an ``InterruptionFrame`` is a barge-in.
+  its STT's final ``TranscriptionFrame``; an ``InterruptionFrame`` while the bot answers is
+  a barge-in. The output transport takes audio as fast as it plays (``playback=realtime``,
+  as Pipecat's network transports do) or at once (``instant``).
 - the benchmark's tools are registered on every ``LLMService`` of the pipeline
   (``register_function``, replacing a handler of the same name): a call becomes
   ``ToolCallRequested`` and its result goes back through Pipecat's ``result_callback``.
@@ -34,6 +36,7 @@ import contextlib
 import inspect
 import json
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -267,9 +270,15 @@ class VoxbenchInput(BaseInputTransport):
 class VoxbenchOutput(BaseOutputTransport):
     """Where the bot's audio, words and turn signals leave the pipeline, stamped as they come."""
 
-    def __init__(self, session: PipecatSession, params: TransportParams, **kwargs: Any) -> None:
+    def __init__(
+        self, session: PipecatSession, params: TransportParams, *, paced: bool, **kwargs: Any
+    ) -> None:
         super().__init__(params, **kwargs)
         self.session = session
+        self.paced = paced
+        """Take audio no faster than it plays, as a transport to a caller does (Pipecat's
+        speaking state, and what an interruption cuts, follow the playback)."""
+        self._played_until = 0.0
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
@@ -277,6 +286,12 @@ class VoxbenchOutput(BaseOutputTransport):
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         self.session._on_audio(frame)
+        if self.paced and frame.audio:
+            seconds = len(frame.audio) / 2 / max(1, frame.num_channels) / frame.sample_rate
+            now = time.monotonic()
+            self._played_until = max(self._played_until, now) + seconds
+            # Stay one chunk ahead of the playback, like a device buffer.
+            await asyncio.sleep(max(0.0, self._played_until - seconds - now))
         return True
 
     async def write_transport_frame(self, frame: Frame) -> None:
@@ -285,6 +300,8 @@ class VoxbenchOutput(BaseOutputTransport):
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if direction == FrameDirection.DOWNSTREAM:
+            if isinstance(frame, InterruptionFrame):
+                self._played_until = 0.0  # the queued audio is dropped, not played
             self.session._on_frame(frame)
         await super().process_frame(frame, direction)
 
@@ -292,11 +309,13 @@ class VoxbenchOutput(BaseOutputTransport):
 class VoxbenchTransport(BaseTransport):
     """The transport a factory builds its pipeline around (``input()`` / ``output()``)."""
 
-    def __init__(self, session: PipecatSession, params: TransportParams) -> None:
+    def __init__(
+        self, session: PipecatSession, params: TransportParams, *, paced: bool = True
+    ) -> None:
         super().__init__(name="VoxbenchTransport")
         self.params = params
         self._input = VoxbenchInput(params, name="VoxbenchInput")
-        self._output = VoxbenchOutput(session, params, name="VoxbenchOutput")
+        self._output = VoxbenchOutput(session, params, paced=paced, name="VoxbenchOutput")
 
     def input(self) -> VoxbenchInput:
         return self._input
@@ -335,6 +354,13 @@ class PipecatSession(Session):
         self.in_rate = int(self.options.get("input_sample_rate", 16000))
         self.out_rate = int(self.options.get("output_sample_rate", 24000))
         self.tool_timeout = float(self.options.get("tool_timeout", 60.0))
+        self.playback = self.options.get("playback", "realtime")
+        if self.playback not in ("realtime", "instant"):
+            raise ConfigError(
+                f"unknown playback {self.playback!r}",
+                field="target_options.playback",
+                expected="realtime (the transport takes audio as fast as it plays) or instant",
+            )
         self.info = TargetInfo(
             name=f"pipecat/{spec}",
             input_modality="audio",  # the bot listens natively: audio mode adds no cascade
@@ -350,6 +376,9 @@ class PipecatSession(Session):
         self._speaking = False
         """Client turn detection: the VAD start of this user turn has been pushed."""
         self._answering = False
+        """A response is due or under way: its ``LLMFullResponseEndFrame`` completes it."""
+        self._responding = False
+        """The bot has begun answering (words, audio or a tool call reached the output)."""
         self._waiting: dict[str, asyncio.Future[Any]] = {}
         """Benchmark tool calls made and not yet answered, by call id."""
         self._followups = 0
@@ -381,7 +410,7 @@ class PipecatSession(Session):
             audio_out_sample_rate=self.out_rate,
             audio_out_end_silence_secs=0,
         )
-        self.transport = VoxbenchTransport(self, params)
+        self.transport = VoxbenchTransport(self, params, paced=self.playback == "realtime")
         bot = PipecatBotSetup(
             system_prompt=setup.system_prompt,
             tools=benchmark_tools(setup),
@@ -551,6 +580,7 @@ class PipecatSession(Session):
 
             samples = np.frombuffer(pcm, dtype="<i2").reshape(-1, frame.num_channels)
             pcm = samples.mean(axis=1).astype("<i2").tobytes()
+        self._responding = True
         self.emit(AssistantAudio(pcm=pcm, sample_rate=frame.sample_rate))
 
     def _on_frame(self, frame: Frame) -> None:
@@ -568,14 +598,18 @@ class PipecatSession(Session):
         elif isinstance(frame, UserStoppedSpeakingFrame):
             self.emit(SpeechStopped())
         elif isinstance(frame, InterruptionFrame):
-            self.emit(Interrupted())
-            if self._answering and not self._waiting:
-                self._answering = False
+            # Pipecat interrupts at every user turn start (it may reach here after voxbench
+            # has ended that turn); a barge-in is one once the answer has begun (tool calls
+            # under way are not cut).
+            if self._responding and not self._waiting and not self._followups:
+                self._answering = self._responding = False
+                self._said = ""
+                self.emit(Interrupted())
                 self.emit(TurnComplete(status="cancelled"))
         elif isinstance(frame, FunctionCallsStartedFrame):
             ours = [c for c in frame.function_calls if c.function_name in self._tool_names]
             if ours:
-                self._answering = True
+                self._answering = self._responding = True
                 self._followups += 1
 
     def _say(self, frame: TTSTextFrame | LLMTextFrame) -> None:
@@ -587,6 +621,7 @@ class PipecatSession(Session):
         if not joined and not self._said[-1].isspace() and not text[0].isspace():
             text = " " + text
         self._said = text
+        self._responding = True
         self.emit(AssistantTextDelta(text=text))
 
     def _on_response_end(self) -> None:
@@ -597,7 +632,7 @@ class PipecatSession(Session):
             return
         if self._waiting:
             return
-        self._answering = False
+        self._answering = self._responding = False
         self._said = ""
         self.emit(TurnComplete(status="completed"))
 

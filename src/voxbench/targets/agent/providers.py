@@ -55,7 +55,14 @@ register_provider(
         "(pip install 'voxbench[pipecat]'): pipecat/package.module:factory",
         kind="realtime",
         options=frozenset(
-            {"turn_detection", "output", "input_sample_rate", "output_sample_rate", "tool_timeout"}
+            {
+                "turn_detection",
+                "output",
+                "input_sample_rate",
+                "output_sample_rate",
+                "tool_timeout",
+                "playback",
+            }
         ),
     )
 )
