@@ -10,7 +10,8 @@ would call over the network:
   goes to the handler registered on the service (voxbench's, in a run). ``ttfb_ms`` holds
   each response's first output back; ``faults`` (``error@N``) raise inside response N.
 - ``ScriptSTT``: the bot's "ASR": a final ``TranscriptionFrame`` with the script's
-  transcript of the N-th user turn when the user stops speaking (a VAD stop frame).
+  transcript of the N-th user turn when the user stops speaking (a VAD stop frame: voxbench's,
+  or with ``turn_detection=agent`` the bot's own Silero ``VADProcessor``'s).
 - ``ToneTTS``: speaks each response as tone bursts (``synth_speech``) in
   ``TTSAudioRawFrame`` chunks, with a ``TTSTextFrame`` per word, before the response's end.
 
@@ -234,7 +235,15 @@ def script_bot(
                 )
             ),
         )
-        processors: list[FrameProcessor] = [transport.input(), ScriptSTT(script)]
+        processors: list[FrameProcessor] = [transport.input()]
+        if setup.turn_detection == "agent":  # the bot's own VAD hears the turns
+            from pipecat.audio.vad.silero import SileroVADAnalyzer
+            from pipecat.audio.vad.vad_analyzer import VADParams
+            from pipecat.processors.audio.vad_processor import VADProcessor
+
+            vad = SileroVADAnalyzer(params=VADParams(stop_secs=0.8))
+            processors.append(VADProcessor(vad_analyzer=vad))
+        processors.append(ScriptSTT(script))
         processors += [aggregators.user(), llm]
         if setup.modality == "audio":
             processors.append(ToneTTS(setup.audio_out_sample_rate))

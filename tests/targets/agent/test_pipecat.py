@@ -78,6 +78,25 @@ async def test_smoke_in_audio_mode_scores_perfectly(tmp_path: Path, smoke: Bench
     assert kinds.count("speech_stopped") >= len(records)
 
 
+@pytest.mark.slow
+async def test_the_bot_s_own_vad_ends_the_turns_in_real_time(tmp_path: Path) -> None:
+    # voxbench only streams the user's speech (eSpeak NG); the bot's Silero VAD ends turns.
+    run, card, judgments = await run_smoke(
+        tmp_path,
+        bot("golden"),
+        None,
+        mode="audio",
+        heard_asr="none",
+        only_turns="0-1",
+        target_options={"turn_detection": "agent", "playback": "instant"},
+    )
+    assert_perfect(run, card, judgments)
+    assert [e.clock for e in run.events() if e.type == "recording_started"] == ["real"]
+    assert run.turns()[1].tool_calls
+    kinds = [e.type for e in run.events()]
+    assert kinds.count("speech_stopped") == 2 and kinds.count("user_transcript") == 2
+
+
 async def test_a_user_barging_in_interrupts_the_answer(smoke: Benchmark) -> None:
     session = resolve_target(bot("golden"))()  # playback in real time, as to a caller
     await session.start(SessionSetup(system_prompt="x", modality="audio"))
