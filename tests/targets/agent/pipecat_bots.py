@@ -53,3 +53,8 @@ class _Answer(Script):
 def answer(transport: Any, setup: Any) -> Any:
     """A bot that answers every user turn with one sentence, 200 ms after it ends."""
     return script_bot(_Answer(), ttfb_ms=200, built=built)(transport, setup)
+
+
+def conference(transport: Any, setup: Any) -> Any:
+    """The conference benchmark's oracle as a Pipecat bot."""
+    return script_bot(GoldenScript(load_benchmark("conference")), built=built)(transport, setup)

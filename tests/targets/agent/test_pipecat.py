@@ -5,6 +5,7 @@ this file in ``.venv-pipecat``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -18,6 +19,7 @@ pytest.importorskip(
 from tests.fullduplex.conftest import _corpus_master, corpus_times, mini_corpus  # noqa: E402, F401
 from tests.targets.agent import pipecat_bots  # noqa: E402
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke  # noqa: E402
+from voxbench.benchmarks.loader import load_benchmark  # noqa: E402
 from voxbench.core.benchmark import Benchmark  # noqa: E402
 from voxbench.core.errors import ConfigError  # noqa: E402
 from voxbench.core.events import (  # noqa: E402
@@ -26,9 +28,13 @@ from voxbench.core.events import (  # noqa: E402
     SessionEvent,
     TurnComplete,
 )
+from voxbench.core.rundir import RunDirectory  # noqa: E402
 from voxbench.core.session import SessionSetup  # noqa: E402
+from voxbench.evaluation import evaluate_run  # noqa: E402
 from voxbench.fullduplex.driver import drive_corpus  # noqa: E402
 from voxbench.fullduplex.stream import StreamOptions  # noqa: E402
+from voxbench.runner.config import RunConfig  # noqa: E402
+from voxbench.runner.launch import run_conversation  # noqa: E402
 from voxbench.targets.agent.pipecat import PipecatSession, benchmark_tools  # noqa: E402
 from voxbench.targets.registry import canonical_name, check_target_options, resolve_target  # noqa: E402
 from voxbench.testing.realtime_common import speech_duration, synth_speech  # noqa: E402
@@ -210,3 +216,12 @@ def test_the_example_bot_builds_around_voxbench_s_transport(
         assert transport.input() in inside and transport.output() in inside
         assert any(isinstance(p, LLMService) for p in inside)
         assert len(pipeline.processors) - 2 == parts  # without Pipeline's own source and sink
+
+
+async def test_conference_scores_perfectly_through_a_pipecat_bot(tmp_path: Path) -> None:
+    conference = load_benchmark("conference")
+    config = RunConfig(benchmark="conference", target=bot("conference"), runs_dir=tmp_path)
+    path = await run_conversation(config)
+    result = await asyncio.to_thread(evaluate_run, path)
+    assert_perfect(RunDirectory.open_existing(path), result.card, result.judgments)
+    assert len(pipecat_bots.built) == 1 and len(result.records) == len(conference.turns)
