@@ -38,7 +38,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from voxbench.core.errors import ConfigError
@@ -56,7 +56,7 @@ from voxbench.core.events import (
 )
 from voxbench.core.secrets import redact_text
 from voxbench.core.session import HistoryMessage, Session, SessionSetup, TargetInfo
-from voxbench.targets.realtime.audio import PcmResampler
+from voxbench.targets.realtime.audio import PcmResampler, is_silent
 from voxbench.targets.realtime.base import tool_result_text
 
 try:
@@ -126,7 +126,6 @@ class PipecatBotSetup:
     turn_detection: Literal["client", "agent"]
     """``client``: voxbench pushes the VAD frames that start and stop each user turn;
     ``agent``: the bot's own VAD decides."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -508,8 +507,6 @@ class PipecatSession(Session):
         if not data:
             return
         if self.turn_detection == "client" and not self._speaking:
-            from voxbench.targets.realtime.audio import is_silent
-
             if is_silent(data):
                 return  # before the user speaks: the silence the runner streams
             self._speaking = True
