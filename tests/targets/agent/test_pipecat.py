@@ -64,6 +64,7 @@ async def test_smoke_in_text_mode_scores_perfectly(tmp_path: Path, smoke: Benchm
     assert run.info().target.name == bot("golden")
 
 
+@pytest.mark.slow
 async def test_smoke_in_audio_mode_scores_perfectly(tmp_path: Path, smoke: Benchmark) -> None:
     run, card, judgments = await run_smoke(
         tmp_path,
@@ -72,7 +73,9 @@ async def test_smoke_in_audio_mode_scores_perfectly(tmp_path: Path, smoke: Bench
         mode="audio",
         heard_asr="none",
         clock="virtual",
-        target_options={"playback": "instant"},  # the bot's answers are not waited out
+        # The transport plays the answers in real time (the default), as to a caller. With
+        # -o playback=instant this test failed now and then when run with the others (the
+        # turn-taking check found no agent speech in turn 8 or 9); the cause is not known.
     )
     assert_perfect(run, card, judgments)
     records = run.turns()
