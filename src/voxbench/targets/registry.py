@@ -104,8 +104,8 @@ KNOWN_TARGET_OPTIONS = frozenset(
         "turn_detection", "output", "input_transcription", "transcript_grace",
         "automatic_activity_detection", "input_sample_rate", "output_sample_rate", "text_input",
         "resumption_handle",
-        # agent targets (voxbench agent protocol, Twilio Media Streams)
-        "turn_end_silence",
+        # agent targets (voxbench agent protocol, Twilio Media Streams, Pipecat bots)
+        "turn_end_silence", "tool_timeout", "playback",
     }
 )  # fmt: skip
 """Every option key some built-in target reads (a test keeps this list true to the code).

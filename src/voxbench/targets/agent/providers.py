@@ -1,5 +1,5 @@
-"""Registers the agent targets: ``websocket/<url>`` and ``twilio-stream/<url>``. Adapters are
-imported when chosen."""
+"""Registers the agent targets: ``websocket/<url>``, ``twilio-stream/<url>`` and
+``pipecat/<module:factory>``. Adapters are imported when chosen (Pipecat is an optional extra)."""
 
 from __future__ import annotations
 
@@ -37,5 +37,32 @@ register_provider(
         description="a telephony bot serving Twilio Media Streams (μ-law 8 kHz), with voxbench "
         "as Twilio: twilio-stream/wss://HOST/PATH",
         kind="realtime",
+    )
+)
+
+
+def _pipecat(context: TargetContext) -> Session:
+    from voxbench.targets.agent.pipecat import PipecatSession
+
+    return PipecatSession(context.model, options=context.options)
+
+
+register_provider(
+    TargetProvider(
+        name="pipecat",
+        factory=_pipecat,
+        description="your own Pipecat bot, run in-process with voxbench as its transport "
+        "(pip install 'voxbench[pipecat]'): pipecat/package.module:factory",
+        kind="realtime",
+        options=frozenset(
+            {
+                "turn_detection",
+                "output",
+                "input_sample_rate",
+                "output_sample_rate",
+                "tool_timeout",
+                "playback",
+            }
+        ),
     )
 )
