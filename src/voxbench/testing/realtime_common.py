@@ -4,7 +4,7 @@ What the fake model *says* comes from ``voxbench.testing.scripts`` (``GoldenScri
 ``ListScript``, ``FaultPlan``), shared with the HTTP fakes. This module adds what only
 speech servers need:
 
-- ``synth_speech``: deterministic PCM16 whose duration follows the text (one tone burst per
+- ``synth_speech``: deterministic PCM16 whose duration follows the text (one voiced burst per
   word), standing in for the model's voice;
 - ``EnergyVad``: the server-VAD simulation (speech start/stop from frame energy);
 - ``Conversation``: the provider-neutral conversation a server hands its script, built from
@@ -45,21 +45,46 @@ def speech_duration(text: str, words_per_second: float = 2.5) -> float:
     return max(0.25, len(text.split()) / words_per_second)
 
 
+VOWEL_GLIDE = ((730.0, 1090.0, 2440.0), (270.0, 2290.0, 3010.0))
+"""Formants (F1–F3, Hz) each synthetic word glides between: /a/ to /i/."""
+
+
 def synth_speech(text: str, sample_rate: int, words_per_second: float = 2.5) -> bytes:
-    """Mono PCM16 standing in for speaking ``text``: one tone burst per word, 20% gaps."""
+    """Mono PCM16 standing in for speaking ``text``: one voiced burst per word, 20% gaps.
+
+    Each burst is a voice (harmonics of a pitch fixed per word, with a little vibrato and
+    breath noise) whose formants glide from /a/ to /i/ over two syllable beats. Speech-like
+    enough that Silero VAD finds it wherever it falls on the VAD's frame grid (steady tones
+    were found or missed depending on their offset); deterministic per text."""
     words = text.split() or [""]
     word_samples = int(sample_rate / words_per_second)
     burst = int(word_samples * 0.8)
     t = np.arange(burst) / sample_rate
+    frac = t / max(float(t[-1]), 1e-9) if burst > 1 else t
     ramp = min(burst // 4, int(0.01 * sample_rate)) or 1
     envelope = np.ones(burst)
     envelope[:ramp] = np.linspace(0.0, 1.0, ramp)
     envelope[-ramp:] = np.linspace(1.0, 0.0, ramp)
+    syllables = 0.55 + 0.45 * np.sin(2 * np.pi * frac) ** 2
+    top = min(4000.0, sample_rate / 2 - 100.0)
     out = np.zeros(word_samples * len(words), dtype=np.float64)
     for i, word in enumerate(words):
-        pitch = 140.0 + 12.0 * (sum(map(ord, word)) % 10)  # deterministic per word
-        tone = np.sin(2 * np.pi * pitch * t) + 0.4 * np.sin(2 * np.pi * 2 * pitch * t)
-        out[i * word_samples : i * word_samples + burst] = 0.25 * tone * envelope
+        code = sum(map(ord, word))
+        pitch = 110.0 + 10.0 * (code % 10)  # deterministic per word
+        f0 = pitch * (1.0 + 0.08 * np.sin(2 * np.pi * 3.0 * t)) * (1.0 - 0.1 * frac)
+        phase = 2 * np.pi * np.cumsum(f0) / sample_rate
+        wave = np.zeros(burst)
+        for k in range(1, int(top // pitch) + 1):
+            gain = sum(
+                1.0 / (1.0 + ((k * f0 - (a + (b - a) * frac)) / 90.0) ** 2)
+                for a, b in zip(*VOWEL_GLIDE, strict=True)
+            )
+            wave += gain / np.sqrt(k) * np.sin(k * phase)
+        wave *= syllables
+        peak = float(np.max(np.abs(wave))) or 1.0
+        wave += 0.05 * peak * np.random.default_rng(code).standard_normal(burst)
+        wave /= float(np.max(np.abs(wave))) or 1.0
+        out[i * word_samples : i * word_samples + burst] = 0.65 * wave * envelope
     samples = int(round(speech_duration(text, words_per_second) * sample_rate))
     out = np.pad(out, (0, max(0, samples - len(out))))[:samples]
     return (out * 32767).astype("<i2").tobytes()
