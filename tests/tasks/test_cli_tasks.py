@@ -154,3 +154,19 @@ def test_ray_address_needs_the_ray_executor(monkeypatch, capsys, tmp_path: Path)
     assert code == 2 and "--ray-address" in out and "--executor ray" in out
     code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml", "--executor", "dask")
     assert code == 2 and "unknown executor 'dask'" in out
+
+
+def test_a_narrow_terminal_never_cuts_task_names(monkeypatch, capsys, tmp_path: Path) -> None:
+    """Cut to 14 characters, both tasks below printed as ``builtin_speak…``."""
+    from tests.cli_invoke import invoke
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "eval.yaml").write_text(
+        "models: [{name: oracle, model: local/oracle}]\n"
+        "tasks: [builtin_speaker_count, builtin_speaker_gender]\n"
+    )
+    code, out, _ = invoke(monkeypatch, capsys, "tasks", "run", "eval.yaml", columns=60)
+    assert code == 0, out
+    lines = out.splitlines()
+    for name in ("builtin_speaker_count", "builtin_speaker_gender", "macro_f1"):
+        assert any(name in line for line in lines), (name, out)

@@ -237,11 +237,15 @@ def _print_table(scores: dict[str, Any], models: list[str]) -> None:
     from voxbench.tasks.report import table_rows
 
     table = Table(title="Scores (0–100, 95% CI, n scored)", title_justify="left")
-    table.add_column("task")
-    table.add_column("metric")
+    rows = table_rows(scores, models)
+    # A narrow terminal squeezes the score cells; task and metric names are never cut (two
+    # tasks can share their first twenty characters).
+    for index, name in enumerate(("task", "metric")):
+        longest = max((len(row[index]) for row in rows), default=len(name))
+        table.add_column(name, no_wrap=True, min_width=longest)
     for model in models:
         table.add_column(model, overflow="fold")
-    for row in table_rows(scores, models):
+    for row in rows:
         table.add_row(*(escape(c) for c in row))
     console.print(table)
 
