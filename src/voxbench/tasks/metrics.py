@@ -111,9 +111,9 @@ def _units(text: str, language: str, chars: bool) -> list[str]:
     return norm.split()
 
 
-_MIXED_UNIT = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
-)
+_HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""Hiragana, katakana and the CJK ideograph blocks."""
+_MIXED_UNIT = re.compile(f"[{_HAN_KANA}]|[^\\s{_HAN_KANA}]+")
 """A unit of the mixed error rate: one Han or kana character, or a run of anything else."""
 
 
@@ -123,19 +123,20 @@ def mixed_units(text: str) -> list[str]:
     return _MIXED_UNIT.findall(basic_normalize(text))
 
 
+def _edit_counts(ref: list[str], hyp: list[str], normalizer: str) -> dict[str, Any]:
+    return {"errors": Levenshtein.distance(ref, hyp), "units": len(ref), "normalizer": normalizer}
+
+
 def _mixed_edit_stats(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
-    ref, hyp = mixed_units(ctx.reference), mixed_units(prediction)
-    return {"errors": Levenshtein.distance(ref, hyp), "units": len(ref), "normalizer": "mixed"}
+    return _edit_counts(mixed_units(ctx.reference), mixed_units(prediction), "mixed")
 
 
 def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> dict[str, Any]:
-    ref = _units(ctx.reference, ctx.language, chars)
-    hyp = _units(prediction, ctx.language, chars)
-    return {
-        "errors": Levenshtein.distance(ref, hyp),
-        "units": len(ref),
-        "normalizer": normalizer_for(ctx.language),
-    }
+    return _edit_counts(
+        _units(ctx.reference, ctx.language, chars),
+        _units(prediction, ctx.language, chars),
+        normalizer_for(ctx.language),
+    )
 
 
 def _ratio_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:

@@ -189,17 +189,7 @@ class FakeOpenAIServer(ScriptedServer):
         await self.wait_first()
         if any(f.kind == "drop" for f in faults):
             await responder.drop()
-        await responder.send(
-            200,
-            {
-                "id": f"chatcmpl-{next(self._ids)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "message": message_body, "finish_reason": "stop"}],
-                "usage": usage,
-            },
-        )
+        await responder.send(200, self._completion(model, message_body, "stop", usage))
 
     def _call_ids(self, reply: Reply) -> list[str]:
         return [f"call_{next(self._ids):04d}" for _ in reply.calls]
@@ -217,17 +207,20 @@ class FakeOpenAIServer(ScriptedServer):
                  "function": {"name": c.name, "arguments": c.arguments_json()}}
                 for cid, c in zip(self._call_ids(reply), reply.calls, strict=True)
             ]  # fmt: skip
-        await responder.send(
-            200,
-            {
-                "id": f"chatcmpl-{next(self._ids)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
-                "usage": usage,
-            },
-        )
+        await responder.send(200, self._completion(model, message, _finish(reply), usage))
+
+    def _completion(
+        self, model: str, message: dict[str, Any], finish_reason: str, usage: dict
+    ) -> dict[str, Any]:
+        """A whole ``chat.completion`` object with one choice."""
+        return {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+            "usage": usage,
+        }
 
     async def _stream(
         self,
