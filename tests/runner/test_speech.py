@@ -60,6 +60,21 @@ async def test_oracle_audio_run_records_an_aligned_conversation(tmp_path: Path) 
     assert set(analysis.latency) >= {"ttfb", "first_audio_latency", "voice_to_voice"}
 
 
+async def test_each_turn_starts_on_a_sample_of_the_recording(tmp_path: Path) -> None:
+    """A turn's stamp names the sample its audio starts on, so a window cut from the recording
+    by the timeline's (microsecond) times never loses or gains a sample."""
+    path = await run_conversation(audio_config(tmp_path, only_turns="0-3"))
+    run = RunDirectory.open_existing(path)
+    wav = read_wav(path / "conversation.wav")
+    origin = next(e.origin for e in run.events() if e.type == "recording_started")
+    starts = [(e.t - origin) * wav.sample_rate for e in run.events() if isinstance(e, TurnStarted)]
+    assert len(starts) == 4
+    for frames in starts:
+        assert abs(frames - round(frames)) < 0.05  # 1 µs is 0.024 samples at 24 kHz
+        before = wav.samples[round(frames) - 200 : round(frames), 0]
+        assert not before.any()  # nothing of the turn's audio lies before its start
+
+
 async def test_virtual_clock_runs_faster_than_real_time(tmp_path: Path) -> None:
     loop = asyncio.get_running_loop()
     began = loop.time()

@@ -265,9 +265,10 @@ class ConversationRun:
 
     # -- the run ------------------------------------------------------------------------
 
-    def record(self, turn: str | None, event: Stamp) -> float:
-        """Stamp and append a runner event; returns its time."""
-        t = self.clock.now()
+    def record(self, turn: str | None, event: Stamp, at: float | None = None) -> float:
+        """Stamp and append a runner event (at ``at``, a time already reached, when given);
+        returns its time."""
+        t = self.clock.now() if at is None else at
         self.run_dir.append_event(event, t=t, turn=turn)
         return t
 
@@ -416,10 +417,12 @@ class ConversationRun:
         self.backend.begin_turn(turn.id)
         state = TurnState()
         nudge: NudgeExchange | None = None
-        start = self.record(turn.id, TurnStarted(index=index))
         if self.speech is not None:
+            # The turn starts on a sample of the recording, where its audio starts.
+            start = self.record(turn.id, TurnStarted(index=index), at=await self.speech.on_sample())
             user_end, status = await self.speech.drive(turn, state, start)
         else:
+            start = self.record(turn.id, TurnStarted(index=index))
             await session.send_user_text(turn.text)
             self.record(turn.id, UserTextSent(text=turn.text))
             await session.end_user_turn()

@@ -92,6 +92,22 @@ class SpeechTurns:
             self._clips[key] = read_wav(self.turn_audio[turn.id]).mono().resampled(rate)
         return self._clips[key]
 
+    async def on_sample(self) -> float:
+        """Wait for the recording's next sample; returns its run-clock time.
+
+        A turn starts there, so its stamp on the timeline (kept to the microsecond) names the
+        very sample its audio starts on: a window cut from the recording by the timeline's
+        times then holds the same samples however far between two samples the turn began."""
+        assert self.recorder is not None
+        clock = self.run.clock
+        now = clock.now()
+        frame = self.recorder.frame_at(now)
+        if self.recorder.time_of(frame) < now:
+            frame += 1
+        t = self.recorder.time_of(frame)
+        await clock.sleep(t - clock.now())
+        return t
+
     async def drive(self, turn: Turn, state: TurnState, start: float) -> tuple[float, str]:
         """Stream the turn, wait for the agent's answer and its playback; returns (user_end, status)."""
         run = self.run

@@ -40,8 +40,8 @@ class TurnContext(Protocol):
     @property
     def clock(self) -> Clock: ...
 
-    def record(self, turn: str | None, event: Stamp) -> float:
-        """Stamp and append a runner event; returns its time."""
+    def record(self, turn: str | None, event: Stamp, at: float | None = None) -> float:
+        """Stamp and append a runner event (at ``at`` when given); returns its time."""
         ...
 
     async def consume(self, turn: Turn, state: TurnState) -> str:
