@@ -58,7 +58,25 @@ from voxbench.core.secrets import redact_text
 from voxbench.core.session import Session, SessionSetup, TargetInfo
 from voxbench.targets.realtime.audio import PcmResampler, is_silent
 
+PIPECAT_LOG_LEVEL = os.environ.get("VOXBENCH_PIPECAT_LOG", "WARNING")
+"""What Pipecat's own log (loguru, DEBUG to stderr by default) shows during a run."""
+
+
+def _quiet_pipecat_log() -> None:
+    """Pipecat logs every frame at DEBUG through loguru's default stderr handler, which buries
+    voxbench's progress: that handler is replaced by one at ``VOXBENCH_PIPECAT_LOG``
+    (default WARNING). A program that already replaced it keeps its own handlers."""
+    from loguru import logger
+
+    try:
+        logger.remove(0)
+    except ValueError:
+        return
+    logger.add(sys.stderr, level=PIPECAT_LOG_LEVEL)
+
+
 try:
+    _quiet_pipecat_log()  # before Pipecat's import logs its banner
     from pipecat.frames.frames import (
         EndFrame,
         ErrorFrame,
@@ -95,25 +113,6 @@ except ImportError as exc:  # pragma: no cover - exercised where pipecat is abse
     ) from exc
 
 log = logging.getLogger(__name__)
-
-PIPECAT_LOG_LEVEL = os.environ.get("VOXBENCH_PIPECAT_LOG", "WARNING")
-"""What Pipecat's own log (loguru, DEBUG to stderr by default) shows during a run."""
-
-
-def _quiet_pipecat_log() -> None:
-    """Pipecat logs every frame at DEBUG through loguru's default stderr handler, which buries
-    voxbench's progress: that handler is replaced by one at ``VOXBENCH_PIPECAT_LOG``
-    (default WARNING). A program that already replaced it keeps its own handlers."""
-    from loguru import logger
-
-    try:
-        logger.remove(0)
-    except ValueError:
-        return
-    logger.add(sys.stderr, level=PIPECAT_LOG_LEVEL)
-
-
-_quiet_pipecat_log()
 
 TURN_DETECTION = ("client", "agent")
 
