@@ -187,6 +187,9 @@ def test_task_configs_in_the_matrix_run_once_and_are_reused(tmp_path, monkeypatc
     assert (row["task"], row["model"], row["action"]) == ("builtin_en_asr", "oracle", "ran")
     assert row["metrics"]["wer"] == 0.0 and row["answered"] == 2
     assert "tasks eval.yaml" in out
+    # Each task × model is one line of the printed table, whatever the terminal's width.
+    (line,) = [x for x in out.splitlines() if x.startswith("builtin_en_asr")]
+    assert line.split()[:5] == ["builtin_en_asr", "oracle", "2", "0", "0.0"]
     code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
     assert code == 0, out + err
     board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())

@@ -170,3 +170,10 @@ def test_a_narrow_terminal_never_cuts_task_names(monkeypatch, capsys, tmp_path: 
     lines = out.splitlines()
     for name in ("builtin_speaker_count", "builtin_speaker_gender", "macro_f1"):
         assert any(name in line for line in lines), (name, out)
+    # Piped, each score is one grep-able line (the cells were once folded a character wide).
+    (row,) = [line for line in lines if "builtin_speaker_gender" in line and "macro_f1" in line]
+    assert row.split() == ["builtin_speaker_gender", "macro_f1", "↑", "100.00", "[100.0,",
+                           "100.0]", "n=12"]  # fmt: skip
+    (done,) = [line for line in lines if "model requests in" in line]
+    (run,) = (tmp_path / "runs" / "tasks").glob("*/run.json")
+    assert done.endswith(str(run.parent))  # never cut

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from voxbench.cli.console import make_console
+from voxbench.cli.tables import Column, Listing, print_listings
 from voxbench.core.errors import RunIncompleteError
 from voxbench.scale.cells import Cell, CellResult
 from voxbench.scale.executors import make_executor
@@ -62,44 +63,49 @@ def leaderboard_table(board: Leaderboard) -> Table:
     return table
 
 
-def fdb_tables(board: Leaderboard) -> list[Table]:
-    """One table per FDB corpus and category: each target's metric means."""
-    tables = []
+def fdb_listings(board: Leaderboard) -> list[Listing]:
+    """One listing per FDB corpus and category: each target's metric means."""
+    listings = []
     for corpus, category in dict.fromkeys((r.corpus, r.category) for r in board.fdb):
         mine = [r for r in board.fdb if (r.corpus, r.category) == (corpus, category)]
         metrics = list(dict.fromkeys(m for r in mine for m in r.metrics))
-        table = Table(title=escape(f"FDB {corpus} · {category}"), title_justify="left")
-        for col in ("target", "subset", "samples", "errors", *metrics):
-            table.add_column(col, justify="left" if col in ("target", "subset") else "right")
+        columns = [Column("target", name=True), Column("subset", name=True)]
+        columns += [Column("samples"), Column("errors")]
+        columns += [Column(f"metric_{i}", header=m) for i, m in enumerate(metrics)]
+        listing = Listing(f"fdb_{corpus}_{category}", f"FDB {corpus} · {category}", columns)
         for r in mine:
-            values = ["—" if r.metrics.get(m) is None else f"{r.metrics[m]:.3f}" for m in metrics]
-            table.add_row(
-                escape(r.target), escape(r.subset), str(r.samples), str(r.errors), *values
+            values = {
+                f"metric_{i}": None if r.metrics.get(m) is None else f"{r.metrics[m]:.3f}"
+                for i, m in enumerate(metrics)
+            }
+            listing.add(
+                target=r.target, subset=r.subset, samples=r.samples, errors=r.errors, **values
             )
-        tables.append(table)
-    return tables
+        listings.append(listing)
+    return listings
 
 
-def task_tables(board: Leaderboard) -> list[Table]:
-    """One table per task config: each task × model's metrics (0–100) with intervals."""
-    tables = []
+def task_listings(board: Leaderboard) -> list[Listing]:
+    """One listing per task config: each task × model's metrics (0–100) with intervals."""
+    listings = []
     for config in dict.fromkeys(r.config for r in board.tasks):
         mine = [r for r in board.tasks if r.config == config]
         metrics = list(dict.fromkeys(m for r in mine for m in r.metrics))
-        table = Table(title=escape(f"tasks {config} ({mine[0].action})"), title_justify="left")
-        for col in ("task", "model", "answered", "errors", *metrics):
-            table.add_column(col, justify="left" if col in ("task", "model") else "right")
+        columns = [Column("task", name=True), Column("model", name=True)]
+        columns += [Column("answered"), Column("errors")]
+        columns += [Column(f"metric_{i}", header=m) for i, m in enumerate(metrics)]
+        listing = Listing(f"tasks_{config}", f"tasks {config} ({mine[0].action})", columns)
         for r in mine:
-            values = []
-            for m in metrics:
+            values = {}
+            for i, m in enumerate(metrics):
                 v, ci = r.metrics.get(m), r.ci95.get(m)
-                text = "—" if v is None else f"{v:.1f}"
-                values.append(
-                    text + (f" [{ci[0]:.1f}–{ci[1]:.1f}]" if ci and v is not None else "")
-                )
-            table.add_row(escape(r.task), escape(r.model), str(r.answered), str(r.errors), *values)
-        tables.append(table)
-    return tables
+                text = None if v is None else f"{v:.1f}"
+                if ci and v is not None:
+                    text = f"{text} [{ci[0]:.1f}–{ci[1]:.1f}]"
+                values[f"metric_{i}"] = text
+            listing.add(task=r.task, model=r.model, answered=r.answered, errors=r.errors, **values)
+        listings.append(listing)
+    return listings
 
 
 def matrix_command(
@@ -128,8 +134,9 @@ def matrix_command(
     board = run_matrix(plan, chosen, source=plan_file, on_done=_progress)
     if board.rows:
         console.print(leaderboard_table(board))
-    for table in [*fdb_tables(board), *task_tables(board)]:
-        console.print(table)
+    tables = [*fdb_listings(board), *task_listings(board)]
+    if tables:
+        print_listings(tables, console=console)
     console.print(f"leaderboard: {escape(str(plan.runs_dir / LEADERBOARD_MD))}", highlight=False)
     failed = [r for r in board.rows if r.finished < r.runs]
     if board.fdb_failed:

@@ -178,6 +178,7 @@ def run_command(
     console.print(
         f"{result.requests} model requests in {seconds:.1f} s → {escape(str(result.run.path))}",
         highlight=False,
+        soft_wrap=True,  # the path stays whole, to copy
     )
 
 
@@ -234,20 +235,17 @@ class _Progress:
 
 
 def _print_table(scores: dict[str, Any], models: list[str]) -> None:
+    """The scores as a table in a terminal wide enough, one block per row in a narrower one,
+    aligned lines when piped: task and metric names are never cut."""
+    from voxbench.cli.tables import Column, Listing, print_listings
     from voxbench.tasks.report import table_rows
 
-    table = Table(title="Scores (0–100, 95% CI, n scored)", title_justify="left")
-    rows = table_rows(scores, models)
-    # A narrow terminal squeezes the score cells; task and metric names are never cut (two
-    # tasks can share their first twenty characters).
-    for index, name in enumerate(("task", "metric")):
-        longest = max((len(row[index]) for row in rows), default=len(name))
-        table.add_column(name, no_wrap=True, min_width=longest)
-    for model in models:
-        table.add_column(model, overflow="fold")
-    for row in rows:
-        table.add_row(*(escape(c) for c in row))
-    console.print(table)
+    columns = [Column("task", name=True), Column("metric", name=True)]
+    columns += [Column(f"model_{i}", header=model) for i, model in enumerate(models)]
+    listing = Listing("scores", "Scores (0–100, 95% CI, n scored)", columns)
+    for row in table_rows(scores, models):
+        listing.add(**{c.key: text for c, text in zip(columns, row, strict=True)})
+    print_listings([listing], console=console)
 
 
 def _failed(row: dict[str, Any]) -> bool:
