@@ -17,7 +17,7 @@ from voxbench.tasks.prepare import Cut, prepare_clip
 from voxbench.tasks.run import TaskRunResult, run_tasks
 from voxbench.tasks.spec import TaskRegistry
 from voxbench.tasks.suite import DATA_DIR, ensure_builtin_dataset
-from voxbench.testing import FakeOpenAIServer
+from voxbench.testing import FakeGeminiServer, FakeOpenAIServer
 from voxbench.testing.scripts import ListScript, Reply, Script, ScriptMessage
 
 from .test_http import serving
@@ -101,6 +101,46 @@ def test_each_turn_carries_the_whole_conversation(tmp_path: Path) -> None:
     }
 
 
+def test_gemini_takes_each_turn_as_a_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-0123456789abcdef0123456789ab")
+    folder = ensure_builtin_dataset("spoken_followups")
+    items = [json.loads(line) for line in (DATA_DIR / "spoken_followups" / "items.jsonl").open()]
+    with serving(FakeGeminiServer(Followups())) as server:
+        text = (
+            f"models: [{{name: g, model: gemini/gemini-2.5-flash, base_url: '{server.url}'}}]\n"
+            "tasks: [builtin_spoken_followups]\n"
+        )
+        result = _run(text, tmp_path)
+        bodies = [r.json() for r in server.requests]
+    assert len(bodies) == 2 * len(items)
+
+    def user(text: str, audio: str | None) -> dict[str, Any]:
+        parts: list[dict[str, Any]] = [{"text": text}] if text else []
+        if audio is not None:
+            parts.append({"inline_data": {"mime_type": "audio/wav", "data": audio}})
+        return {"role": "user", "parts": parts}
+
+    expected = []
+    for item in items:
+        first, _ = item["spoken_turns"]
+        user1 = user(
+            item["turn_text"][0] or ASK, _clip(folder / f"{item['id']}_1.wav") if first else None
+        )
+        user2 = user(ASK, _clip(folder / f"{item['id']}_2.wav"))
+        expected.append([user1])
+        expected.append([user1, {"role": "model", "parts": [{"text": "Noted."}]}, user2])
+    key = json.dumps  # requests of different records interleave: compare as sets
+    assert sorted(key(b["contents"]) for b in bodies) == sorted(key(c) for c in expected)
+    assert all(b["systemInstruction"] == {"parts": [{"text": SYSTEM}]} for b in bodies)
+    assert all(b["generationConfig"] == {"temperature": 0, "maxOutputTokens": 16} for b in bodies)
+    rows = {r["id"]: r for r in result.run.rows()}
+    assert [t["reply"] for t in rows["f4"]["turns"]] == ["Noted.", "It is green."]
+    scores = result.scores["tasks"]["builtin_spoken_followups"]["g"]["metrics"]
+    assert scores["accuracy"]["value"] == 20.0  # only f0's answer is green
+
+
 def _user_task(tmp_path: Path, history: str) -> None:
     task = tmp_path / "mytasks" / "mt"
     task.mkdir(parents=True)
@@ -149,7 +189,16 @@ def test_the_oracle_and_the_models_that_cannot_converse(
     assert set(paths) == {"/v1/audio/transcriptions"} and len(paths) == 9  # f4 opens with text
     f4 = next(r for r in rows if r["id"] == "f4")
     assert [t["reply"] for t in f4["turns"]] == ["", "heard"] and f4["error"] is None
-    # A chat provider without multi-turn support: each record fails, saying so.
+    # A chat provider without multi-turn support (a plug-in keeping the base class's
+    # default, played here by Gemini without its own): each record fails, saying so.
+    from voxbench.providers.completion import AudioCompletionClient
+    from voxbench.providers.gemini import GeminiAudioCompletion
+
+    monkeypatch.setattr(
+        GeminiAudioCompletion,
+        "complete_conversation",
+        AudioCompletionClient.complete_conversation,
+    )
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-0123456789abcdef0123456789ab")
     gemini = "models: [{name: g, model: gemini/gemini-2.5-flash, base_url: 'http://127.0.0.1:9'}]\n"
     rows = _run(gemini + tasks, tmp_path).run.rows()

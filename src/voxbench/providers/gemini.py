@@ -5,7 +5,8 @@
 application/json`` + ``responseSchema``. Gemini's schema dialect is an OpenAPI subset (no
 ``additionalProperties``; ``nullable: true`` instead of a ``null`` type), so a JSON schema
 is translated first. Audio goes in as an ``inline_data`` part (``mime_type: audio/wav``,
-base64 ``data``) beside the prompt's text part.
+base64 ``data``) beside the prompt's text part; a multi-turn conversation is one content per
+turn (``user``, and ``model`` for an earlier reply).
 
 Endpoint: ``GOOGLE_GEMINI_BASE_URL`` (the google-genai SDK's variable, which names the host
 without the API version) or the older ``GEMINI_BASE_URL``; a URL that does not end in an
@@ -24,6 +25,7 @@ import httpx
 from voxbench.providers.completion import (
     AudioCompletionClient,
     AudioCompletionRequest,
+    AudioConversationRequest,
     Completion,
     CompletionRequest,
     Endpoint,
@@ -133,34 +135,53 @@ class GeminiTextCompletion(_GenerateContentClient, TextCompletionClient):
 
 
 class GeminiAudioCompletion(_GenerateContentClient, AudioCompletionClient):
-    """Audio-in completion: the clip as an ``inline_data`` part beside the prompt."""
+    """Audio-in completion: each clip an ``inline_data`` part beside its text."""
 
     async def complete_audio(self, request: AudioCompletionRequest) -> Completion:
-        audio = base64.b64encode(request.audio_wav).decode("ascii")
-        body: dict[str, Any] = {
-            "contents": [
-                {
-                    "role": "user",
-                    "parts": [
-                        {"text": request.prompt},
-                        {"inline_data": {"mime_type": "audio/wav", "data": audio}},
-                    ],
-                }
-            ]
-        }
+        contents: list[dict[str, Any]] = [
+            {"role": "user", "parts": [{"text": request.prompt}, _audio_part(request.audio_wav)]}
+        ]
         for answer, text in request.followup:
-            body["contents"].append({"role": "model", "parts": [{"text": answer}]})
-            body["contents"].append({"role": "user", "parts": [{"text": text}]})
-        if request.system:
-            body["systemInstruction"] = {"parts": [{"text": request.system}]}
-        config: dict[str, Any] = {}
-        if request.temperature is not None:
-            config["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            config["maxOutputTokens"] = request.max_tokens
-        if config:
-            body["generationConfig"] = config
+            contents.append({"role": "model", "parts": [{"text": answer}]})
+            contents.append({"role": "user", "parts": [{"text": text}]})
+        body = _audio_body(contents, request.system, request.temperature, request.max_tokens)
         return await self._generate(body)
+
+    async def complete_conversation(self, request: AudioConversationRequest) -> Completion:
+        """Each turn one content in order: a user turn's text part before its clip, an
+        assistant turn as a ``model`` content holding its text."""
+        contents: list[dict[str, Any]] = []
+        for turn in request.turns:
+            if turn.role != "user":
+                contents.append({"role": "model", "parts": [{"text": turn.text}]})
+                continue
+            parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
+            if turn.audio_wav is not None:
+                parts.append(_audio_part(turn.audio_wav))
+            contents.append({"role": "user", "parts": parts})
+        body = _audio_body(contents, request.system, request.temperature, request.max_tokens)
+        return await self._generate(body)
+
+
+def _audio_part(wav: bytes) -> dict[str, Any]:
+    return {"inline_data": {"mime_type": "audio/wav", "data": base64.b64encode(wav).decode()}}
+
+
+def _audio_body(
+    contents: list[dict[str, Any]], system: str, temperature: float | None, max_tokens: int | None
+) -> dict[str, Any]:
+    """A ``generateContent`` body: the contents, the system instruction, generation settings."""
+    body: dict[str, Any] = {"contents": contents}
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    config: dict[str, Any] = {}
+    if temperature is not None:
+        config["temperature"] = temperature
+    if max_tokens is not None:
+        config["maxOutputTokens"] = max_tokens
+    if config:
+        body["generationConfig"] = config
+    return body
 
 
 def _factory(cls: type[_GenerateContentClient]):  # noqa: ANN202 - a registry factory
