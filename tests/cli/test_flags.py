@@ -114,3 +114,19 @@ def test_a_new_user_without_a_key_gets_one_line_and_no_progress_bar(
         "error: missing API key for the target gemini/gemini-2.5-flash: set GEMINI_API_KEY "
         "or GOOGLE_API_KEY (in the environment or .env)"
     ]
+
+
+def test_every_command_summary_is_one_line_of_text() -> None:
+    """Rich help keeps a docstring's line breaks: a summary wrapped in the source once broke
+    mid-sentence in ``voxbench --help`` ("(or a repeat group's" / "summary).")."""
+    for path, command in _commands(typer.main.get_command(app)):
+        summary = (command.help or "").partition("\n\n")[0]
+        assert summary.strip(), path
+        assert "\n" not in summary, (path, summary)
+
+
+def test_the_command_list_shows_each_summary_whole(monkeypatch, capsys) -> None:
+    code, out, _ = invoke(monkeypatch, capsys, "--help", columns=200)
+    assert code == 0
+    (line,) = [x for x in out.splitlines() if "│ show " in x]
+    assert "verdicts (or a repeat group's summary)." in line

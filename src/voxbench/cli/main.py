@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 import typer
@@ -62,6 +63,29 @@ app.command("view")(view.view_command)
 app.add_typer(judge_audio_app, name="judge-audio")
 app.add_typer(rubric_app, name="rubric")
 app.add_typer(tools_app, name="tools")
+
+
+def _one_line_summaries(typer_app: typer.Typer) -> None:
+    """Rich help prints a docstring's line breaks as they are, so a summary wrapped in the
+    source broke mid-sentence in ``--help``'s command lists: each command's and group's first
+    paragraph becomes one line (Rich wraps it to the terminal)."""
+
+    def flowed(text: str | None) -> str | None:
+        if not text:
+            return text
+        first, sep, rest = inspect.cleandoc(text).partition("\n\n")
+        return " ".join(first.split()) + sep + rest
+
+    for command in typer_app.registered_commands:
+        command.help = flowed(command.help or inspect.getdoc(command.callback))
+    for group in typer_app.registered_groups:
+        sub = group.typer_instance
+        if sub is not None:
+            sub.info.help = flowed(sub.info.help)
+            _one_line_summaries(sub)
+
+
+_one_line_summaries(app)
 
 
 def _version(value: bool) -> None:
