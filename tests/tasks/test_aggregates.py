@@ -117,3 +117,25 @@ def test_a_negative_weight_is_an_error(tmp_path: Path, two_tasks: Path) -> None:
     with pytest.raises(ConfigError, match="negative weight") as caught:
         run_yaml(config, tmp_path, _fakes())
     assert caught.value.field == "aggregate[0].tasks"
+
+
+def test_an_interval_does_not_depend_on_what_else_the_run_holds(
+    tmp_path: Path, two_tasks: Path
+) -> None:
+    """Each task × model resamples from its own stream: running ``other`` alone, after
+    ``tiny`` or under another label gives the same interval."""
+
+    def fakes() -> FakeEndpoints:
+        found = _fakes()
+        found.fatal = set()
+        return found
+
+    def interval(config: str, folder: str, label: str = "m") -> list[float]:
+        (tmp_path / folder).mkdir()
+        result = run_yaml(config + "tasks_dirs: [../mytasks]\n", tmp_path / folder, fakes())
+        return result.scores["tasks"]["other"][label]["metrics"]["wer"]["ci"]
+
+    alone = interval(MODEL + "tasks: [other]\n", "a")
+    assert alone[0] < alone[1]  # a real interval: "four five" misses a word in 1 of 6
+    assert interval(MODEL + "tasks: [tiny, other]\n", "b") == alone
+    assert interval("models: [{name: n, model: vllm/q}]\ntasks: [other, tiny]\n", "c", "n") == alone

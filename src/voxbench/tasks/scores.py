@@ -8,6 +8,7 @@ said) and counted under ``empties``.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """``scores.json``: every (task, model) with each metric's value, CI, n, errors, empties."""
     latest = latest_rows(rows)
     tasks: dict[str, dict[str, Any]] = {}
-    for index, job in enumerate(plan.jobs):
+    for job in plan.jobs:
         ids = {r.id: r for r in job.records}
         mine = [latest.get((job.task.name, job.model.name, rid)) for rid in ids]
         answered = [r for r in mine if r is not None and r.get("error") is None]
@@ -48,7 +49,7 @@ def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
                 stats[metric].append(scored[metric])
         metrics = {}
         for metric in job.metrics:
-            rng = np.random.default_rng([plan.config.seed, index])
+            rng = np.random.default_rng([plan.config.seed, *_stream(job.task.name, job.model.model)])
             metrics[metric] = {
                 **METRICS[metric].pool(stats[metric], rng),
                 "higher_is_better": METRICS[metric].higher_is_better,
@@ -65,6 +66,13 @@ def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "metrics": metrics,
         }
     return {"tasks": tasks, "aggregates": _aggregates(plan, tasks)}
+
+
+def _stream(*names: str) -> list[int]:
+    """A task × model's own random stream: its interval is the same whatever else the run
+    holds (and in whatever order the config lists it)."""
+    digest = hashlib.sha256("\x00".join(names).encode()).digest()
+    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
 
 
 def _count(items: Any) -> dict[str, int]:
