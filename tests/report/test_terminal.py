@@ -59,3 +59,24 @@ def test_absorbed_failures_read_as_caused_by_earlier_misses_in_show_and_compare(
     assert (state.a_passed, state.a_absorbed, state.b_passed) == (0, 40, 40)
     shown = rendered(comparison_table(comparison))
     assert "0/40 0% · 40 caused by earlier misses" in shown and "40/40 100%" in shown
+
+
+def test_a_narrow_terminal_cuts_no_name_short() -> None:
+    """At 60 columns the demo's two-target card printed ``first_audio_late…``: a long name
+    now goes on over two lines, and the table still fits."""
+    from voxbench.core.records import LatencySummary
+
+    summary = LatencySummary(count=2, p50=0.5, p95=0.9)
+    cards = [
+        build_scorecard(
+            run_id=name, benchmark="b", target=name, records=records(2), judgments=[]
+        ).model_copy(update={"latency": {"first_audio_latency": summary}})
+        for name in ("local/oracle", "cascade/local/baseline")
+    ]
+    console = Console(record=True, width=60, color_system=None)
+    console.print(scorecards_table(cards))
+    text = console.export_text()
+    assert "…" not in text and "first_audio_late" in text and "baseline"[-3:] in text
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 60
+    assert all(line.endswith(("┓", "┃", "┩", "│", "┘")) for line in lines[1:])  # not cropped

@@ -300,7 +300,9 @@ def run_command(
     title = escape(f"{card.benchmark} · {card.target}")
     console.print(scorecards_table([card], title=title))
     where = escape(str(path))
-    console.print(f"run directory: [b]{where}[/b]  (details: voxbench show {where})")
+    console.print(
+        f"run directory: [b]{where}[/b]  (details: voxbench show {where})", soft_wrap=True
+    )
     refuse_incomplete(card, evaluation.records, evaluation.judgments, path)
     enforce_gates(card, gates, console)
 
@@ -390,4 +392,4 @@ def demo_command(
         )
     )
     for path in paths:
-        console.print(f"  {path}")
+        console.print(f"  {escape(str(path))}", highlight=False, soft_wrap=True)  # never cut

@@ -86,9 +86,11 @@ def scorecards_table(cards: Sequence[Scorecard], title: str = "Scorecard") -> Ta
         caption_justify="left",
         caption_style="bold yellow" if any(c.too_many_undecided for c in cards) else "yellow",
     )
-    table.add_column("")
+    # fold: in a narrow terminal a word too long for its column (a metric, a target name)
+    # goes on over two lines instead of being cut to "…"
+    table.add_column("", overflow="fold")
     for card in cards:
-        table.add_column(card.target, justify="right")
+        table.add_column(card.target, justify="right", overflow="fold")
     dims: list[str] = []
     for card in cards:
         dims += [d.dimension for d in card.dimensions if d.dimension not in dims]

@@ -49,7 +49,9 @@ def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
                 stats[metric].append(scored[metric])
         metrics = {}
         for metric in job.metrics:
-            rng = np.random.default_rng([plan.config.seed, *_stream(job.task.name, job.model.model)])
+            rng = np.random.default_rng(
+                [plan.config.seed, *_stream(job.task.name, job.model.model)]
+            )
             metrics[metric] = {
                 **METRICS[metric].pool(stats[metric], rng),
                 "higher_is_better": METRICS[metric].higher_is_better,
