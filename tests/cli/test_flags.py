@@ -100,6 +100,21 @@ def test_a_retired_spelling_says_what_to_write_instead(monkeypatch, capsys, args
     assert code == 2 and hint in out + err
 
 
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["run", "--benchmark", "smoke"], "the benchmark is the first argument"),
+        (["tasks", "run", "--task", "builtin_en_asr"], "tasks: [builtin_en_asr] in eval.yaml"),
+    ],
+)
+def test_a_common_slip_says_how_it_is_spelled(monkeypatch, capsys, args, hint) -> None:
+    code, out, err = invoke(monkeypatch, capsys, *args)
+    assert code == 2 and hint in out + err
+    # Only where it is meant: fdb run has no benchmark argument to point to.
+    code, out, err = invoke(monkeypatch, capsys, "fdb", "run", ".", "--benchmark", "x")
+    assert code == 2 and "first argument" not in out + err
+
+
 def test_a_new_user_without_a_key_gets_one_line_and_no_progress_bar(
     monkeypatch, capsys, tmp_path: Path
 ) -> None:

@@ -128,16 +128,33 @@ RETIRED_SPELLINGS: tuple[tuple[str, str, str], ...] = (
 """(command, usage error, hint): spellings issue 12 retired so a short flag or ``--json``
 means one thing everywhere, and what to write instead."""
 
+COMMON_SLIPS: tuple[tuple[str, str, str], ...] = (
+    (
+        "run",
+        "No such option: --benchmark",
+        "the benchmark is the first argument: voxbench run smoke --target local/oracle",
+    ),
+    (
+        "tasks run",
+        "No such option: --task",
+        "tasks are chosen in the config: tasks: [builtin_en_asr] in eval.yaml",
+    ),
+)
+"""(command, usage error, hint): options a new user reaches for that are spelled otherwise."""
+
 
 def _with_hint(exc: Exception) -> Exception:
-    """Add the replacement of a retired spelling to the usage error it causes."""
+    """Add the replacement of a retired spelling, or the spelling a common slip meant, to
+    the usage error it causes."""
     ctx = getattr(exc, "ctx", None)
     message = getattr(exc, "message", None)
     if ctx is None or not isinstance(message, str):
         return exc
-    for command, error, hint in RETIRED_SPELLINGS:
-        if f" {command}" in f" {ctx.command_path}" and error in message:
-            exc.message = f"{message} ({hint})"  # type: ignore[attr-defined]
+    path = str(ctx.command_path)
+    hints = [h for c, e, h in RETIRED_SPELLINGS if f" {c}" in f" {path}" and e in message]
+    hints += [h for c, e, h in COMMON_SLIPS if path == f"voxbench {c}" and e in message]
+    if hints:
+        exc.message = f"{message} ({'; '.join(hints)})"  # type: ignore[attr-defined]
     return exc
 
 
