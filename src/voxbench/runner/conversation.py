@@ -20,7 +20,13 @@ from voxbench.benchmarks.backend import BackendSpec, ToolBackend, choose_harness
 from voxbench.benchmarks.upstream_matching import aiewf_args_match
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.clock import Clock, VirtualClock
-from voxbench.core.errors import AuthenticationError, ErrorCategory, ProviderError, RunError
+from voxbench.core.errors import (
+    AuthenticationError,
+    ErrorCategory,
+    ProviderError,
+    RunError,
+    RunIncompleteError,
+)
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -151,6 +157,8 @@ class ConversationRun:
         self.clock = Clock()
         self.session: Session | None = None
         self._resume_handle: str | None = None
+        self._reached = False
+        """Whether a session of the target has started in this process."""
         """The last closed session's ``resume_handle()``: the next session continues from it."""
         self._events: asyncio.Queue[SessionEvent | BaseException] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
@@ -194,6 +202,7 @@ class ConversationRun:
         # Each session gets its own queue: nothing a previous session said can reach it.
         self._events = asyncio.Queue()
         self.session = session
+        self._reached = True
         self._pump = asyncio.create_task(self._pump_events(session, self._events))
 
     async def _pump_events(
@@ -311,6 +320,8 @@ class ConversationRun:
                 self.records.append(record)
                 if self.progress:
                     self.progress(position + 1, total, record)
+                if record.status == "error" and not self._reached:
+                    raise self._unreachable(record, total - position - 1)
             self.record(None, RunFinished())
         finally:
             await self._close_session()
@@ -337,6 +348,17 @@ class ConversationRun:
         end = self.speech.recorder.end_time if self.speech.recorder else origin
         if end > self.clock.now():
             self.clock = type(self.clock)(start_at=end)
+
+    def _unreachable(self, record: TurnRecord, untried: int) -> RunIncompleteError:
+        """A turn gave up without a session of the target ever starting: every later turn
+        would only wait through the same retries (minutes, on a long benchmark), so the run
+        stops here, its ``run.json`` saying why."""
+        why = record.errors[0] if record.errors else "no error recorded"
+        return RunIncompleteError(
+            f"{self.run_dir.path}: the target could not be reached (turn {record.turn}: {why}); "
+            f"{untried} later turn(s) not tried: check that it is running and reachable, then "
+            "start a new run"
+        )
 
     def _selected_turns(self) -> list[tuple[int, Turn]]:
         turns = list(enumerate(self.benchmark.turns))

@@ -193,3 +193,28 @@ async def test_conference_scores_perfectly_through_the_protocol(tmp_path: Path) 
     result = await asyncio.to_thread(evaluate_run, path)
     assert_perfect(RunDirectory.open_existing(path), result.card, result.judgments)
     assert len(server.starts) == 1 and len(result.records) == len(conference.turns)
+
+
+async def test_an_agent_that_is_not_running_stops_the_run_after_one_turn(tmp_path: Path) -> None:
+    """Connection refused on every attempt of the first turn: the later turns would only wait
+    through the same retries, so the run stops, saying why, with that turn recorded."""
+    import socket
+
+    from voxbench.core.errors import RunIncompleteError
+
+    with socket.socket() as probe:  # a port where nothing listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = RunConfig(
+        benchmark="smoke",
+        target=f"websocket/ws://127.0.0.1:{port}/agent",
+        runs_dir=tmp_path / "runs",
+        max_retries=1,
+    )
+    with pytest.raises(RunIncompleteError, match=r"could not be reached .*9 later turn\(s\)"):
+        await run_conversation(config)
+    (path,) = (tmp_path / "runs" / "smoke").iterdir()
+    run = RunDirectory.open_existing(path)
+    assert [(r.turn, r.status) for r in run.turns()] == [("0", "error")]
+    info = run.info()
+    assert info.status == "error" and "could not be reached" in (info.error or "")
