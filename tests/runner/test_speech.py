@@ -288,3 +288,48 @@ def test_oracle_audio_run_is_the_same_under_cpu_load(tmp_path: Path) -> None:
     assert loaded["verdicts"] == quiet["verdicts"]
     failed = [v for v in quiet["verdicts"] if v[2] is False]
     assert not failed, failed
+
+
+def _opening_fails(times: int) -> tuple[list[int], object]:
+    """A session factory for the oracle whose first ``times`` sessions fail to start with a
+    retryable 503 (the count of starts is kept in the returned list)."""
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.core.errors import ProviderError
+    from voxbench.targets.oracle import make_oracle
+
+    starts: list[int] = []
+
+    def factory():  # noqa: ANN202 - a session factory
+        session = make_oracle(load_benchmark("smoke"))
+        starts.append(1)
+        if len(starts) <= times:
+
+            async def refuse(setup) -> None:  # noqa: ANN001
+                raise ProviderError("HTTP 503: busy", category="server", retryable=True, status=503)
+
+            session.start = refuse  # type: ignore[method-assign]
+        return session
+
+    return starts, factory
+
+
+async def test_an_audio_run_retries_its_first_session_and_stops_when_it_never_opens(
+    tmp_path: Path,
+) -> None:
+    """The recording needs the session first, so an audio run retries the opening itself (as
+    a turn would); a target that never opens stops the run with nothing tried."""
+    from voxbench.core.errors import RunIncompleteError
+
+    starts, factory = _opening_fails(1)
+    path = await run_conversation(audio_config(tmp_path, only_turns="0-1"), session_factory=factory)
+    assert len(starts) == 2
+    assert [r.status for r in RunDirectory.open_existing(path).turns()] == ["ok", "ok"]
+
+    starts, factory = _opening_fails(10)
+    config = audio_config(tmp_path / "never", only_turns="0-1", max_retries=2)
+    with pytest.raises(RunIncompleteError, match="session did not open after 2 retries"):
+        await run_conversation(config, session_factory=factory)
+    assert len(starts) == 3
+    (run,) = (tmp_path / "never" / "runs" / "smoke").iterdir()
+    assert RunDirectory.open_existing(run).turns() == []
+    assert RunDirectory.open_existing(run).info().status == "error"

@@ -301,12 +301,7 @@ class ConversationRun:
             done = {r.turn for r in self.records}
             selected = self._selected_turns()
             total = len(selected)
-            try:
-                await self._open_session()
-            except _RetryTurn as failed:
-                if self.speech is not None:  # the recording needs to know the session first
-                    raise RunError(f"cannot open the target's session: {failed.reason}") from None
-                # A text run retries the opening as part of the first turn's attempts.
+            await self._open_first_session()
             if self.speech is not None:
                 self._start_speech()
             for position, (index, turn) in enumerate(selected):
@@ -348,6 +343,34 @@ class ConversationRun:
         end = self.speech.recorder.end_time if self.speech.recorder else origin
         if end > self.clock.now():
             self.clock = type(self.clock)(start_at=end)
+
+    async def _open_first_session(self) -> None:
+        """Open the run's first session. A text run retries a failed opening as part of its
+        first turn's attempts; an audio run needs the session before its recording starts, so
+        it retries here, as a turn would, and stops when the target cannot be reached."""
+        retries = 0
+        while True:
+            try:
+                await self._open_session()
+                return
+            except _RetryTurn as failed:
+                if self.speech is None:
+                    return
+                if retries >= self.config.max_retries:
+                    raise RunIncompleteError(
+                        f"{self.run_dir.path}: the target could not be reached (its session did "
+                        f"not open after {retries} retries: {failed.reason}); no turn was tried: "
+                        "check that it is running and reachable, then start a new run"
+                    ) from None
+                retries += 1
+                delay = backoff_delay(
+                    retries, failed.retry_after, base=BACKOFF_BASE, cap=BACKOFF_CAP
+                )
+                log.warning(
+                    "the target's session did not open (%s); retry %d of %d in %.1f s",
+                    failed.reason, retries, self.config.max_retries, delay,
+                )  # fmt: skip
+                await asyncio.sleep(delay)
 
     def _unreachable(self, record: TurnRecord, untried: int) -> RunIncompleteError:
         """A turn gave up without a session of the target ever starting: every later turn
