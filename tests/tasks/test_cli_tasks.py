@@ -107,6 +107,10 @@ def test_oracle_scores_perfectly_on_every_builtin_task(monkeypatch, capsys, tmp_
         monkeypatch, capsys, "tasks", "show", run.parent.name, "--task", "builtin_passage_qa"
     )
     assert code == 0 and "8 records shown" in out and "accuracy=✓" in out
+    # Piped, each record is one grep-able line: its names, reference, prediction and scores.
+    rows = [line.split() for line in out.splitlines() if line.startswith("builtin_passage_qa ")]
+    assert len(rows) == 8 + 1  # the records, then the scores table's row
+    assert all(r[1] == "oracle" and r[-1] == "accuracy=✓" for r in rows[:8])
 
 
 def test_bad_config_is_a_message_not_a_traceback(monkeypatch, capsys, tmp_path: Path) -> None:

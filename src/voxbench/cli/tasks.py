@@ -8,9 +8,9 @@ from typing import Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from voxbench.cli.console import make_console
+from voxbench.cli.tables import Column, Listing, print_listings
 from voxbench.core.errors import ConfigError
 
 app = typer.Typer(
@@ -237,7 +237,6 @@ class _Progress:
 def _print_table(scores: dict[str, Any], models: list[str]) -> None:
     """The scores as a table in a terminal wide enough, one block per row in a narrower one,
     aligned lines when piped: task and metric names are never cut."""
-    from voxbench.cli.tables import Column, Listing, print_listings
     from voxbench.tasks.report import table_rows
 
     columns = [Column("task", name=True), Column("metric", name=True)]
@@ -288,27 +287,31 @@ def show_command(
     ]
     console.print(
         f"[b]{escape(info['id'])}[/b] · {info['status']} · started {info['started']} · "
-        f"{len(rows)} records shown"
+        f"{len(rows)} records shown",
+        soft_wrap=True,
     )
-    table = Table(show_lines=False)
-    for col in ("task", "model", "id", "audio", "reference", "prediction", "scores"):
-        table.add_column(col, overflow="fold")
+    columns = [Column(name, name=True) for name in ("task", "model", "id", "audio")]
+    columns += [Column("reference"), Column("prediction"), Column("scores")]
+    records = Listing("records", "Records", columns)
     for r in rows:
-        if r["error"]:
-            prediction = f"[red]error ({escape(r['error']['category'])}): {escape(r['error']['message'])}[/red]"
-        else:
-            prediction = escape(r["prediction"] or "(empty)")
-        table.add_row(
-            escape(r["task"]),
-            escape(r["model"]),
-            escape(r["id"]),
-            escape(Path(r["audio"]).name),
-            escape(r["reference"]),
-            prediction,
-            escape(_score_text(r["scores"])),
+        error = r["error"]
+        records.add(
+            task=r["task"],
+            model=r["model"],
+            id=r["id"],
+            audio=Path(r["audio"]).name,
+            reference=r["reference"],
+            prediction=(
+                f"error ({error['category']}): {error['message']}"
+                if error
+                else r["prediction"] or "(empty)"
+            ),
+            scores=_score_text(r["scores"]),
         )
-    console.print(table)
+    # A table where it fits, a block per record in a narrow terminal, a line each when piped.
+    print_listings([records], console=console)
     if (found.path / "scores.json").is_file():
+        console.print()
         _print_table(found.scores(), [m["name"] for m in info["models"]])
     if html:
         from voxbench.tasks.html import write_tasks_html
