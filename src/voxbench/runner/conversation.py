@@ -157,9 +157,9 @@ class ConversationRun:
         self.clock = Clock()
         self.session: Session | None = None
         self._resume_handle: str | None = None
+        """The last closed session's ``resume_handle()``: the next session continues from it."""
         self._reached = False
         """Whether a session of the target has started in this process."""
-        """The last closed session's ``resume_handle()``: the next session continues from it."""
         self._events: asyncio.Queue[SessionEvent | BaseException] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self.records: list[TurnRecord] = []
