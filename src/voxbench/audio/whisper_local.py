@@ -138,11 +138,20 @@ class LocalWhisperASR:
         with lock:
             segments, info = model.transcribe(mono16k.samples, **options)
             segments = list(segments)  # the generator does the work; run it under the lock
-            looped = any(seg.compression_ratio > LOOP_COMPRESSION_RATIO for seg in segments)
-            if looped and not isinstance(self.temperature, tuple):  # no fallback of its own
-                options["no_repeat_ngram_size"] = LOOP_NO_REPEAT_NGRAM
-                segments, info = model.transcribe(mono16k.samples, **options)
-                segments = list(segments)
+            if _loop_ratio(segments) > LOOP_COMPRESSION_RATIO and not isinstance(
+                self.temperature,
+                tuple,  # a tuple: faster-whisper's own (random) fallback
+            ):
+                # Decoded again without randomness: first barred from repeating 4-grams, then
+                # greedily (beam search can lock into "1, 2, 1, 2, …" where greedy does not;
+                # barred, it counts "1, 1, 2, 3, …" instead). The least looped text wins.
+                for retry in ({"no_repeat_ngram_size": LOOP_NO_REPEAT_NGRAM}, {"beam_size": 1}):
+                    again, again_info = model.transcribe(mono16k.samples, **(options | retry))
+                    again = list(again)
+                    if _loop_ratio(again) < _loop_ratio(segments):
+                        segments, info = again, again_info
+                    if _loop_ratio(segments) <= LOOP_COMPRESSION_RATIO:
+                        break
         raw = [w for seg in segments for w in seg.words or () if w.word.strip()]
         text = " ".join(seg.text.strip() for seg in segments if seg.text.strip())
         speech = detect_speech(mono16k) if self.clip_to_speech or self.drop_after_speech else []
@@ -164,6 +173,11 @@ class LocalWhisperASR:
         if self.clip_to_speech and words:
             words = clip_words_to_speech(words, speech)
         return Transcript(text=text, words=words, language=info.language or self.language)
+
+
+def _loop_ratio(segments: list[Any]) -> float:
+    """How repetitive a decode is: its segments' highest gzip compression ratio."""
+    return max((float(seg.compression_ratio) for seg in segments), default=0.0)
 
 
 def clip_words_to_speech(words: tuple[Word, ...], speech: list[SpeechSegment]) -> tuple[Word, ...]:
