@@ -109,15 +109,13 @@ class SpeechTurns:
         return t
 
     async def drive(self, turn: Turn, state: TurnState, start: float) -> tuple[float, str]:
-        """Stream the turn, wait for the agent's answer and its playback; returns (user_end, status)."""
+        """Stream the turn from ``start`` (a sample of the recording: ``on_sample``), wait for
+        the agent's answer and its playback; returns (user_end, status)."""
         run = self.run
         session = run.session
         assert session is not None and self.recorder is not None
         clock = run.clock
         virtual = isinstance(clock, VirtualClock)
-        # The user's audio starts on a sample of the recording: every chunk then lands on the
-        # same samples whatever fraction of a sample the turn happened to start at.
-        start = self.recorder.time_of(self.recorder.frame_at(start))
         rate = session.info.input_sample_rate or DEFAULT_INPUT_RATE
         clip = self.clip(turn, rate)
         chunk = max(1, round(rate * self.config.chunk_ms / 1000))
