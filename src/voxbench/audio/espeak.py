@@ -2,16 +2,22 @@
 
 The shared library and its voice data come from the ``espeakng-loader`` package, so nothing
 is downloaded. eSpeak keeps global state (one voice, one callback, one output buffer per
-process), so every synthesis holds one process-wide lock. eSpeak also carries its pitch
-and timing state from one utterance into the next (no API resets it), so speaking one text
-twice gives audio that differs by a few hundred samples: a recording would then depend on
-what happened to be spoken before. Each text's first rendering is therefore kept (an LRU of
-the last ``SPOKEN_CACHE_SIZE`` texts per voice and setting) and returned again, so within a
-process a text always sounds the same.
+process), so every synthesis holds one process-wide lock.
+
+eSpeak also carries pitch and timing state from one utterance into the next in static
+variables that no API resets (``espeak_Terminate`` + ``espeak_Initialize`` keep them): the
+same text spoken after another one differs by a few hundred samples, so a recording, and what
+Whisper hears in it, depended on what the process had spoken before (55,768 / 55,570 / 56,044
+samples for one sentence in three demo runs). Each synthesis therefore runs on a freshly
+loaded library (``dlopen`` → synthesize → ``dlclose``, which drops those statics with the
+library): a text's audio is a function of the text, the voice and its settings alone, the
+same in every process and in any order, for ~5 ms of loading per utterance. An LRU of the last
+``SPOKEN_CACHE_SIZE`` renderings saves that work for texts spoken again.
 """
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import threading
 from collections import OrderedDict
@@ -56,7 +62,9 @@ class _Voice(ctypes.Structure):
 
 
 class _Library:
-    """The loaded, initialised library and the buffer its callback fills."""
+    """One load of the library, initialised, and the buffer its callback fills.
+
+    ``unload`` releases it; the next ``_Library()`` starts from the library's initial state."""
 
     def __init__(self) -> None:
         try:
@@ -88,6 +96,7 @@ class _Library:
         lib.espeak_Synchronize.restype = ctypes.c_int
         lib.espeak_ListVoices.argtypes = [ctypes.c_void_p]
         lib.espeak_ListVoices.restype = ctypes.POINTER(ctypes.POINTER(_Voice))
+        lib.espeak_Terminate.restype = ctypes.c_int
         data_path = espeakng_loader.get_data_path().encode()
         rate = lib.espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, data_path, INITIALIZE_DONT_EXIT)
         if rate <= 0:
@@ -98,9 +107,15 @@ class _Library:
         # Keep a reference: the library calls it long after this line.
         self._callback = _SynthCallback(self._on_audio)
         lib.espeak_SetSynthCallback(self._callback)
-        self.voices = self._list_voices()
 
-    def _list_voices(self) -> dict[str, str]:
+    def unload(self) -> None:
+        """Terminate eSpeak and unload the library, its static state with it."""
+        self.lib.espeak_Terminate()
+        handle = self.lib._handle
+        del self.lib  # no function pointer into the old mapping outlives it
+        _unload_library(handle)
+
+    def list_voices(self) -> dict[str, str]:
         """Lower-cased language code, identifier and name of every voice → its name."""
         table: dict[str, str] = {}
         entries = self.lib.espeak_ListVoices(None)
@@ -121,30 +136,44 @@ class _Library:
         return 0  # 0 = go on synthesising
 
 
+def _unload_library(handle: int) -> None:
+    """Drop this process's reference to a shared library (the last one unloads it)."""
+    if hasattr(_ctypes, "dlclose"):
+        _ctypes.dlclose(handle)
+    else:  # Windows
+        _ctypes.FreeLibrary(handle)  # type: ignore[attr-defined]
+
+
 _lock = threading.Lock()
-_library: _Library | None = None
+_facts: tuple[int, dict[str, str]] | None = None
+"""The library's sample rate and voice table, read at its first load."""
 SPOKEN_CACHE_SIZE = 256
 _spoken: OrderedDict[tuple[str, str, int, int, int], np.ndarray] = OrderedDict()
-"""(text, voice, rate, pitch, word gap) → the int16 samples eSpeak first gave for it."""
+"""(text, voice, rate, pitch, word gap) → its int16 samples."""
 
 
-def _loaded() -> _Library:
-    global _library
-    if _library is None:
-        _library = _Library()
-    return _library
+def _library_facts() -> tuple[int, dict[str, str]]:
+    """Sample rate and voice table (the caller holds the lock)."""
+    global _facts
+    if _facts is None:
+        lib = _Library()
+        try:
+            _facts = (lib.sample_rate, lib.list_voices())
+        finally:
+            lib.unload()
+    return _facts
 
 
 def espeak_sample_rate() -> int:
     """The rate eSpeak NG synthesises at (22050 Hz)."""
     with _lock:
-        return _loaded().sample_rate
+        return _library_facts()[0]
 
 
 def espeak_voices() -> list[str]:
     """Language codes, identifiers and names eSpeak NG accepts as a voice."""
     with _lock:
-        return sorted(_loaded().voices)
+        return sorted(_library_facts()[1])
 
 
 def espeak_synthesize(
@@ -159,25 +188,29 @@ def espeak_synthesize(
         raise AudioError("cannot synthesize empty text")
     key = (text, voice.lower(), int(rate_wpm), int(pitch), int(word_gap_ms))
     with _lock:
-        lib = _loaded()
+        rate, voices = _library_facts()
         pcm = _spoken.get(key)
         if pcm is None:
-            pcm = _synthesize(lib, text, voice, rate_wpm, pitch, word_gap_ms)
+            lib = _Library()  # fresh: no state from an earlier utterance
+            try:
+                name = voices.get(voice.lower(), voice)
+                pcm = _synthesize(lib, text, voice, name, rate_wpm, pitch, word_gap_ms)
+            finally:
+                lib.unload()
             _spoken[key] = pcm
             if len(_spoken) > SPOKEN_CACHE_SIZE:
                 _spoken.popitem(last=False)
         else:
             _spoken.move_to_end(key)
-        rate = lib.sample_rate
     return Audio(pcm.astype(np.float32) / 32768.0, rate)
 
 
 def _synthesize(
-    lib: _Library, text: str, voice: str, rate_wpm: int, pitch: int, word_gap_ms: int
+    lib: _Library, text: str, voice: str, name: str, rate_wpm: int, pitch: int, word_gap_ms: int
 ) -> np.ndarray:
-    """One synthesis by the library (the caller holds the lock); int16 samples."""
+    """One synthesis of ``text`` in voice ``name`` (``voice`` as the user gave it) by the
+    library (the caller holds the lock); int16 samples."""
     encoded = text.encode("utf-8")
-    name = lib.voices.get(voice.lower(), voice)
     if lib.lib.espeak_SetVoiceByName(name.encode()) != 0:
         raise ConfigError(
             f"unknown eSpeak NG voice {voice!r}",
