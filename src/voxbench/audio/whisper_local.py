@@ -9,9 +9,15 @@ Silero VAD finds, since Whisper's alignment lets words swallow the silence befor
 Decoding is deterministic: temperature 0 only. Whisper's fallback re-decodes a doubtful
 window at rising temperatures by random sampling, so the same clip could be heard two ways
 (and such clips took ~6x longer). Its one real use, breaking a repetition loop (tiny.en hears
-"3,000,000,000,…" in an eSpeak "Done, Priya."), is kept without randomness: a segment that
-compresses like a loop is decoded again, still at temperature 0, forbidding repeated
-4-grams. With word timestamps on,
+"3,000,000,000,…" or "1, 2, 1, 2, …" in some eSpeak sentences), is kept without randomness:
+a decode that compresses like a loop is decoded again by a fixed chain of deterministic
+decoders (``LOOP_RETRIES``: beam search barred from repeating 4-grams, greedy, beam search
+with a repetition penalty and no repeated trigrams, then the clip cut at its pauses and each
+piece decoded on its own), until one is no loop; the least looped decode wins. Which decoder
+breaks a given loop changes with the CTranslate2 build (4.8.5's greedy decode of the test
+clip has no loop where an older one's did), so the chain does not rest on any one of them;
+``tests/audio/test_asr.py`` checks it on the pinned versions and ``.ci/run`` on the newest.
+With word timestamps on,
 faster-whisper also re-decodes the tail after the last word, where tiny.en invents words in
 silence ("thank you", "and"): words that start after the last speech Silero VAD finds are
 dropped. ``bench/whisper_tails.py`` shows both effects on WER and speed.
@@ -19,8 +25,10 @@ dropped. ``bench/whisper_tails.py`` shows both effects on WER and speed.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -37,7 +45,16 @@ TAIL_MARGIN = 0.1
 """Seconds after the last speech end within which a word may still start (alignment slack)."""
 LOOP_COMPRESSION_RATIO = 2.4
 """faster-whisper's own threshold: text that gzips better than this is a repetition loop."""
-LOOP_NO_REPEAT_NGRAM = 4
+LOOP_RETRIES: tuple[dict[str, Any], ...] = (
+    {"no_repeat_ngram_size": 4},
+    {"beam_size": 1},
+    {"repetition_penalty": 1.2, "no_repeat_ngram_size": 3},
+)
+"""Deterministic re-decodes of a looping clip, in order (options over ``decode_options``)."""
+PIECE_MIN_SILENCE_MS = 100
+"""The pauses a looping clip is cut at for the last retry (eSpeak's between sentences)."""
+PIECE_MIN_SECONDS = 1.0
+"""Pieces shorter than this are joined to the next (Whisper needs some context)."""
 
 
 def tiny_en_model_dir() -> Path:
@@ -142,16 +159,7 @@ class LocalWhisperASR:
                 self.temperature,
                 tuple,  # a tuple: faster-whisper's own (random) fallback
             ):
-                # Decoded again without randomness: first barred from repeating 4-grams, then
-                # greedily (beam search can lock into "1, 2, 1, 2, …" where greedy does not;
-                # barred, it counts "1, 1, 2, 3, …" instead). The least looped text wins.
-                for retry in ({"no_repeat_ngram_size": LOOP_NO_REPEAT_NGRAM}, {"beam_size": 1}):
-                    again, again_info = model.transcribe(mono16k.samples, **(options | retry))
-                    again = list(again)
-                    if _loop_ratio(again) < _loop_ratio(segments):
-                        segments, info = again, again_info
-                    if _loop_ratio(segments) <= LOOP_COMPRESSION_RATIO:
-                        break
+                segments = _decode_without_loop(model, mono16k, options, segments)
         raw = [w for seg in segments for w in seg.words or () if w.word.strip()]
         text = " ".join(seg.text.strip() for seg in segments if seg.text.strip())
         speech = detect_speech(mono16k) if self.clip_to_speech or self.drop_after_speech else []
@@ -173,6 +181,75 @@ class LocalWhisperASR:
         if self.clip_to_speech and words:
             words = clip_words_to_speech(words, speech)
         return Transcript(text=text, words=words, language=info.language or self.language)
+
+
+def _decode_without_loop(
+    model: Any, audio: Audio, options: dict[str, Any], looped: list[Any]
+) -> list[Any]:
+    """Decode a clip whose first decode (``looped``) is a repetition loop again, down the
+    ``LOOP_RETRIES`` chain and then piece by piece, until a decode is no loop; the least
+    looped decode wins (the caller holds the model's lock)."""
+    best = looped
+    attempts: list[Any] = [
+        lambda retry=retry: list(model.transcribe(audio.samples, **(options | retry))[0])
+        for retry in LOOP_RETRIES
+    ]
+    attempts.append(lambda: _decode_pieces(model, audio, options | LOOP_RETRIES[-1]))
+    for attempt in attempts:
+        again = attempt()
+        if _loop_ratio(again) < _loop_ratio(best):
+            best = again
+        if _loop_ratio(best) <= LOOP_COMPRESSION_RATIO:
+            break
+    return best
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A decoded segment of one piece of a clip, its times moved to the whole clip's."""
+
+    text: str
+    words: list[Any]
+    compression_ratio: float
+
+
+@dataclass(frozen=True)
+class _ShiftedWord:
+    word: str
+    start: float
+    end: float
+    probability: float
+
+
+def _decode_pieces(model: Any, audio: Audio, options: dict[str, Any]) -> list[Any]:
+    """Decode ``audio`` cut at its pauses, each piece on its own: a loop that one long window
+    falls into rarely survives a window of one or two sentences."""
+    rate = audio.sample_rate
+    pieces = _pause_cuts(detect_speech(audio, min_silence_ms=PIECE_MIN_SILENCE_MS), audio.duration)
+    out: list[Any] = []
+    for start, end in pieces:
+        samples = audio.samples[int(start * rate) : int(end * rate)]
+        for seg in model.transcribe(samples, **options)[0]:
+            words = [
+                _ShiftedWord(w.word, w.start + start, w.end + start, w.probability)
+                for w in seg.words or ()
+            ]
+            out.append(_Piece(seg.text, words, float(seg.compression_ratio)))
+    return out
+
+
+def _pause_cuts(speech: list[SpeechSegment], duration: float) -> list[tuple[float, float]]:
+    """The clip cut in the middle of each pause between speech segments, as (start, end)
+    seconds, no piece shorter than ``PIECE_MIN_SECONDS`` (short ones join the next)."""
+    cuts = [(a.end + b.start) / 2 for a, b in itertools.pairwise(speech)]
+    pieces: list[tuple[float, float]] = []
+    start = 0.0
+    for cut in cuts:
+        if cut - start >= PIECE_MIN_SECONDS and duration - cut >= PIECE_MIN_SECONDS:
+            pieces.append((start, cut))
+            start = cut
+    pieces.append((start, duration))
+    return pieces
 
 
 def _loop_ratio(segments: list[Any]) -> float:
