@@ -11,7 +11,7 @@ from rich.markup import escape
 from voxbench.cli.console import make_console
 from voxbench.cli.repeats import compare_groups
 from voxbench.core.errors import ConfigError
-from voxbench.core.rundir import write_text_atomic
+from voxbench.core.rundir import RunDirectory, write_text_atomic
 from voxbench.evaluation import load_or_evaluate
 from voxbench.report.html import render_compare_html
 from voxbench.report.terminal import comparison_table
@@ -67,7 +67,13 @@ def compare_command(
             out.write_text(document, encoding="utf-8")
         return
     a, b = load_or_evaluate(run_a), load_or_evaluate(run_b)
-    comparison = compare_runs(a.card, a.records, a.judgments, b.card, b.records, b.judgments)
+    versions = (
+        RunDirectory.open_existing(run_a).info().versions,
+        RunDirectory.open_existing(run_b).info().versions,
+    )
+    comparison = compare_runs(
+        a.card, a.records, a.judgments, b.card, b.records, b.judgments, versions=versions
+    )
     document = json.dumps(comparison.model_dump(mode="json"), indent=2) + "\n"
     if as_json:
         print(document, end="")
@@ -80,6 +86,14 @@ def compare_command(
         make_console(stderr=as_json).print(
             "[yellow]note:[/yellow] the runs were judged by different judges "
             f"({escape(', '.join(judges_a))} vs {escape(', '.join(judges_b))})"
+        )
+    if comparison.version_differences:
+        changed = ", ".join(f"{d.package} {d.a} → {d.b}" for d in comparison.version_differences)
+        make_console(stderr=as_json).print(
+            "[yellow]warning:[/yellow] the runs were computed with different versions of "
+            f"packages that change numbers ({escape(changed)}): part of a difference may "
+            "come from them",
+            soft_wrap=True,
         )
     if html_out is not None:
         page = render_compare_html(

@@ -72,6 +72,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "voxbench.cli.view:view_command",
         "Serve the leaderboard, run pages and comparisons at http://127.0.0.1:PORT/.",
     ),
+    "doctor": (
+        "voxbench.cli.doctor:doctor_command",
+        "Versions of the packages and model files that change numbers, against the tested ones.",
+    ),
     "list": (
         "voxbench.cli.listing:app",
         "List benchmarks, targets, pipelines, judges, ASR/TTS engines and aliases.",

@@ -27,6 +27,7 @@ from voxbench.audio.wav import read_wav, write_wav
 from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.core.secrets import redact
 from voxbench.core.session import Session
+from voxbench.core.versions import run_versions
 from voxbench.fullduplex.annotations import GT_DISTRIBUTION_FILE
 from voxbench.fullduplex.corpus import (
     CATEGORIES,
@@ -151,6 +152,7 @@ async def drive_sample(
         "subset": sample.subset,
         "status": "started",
         "started_at": _now(),
+        "versions": run_versions(),
         "options": {
             "chunk_ms": opts.chunk_ms,
             "endpoint_ms": opts.endpoint_ms,

@@ -19,6 +19,7 @@ from typing import Any
 
 from voxbench.core.artifact_names import fdb_summary_name
 from voxbench.core.errors import ConfigError, VoxbenchError
+from voxbench.core.versions import run_versions
 from voxbench.fullduplex import score_fdb_v1, score_voxbench
 from voxbench.fullduplex.corpus import (
     DERIVED_DIR,
@@ -176,6 +177,7 @@ def score_directory(
         "transcribed": len(store.transcribed),
         "transcripts_by_engine": dict(sorted(store.engines.items())),
         "vad_model": _describe_model(vad_model),
+        "versions": run_versions(),
         "judge": judge.describe() if judge is not None else None,
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in skipped],
     }

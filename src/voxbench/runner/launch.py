@@ -9,13 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets as _random_ids
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from voxbench import __version__
 from voxbench.benchmarks.loader import load_benchmark, load_run_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ProviderError, RunError, RunIncompleteError, VoxbenchError
@@ -24,6 +22,7 @@ from voxbench.core.rundir import RunDirectory
 from voxbench.core.runlog import run_log
 from voxbench.core.secrets import is_secret_key, redact, remember_secret
 from voxbench.core.session import Session
+from voxbench.core.versions import run_versions
 from voxbench.runner.config import RunConfig
 from voxbench.runner.conversation import ConversationRun, ProgressCallback
 from voxbench.runner.credentials import check_credentials
@@ -62,10 +61,6 @@ def check_run_credentials(config: RunConfig) -> None:
     if config.mode == "audio":
         # The user's voice and the transcription of what the agent was heard to say.
         check_credentials(None, stt=config.heard_asr, tts=config.user_tts)
-
-
-def _versions() -> dict[str, str]:
-    return {"voxbench": __version__, "python": sys.version.split()[0]}
 
 
 async def run_conversation(
@@ -109,7 +104,7 @@ async def _start(
         mode=config.mode,
         only_turns=[str(i) for i in config.only_turns] if config.only_turns is not None else None,
         seed=config.seed,
-        versions=_versions(),
+        versions=run_versions(),
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     run_dir.write_info(info)

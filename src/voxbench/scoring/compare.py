@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from voxbench.core.errors import RunError
 from voxbench.core.records import Judgment, Scorecard, TurnRecord
+from voxbench.core.versions import differing_versions
 from voxbench.scoring.scorecard import STRICT, scored, strict_outcomes
 from voxbench.scoring.stats import mcnemar_exact
 
@@ -46,6 +47,16 @@ class DimensionComparison(BaseModel):
     b_absorbed: int = 0
 
 
+class VersionDifference(BaseModel):
+    """A package that computes numbers, recorded at different versions by the two runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    package: str
+    a: str
+    b: str
+
+
 class Comparison(BaseModel):
     """Run A against run B."""
 
@@ -61,6 +72,9 @@ class Comparison(BaseModel):
     strict_note_a: str | None = None
     """Why A's strict pass is not comparable, when it is not (``Scorecard.strict_pass_note``)."""
     strict_note_b: str | None = None
+    version_differences: list[VersionDifference] = []
+    """Numeric packages (``core.versions.NUMERIC_PACKAGES``) or Python at other versions in
+    B than in A: part of a difference may come from them rather than from the targets."""
 
 
 def _outcomes(judgments: list[Judgment]) -> dict[str, dict[str, bool | None]]:
@@ -130,8 +144,10 @@ def compare_runs(
     card_b: Scorecard,
     records_b: list[TurnRecord],
     judgments_b: list[Judgment],
+    versions: tuple[dict[str, str], dict[str, str]] = ({}, {}),
 ) -> Comparison:
-    """Per-dimension differences of B against A with a paired test."""
+    """Per-dimension differences of B against A with a paired test; ``versions`` are the
+    versions each run recorded (``RunInfo.versions``)."""
     if card_a.benchmark != card_b.benchmark:
         raise RunError(
             f"cannot compare runs of different benchmarks ({card_a.benchmark} vs {card_b.benchmark})"
@@ -150,4 +166,8 @@ def compare_runs(
         ],
         strict_note_a=card_a.strict_pass_note,
         strict_note_b=card_b.strict_pass_note,
+        version_differences=[
+            VersionDifference(package=name, a=va, b=vb)
+            for name, va, vb in differing_versions(*versions)
+        ],
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import RunError
+from voxbench.core.versions import run_versions
 from voxbench.providers.ratelimit import LocalPacer, current_pacer, install_pacer
 from voxbench.store import index_finished_run
 from voxbench.tasks.audio_judge_metric import AnswerJudge
@@ -22,7 +23,7 @@ from voxbench.tasks.judge import TaskJudge, make_judge_client
 from voxbench.tasks.metrics import metric_setup
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.report import markdown_report
-from voxbench.tasks.rundir import RUN_JSON, TaskRunDir, versions
+from voxbench.tasks.rundir import RUN_JSON, TaskRunDir
 from voxbench.tasks.scores import compute_scores
 
 CACHE_FILE = "cache.sqlite"
@@ -108,7 +109,7 @@ def run_tasks(
             ],
             "tasks": plan.datasets(),
             "metric_setup": metric_setup(sorted({m for j in plan.jobs for m in j.metrics})),
-            "versions": versions(),
+            "versions": run_versions(),
         }
     with run.lock():
         run.merge_shards()  # rows a killed sharded run left in its shard files

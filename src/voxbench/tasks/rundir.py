@@ -16,10 +16,8 @@ import contextlib
 import csv
 import io
 import json
-import platform
 import secrets
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any
 
@@ -53,25 +51,6 @@ CSV_COLUMNS = (
     "latency_s",
     "cached",
 )
-
-
-def versions() -> dict[str, str]:
-    """Versions of what shapes the numbers."""
-    out = {"python": platform.python_version()}
-    for package in (
-        "voxbench",
-        "sacrebleu",
-        "jiwer",
-        "rapidfuzz",
-        "faster-whisper",
-        "soxr",
-        "numpy",
-    ):
-        try:
-            out[package] = version(package)
-        except PackageNotFoundError:
-            out[package] = "not installed"
-    return out
 
 
 class TaskRunDir:
