@@ -226,7 +226,9 @@ def test_wide_endpoints_are_spread_over_small_keep_alive_clients(
         "models: [{name: m, model: vllm/q, base_url: 'http://a', max_concurrency: 20}]\n"
         "tasks: [mine]\ntasks_dirs: [mytasks]\n"
     )
-    fakes = FakeEndpoints(default_latency=0.05)
+    # Each answer takes long enough for all 20 requests to be sent before the first returns,
+    # even on a busy host (at 50 ms a loaded machine peaked at 18).
+    fakes = FakeEndpoints(default_latency=0.5)
     run_yaml(text, tmp_path, fakes)
     assert fakes.peak == {"http://a": 20}  # still exactly max_concurrency in flight
 
