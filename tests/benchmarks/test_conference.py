@@ -329,12 +329,10 @@ def test_static_consistency(bench: Benchmark) -> None:
     assert consistency_problems(bench) == []
 
 
-@pytest.mark.slow
 def test_oracle_scores_100_percent(bench: Benchmark) -> None:
     assert oracle_check(bench) == []
 
 
-@pytest.mark.slow
 def test_oracle_final_state_is_the_last_expected_state(bench: Benchmark, tmp_path: Path) -> None:
     config = RunConfig(benchmark="conference", target="local/oracle", runs_dir=tmp_path)
     path = asyncio.run(run_conversation(config))
@@ -360,7 +358,6 @@ def test_oracle_final_state_is_the_last_expected_state(bench: Benchmark, tmp_pat
     }
 
 
-@pytest.mark.slow
 def test_baseline_scores_well_below_the_oracle(tmp_path: Path) -> None:
     config = RunConfig(benchmark="conference", target="local/baseline", runs_dir=tmp_path)
     path = asyncio.run(run_conversation(config))
@@ -371,7 +368,6 @@ def test_baseline_scores_well_below_the_oracle(tmp_path: Path) -> None:
     assert rates["facts"] is not None and rates["facts"] < 0.5
 
 
-@pytest.mark.slow
 def test_reasonable_alternative_paths_also_pass(bench: Benchmark, tmp_path: Path) -> None:
     """Other orders and extra checks a careful agent may choose are not penalized."""
     alt = tmp_path / "alt"

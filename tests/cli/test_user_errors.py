@@ -260,7 +260,6 @@ def test_a_missing_judge_key_stops_the_run_before_it_starts(
     assert not list(tmp_path.rglob("run.json"))  # nothing ran
 
 
-@pytest.mark.slow
 def test_ctrl_c_says_the_run_is_kept_and_how_to_resume(tmp_path: Path) -> None:
     import os
     import signal

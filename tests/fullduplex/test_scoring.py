@@ -130,7 +130,6 @@ EXPECTED = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["fdb-v1", "voxbench"])
 def test_mini_corpus_produces_every_metric(mini_outputs: Path, mode: str, tmp_path: Path) -> None:
     report = score_with_fake_judge(mini_outputs, mode)
@@ -187,7 +186,6 @@ def test_a_bad_sample_is_an_error_row_not_a_crash(mini_outputs: Path) -> None:
     assert _by_sample(report)["synthetic_pause_handling/1"].error is None
 
 
-@pytest.mark.slow
 def test_missing_output_json_is_transcribed_and_written(mini_outputs: Path) -> None:
     folder = mini_outputs / "v1_0" / "candor_turn_taking" / "1"
     (folder / "output.json").unlink()

@@ -179,7 +179,6 @@ def test_a_run_killed_at_any_step_resumes_to_the_same_artifacts(
     assert find_secrets(run_path) == []
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("step", sorted(AUDIO_STEPS))
 def test_an_audio_run_killed_mid_recording_resumes_to_the_same_turns(
     tmp_path: Path, audio_reference: Path, step: str

@@ -12,7 +12,6 @@ from voxbench.scale.executors import LocalExecutor, make_executor
 from voxbench.scale.limits import Limits
 
 
-@pytest.mark.slow
 def test_audio_cells_run_in_the_process_pool(tmp_path):
     config = build_config(
         {"benchmark": "smoke", "target": "local/oracle", "mode": "audio", "heard_asr": "none"}

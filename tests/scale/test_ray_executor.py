@@ -20,8 +20,6 @@ from voxbench.scale.repeats import plan_group, run_group
 
 ray = pytest.importorskip("ray")
 
-pytestmark = pytest.mark.slow
-
 FAKE_KEY = "sk-fake-ray-test-key"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,6 +67,8 @@ def _artifacts(run: Path) -> dict[str, object]:
 
 
 def test_ray_gives_the_local_executors_artifacts(local_ray, tmp_path):
+    # The one Ray test in the fast set (`pytest -q`): a local Ray starts and runs cells
+    # (~10 s); the rest of the module is marked slow.
     path_l, group_l = _group(tmp_path, "local", 2, target="local/baseline")
     path_r, group_r = _group(tmp_path, "ray", 2, target="local/baseline")
     done_l = run_group(path_l, group_l, LocalExecutor(), Limits())
@@ -84,6 +84,7 @@ def test_ray_gives_the_local_executors_artifacts(local_ray, tmp_path):
     assert saved["executor"] == "ray" and saved["status"] == "success"
 
 
+@pytest.mark.slow
 def test_killed_worker_cell_resumes_without_duplicated_turns(local_ray, tmp_path):
     marker = tmp_path / "crashed-once"
     run = tmp_path / "crashing-run"
@@ -105,6 +106,7 @@ def test_killed_worker_cell_resumes_without_duplicated_turns(local_ray, tmp_path
     assert card is not None and card.strict_pass.rate == 1.0
 
 
+@pytest.mark.slow
 def test_shared_limiter_holds_the_fake_endpoints_limit(local_ray, tmp_path, monkeypatch):
     from voxbench.benchmarks.loader import load_benchmark
     from voxbench.testing.openai_http import FakeOpenAIServer
@@ -135,6 +137,7 @@ def test_shared_limiter_holds_the_fake_endpoints_limit(local_ray, tmp_path, monk
     assert arrivals[-1] >= (len(arrivals) - 1) / 8 - 0.1, arrivals
 
 
+@pytest.mark.slow
 def test_returned_artifacts_are_written_by_the_driver(local_ray, tmp_path):
     from voxbench.scale.ray_executor import RayExecutor
 
@@ -146,6 +149,7 @@ def test_returned_artifacts_are_written_by_the_driver(local_ray, tmp_path):
     assert _artifacts(path_l / group_l.runs[0]) == _artifacts(path_r / group_r.runs[0])
 
 
+@pytest.mark.slow
 def test_matrix_command_on_ray(local_ray, tmp_path, monkeypatch, capsys):
     from tests.cli_invoke import invoke
 
@@ -166,6 +170,7 @@ def test_matrix_command_on_ray(local_ray, tmp_path, monkeypatch, capsys):
     assert board["cells"]["reused"] == 4
 
 
+@pytest.mark.slow
 def test_fdb_run_on_ray_writes_what_the_local_run_writes(local_ray, tmp_path, monkeypatch, capsys):
     from tests.cli_invoke import invoke
     from tests.fullduplex.minicorpus import build_corpus
