@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from voxbench.cli.console import make_console
 from voxbench.core.measures import RunAnalysis
 from voxbench.core.rundir import RunDirectory
-
-console = make_console()
 
 
 def _ms(value: float | None) -> str:
@@ -32,6 +31,7 @@ def analyze_command(
     voice-to-voice, silent padding, overlaps."""
     from voxbench.analysis import load_or_analyse
 
+    console = make_console()
     run = RunDirectory.open_existing(run_dir)
     if write:
         with run.lock("voxbench analyze --write"):
@@ -42,7 +42,7 @@ def analyze_command(
         print(json.dumps(analysis.model_dump(mode="json"), indent=2))
         return
     if verbose:
-        _per_turn_table(analysis)
+        _per_turn_table(analysis, console)
     table = Table(title="Latency (ms)", title_justify="left")
     for col in ("metric", "p50", "p90", "p95", "p99", "mean", "n"):
         table.add_column(col, justify="right" if col != "metric" else "left")
@@ -64,7 +64,7 @@ def analyze_command(
         console.print(f"  turn {escape(t.turn)}: {escape(', '.join(t.issues))}")
 
 
-def _per_turn_table(analysis: RunAnalysis) -> None:
+def _per_turn_table(analysis: RunAnalysis, console: Console) -> None:
     table = Table(title="Per turn (ms)", title_justify="left")
     columns = ["turn", "ttfb", "ttft", "audio"]
     if analysis.turn_taking:

@@ -13,12 +13,12 @@ from voxbench.cli.console import make_console
 from voxbench.core.errors import BenchmarkError
 
 app = typer.Typer(help="Validate, describe and check benchmark packages.", no_args_is_help=True)
-console = make_console()
 
 
 @app.command("validate")
 def validate(benchmark: str = typer.Argument(..., help="Benchmark name or directory.")) -> None:
     """Report every problem of a benchmark package, with file and field."""
+    console = make_console()
     problems = validate_benchmark(benchmark)
     if not problems:
         console.print(f"[green]valid[/green]: {escape(benchmark)}")
@@ -32,6 +32,7 @@ def validate(benchmark: str = typer.Argument(..., help="Benchmark name or direct
 @app.command("stats")
 def stats(benchmark: str = typer.Argument(..., help="Benchmark name or directory.")) -> None:
     """Turns per category, tools, expected calls, knowledge-base tokens."""
+    console = make_console()
     b = load_benchmark(benchmark)
     s = benchmark_stats(b)
     console.print(
@@ -57,6 +58,7 @@ def stats(benchmark: str = typer.Argument(..., help="Benchmark name or directory
 @app.command("check")
 def check(benchmark: str = typer.Argument(..., help="Benchmark name or directory.")) -> None:
     """Consistency checks: data agrees with itself, and the oracle scores 100%."""
+    console = make_console()
     from voxbench.evaluation import oracle_check  # runs the oracle: the whole house loads
 
     b = load_benchmark(benchmark)

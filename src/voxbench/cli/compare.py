@@ -18,8 +18,6 @@ from voxbench.report.terminal import comparison_table
 from voxbench.scale.repeats import is_repeat_group
 from voxbench.scoring.compare import compare_runs
 
-console = make_console()
-
 
 def compare_command(
     run_a: Path = typer.Argument(..., help="The reference run directory (A)."),
@@ -78,7 +76,7 @@ def compare_command(
     if as_json:
         print(document, end="")
     else:
-        console.print(comparison_table(comparison))
+        make_console().print(comparison_table(comparison))
     judges_a = sorted(set(a.card.judges))
     judges_b = sorted(set(b.card.judges))
     if judges_a != judges_b:

@@ -3,6 +3,10 @@
 Rich reads ``:100:`` as an emoji and ``[b]`` as markup, so a path such as
 ``events.jsonl:100:`` would print as ``events.jsonl💯``. Every console here has emoji codes
 off; text that comes from the user or their files goes through ``escape``.
+
+A command makes its consoles when it runs, never when its module is imported: Rich reads the
+terminal width (``COLUMNS``) when a console is made, and command modules are imported lazily,
+so a console made at import would keep the width of whichever run imported it first.
 """
 
 from __future__ import annotations

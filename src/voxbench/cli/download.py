@@ -12,8 +12,6 @@ from voxbench.benchmarks.importers.download import DATASETS, download_benchmark
 from voxbench.cli.console import make_console
 from voxbench.cli.importing import parse_date, print_import
 
-console = make_console()
-
 
 def download_command(
     benchmark: str = typer.Argument(..., help=f"Which benchmark: {', '.join(DATASETS)}."),
@@ -55,7 +53,7 @@ def download_command(
         force=force,
     )
     how = "from the cache (offline)" if result.from_cache else "downloaded or found in the cache"
-    console.print(
+    make_console().print(
         f"dataset [b]{escape(result.repo_id)}[/b]"
         + (f" at {result.dataset_commit[:12]}" if result.dataset_commit else "")
         + f": {how}, {escape(str(result.snapshot))}"

@@ -19,8 +19,6 @@ import typer
 from voxbench.cli.console import make_console
 from voxbench.core.errors import ConfigError
 
-console = make_console()
-
 
 @dataclass(frozen=True)
 class FakeServerKind:
@@ -244,6 +242,8 @@ def fake_server_command(
         strict=not lenient,
         dialect=dialect,
     )
+
+    console = make_console()
 
     async def serve() -> None:
         async with server:

@@ -38,12 +38,11 @@ app = typer.Typer(
     help="Full-Duplex-Bench: drive a target over FDB corpora and score the outputs.",
     no_args_is_help=True,
 )
-console = make_console()
-messages = make_console(stderr=True)
-"""Progress and messages: stderr, so that stdout carries only results (a table, JSON or CSV)."""
 
 
-def _progress(out: Console = messages) -> Progress:
+def _progress(out: Console) -> Progress:
+    """A progress bar on ``out``: the stderr console of the command's messages, so that
+    stdout carries only results (a table, JSON or CSV)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -132,6 +131,7 @@ def run_command(
     ),
 ) -> None:
     """Stream every input.wav to a target and write time-aligned output.wav files."""
+    console, messages = make_console(), make_console(stderr=True)
     _existing_dir(corpus, "CORPUS", "an FDB corpus directory (samples with input.wav)")
     options = {"stt": stt, "tts": tts, **_parse_options(option)}
     check_target_options(target, options)
@@ -153,9 +153,9 @@ def run_command(
         report = drive_on_ray(job, chosen)  # type: ignore[arg-type]
     else:
         report = _drive_here(
-            corpus, make, name, out, concurrency, opts, clean, category, limit
+            corpus, make, name, out, concurrency, opts, clean, category, limit, messages
         )  # fmt: skip
-    _report_drive(report, corpus, out)
+    _report_drive(report, corpus, out, console)
 
 
 def _drive_here(
@@ -168,9 +168,10 @@ def _drive_here(
     clean: bool,
     category: list[str],
     limit: int | None,
+    messages: Console,
 ) -> DriveReport:
-    """``fdb run`` in this process, with a progress bar."""
-    with _progress() as progress:
+    """``fdb run`` in this process, with a progress bar on ``messages``."""
+    with _progress(messages) as progress:
         task = progress.add_task(f"fdb · {name}", total=None, last="")
 
         def started(todo: int, resumed: int) -> None:
@@ -190,7 +191,7 @@ def _drive_here(
     return report
 
 
-def _report_drive(report: DriveReport, corpus: Path, out: Path | None) -> None:
+def _report_drive(report: DriveReport, corpus: Path, out: Path | None, console: Console) -> None:
     """What ``fdb run`` did, and its exit code."""
     console.print(
         f"completed {len(report.completed)}, already done {len(report.resumed)}, "
@@ -209,7 +210,7 @@ def _report_drive(report: DriveReport, corpus: Path, out: Path | None) -> None:
             "turn_taking.json, interrupt.json or metadata.json)",
         )
     records = read_records(report.record_files)
-    _print_stage_timings({"stage_timings": stage_timings(records)})
+    _print_stage_timings({"stage_timings": stage_timings(records)}, console)
     console.print(f"score with: voxbench fdb score {escape(str(out or corpus))}")
     console.print(run_totals(records).line())
     if report.failed:
@@ -219,7 +220,7 @@ def _report_drive(report: DriveReport, corpus: Path, out: Path | None) -> None:
         )
 
 
-def _print_stage_timings(summary: dict[str, Any], out: Console = console) -> None:
+def _print_stage_timings(summary: dict[str, Any], out: Console) -> None:
     rows = stage_rows(summary)
     if not rows:
         return
@@ -232,7 +233,7 @@ def _print_stage_timings(summary: dict[str, Any], out: Console = console) -> Non
     out.print(table)
 
 
-def _print_summary(summary: dict[str, Any], out: Console = console) -> None:
+def _print_summary(summary: dict[str, Any], out: Console) -> None:
     for category in dict.fromkeys(r["category"] for r in summary["rows"]):
         rows = [r for r in summary["rows"] if r["category"] == category]
         metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
@@ -321,10 +322,11 @@ def score_command(
         load_gt_distribution(gt)  # a missing or broken --gt file is one error, not one per sample
     store = TranscriptStore(None if no_asr else asr)
     # With --json or --csv -, stdout carries only that document; the rest goes to stderr.
-    out = messages if (json_out or to_stdout) else console
+    messages = make_console(stderr=True)
+    out = messages if (json_out or to_stdout) else make_console()
     chat_judge = ChatJudge(judge, base_url=judge_base_url, seed=judge_seed) if judge else None
     try:
-        with _progress() as progress:
+        with _progress(messages) as progress:
             task = progress.add_task(f"score ({mode})", total=None, last="")
             report = score_directory(
                 out_dir, mode=mode, transcripts=store, judge=chat_judge,  # type: ignore[arg-type]

@@ -22,7 +22,6 @@ app = typer.Typer(
     "Their Python files are parsed, never executed.",
     no_args_is_help=True,
 )
-console = make_console()
 
 _OUT = typer.Option(None, "--out", help="Destination directory (default ./imported/<id>).")
 _DATE = typer.Option(
@@ -57,6 +56,7 @@ def parse_date(value: str | None) -> date | None:
 
 
 def print_import(result: ImportedBenchmark) -> None:
+    console = make_console()
     audio = (
         f"{result.audio_files} audio files ({result.audio_seconds:.1f} s)"
         if result.audio_files
@@ -123,7 +123,7 @@ def aiewf(
     upstream_commit: str = _COMMIT,
 ) -> None:
     """Import AIEWF's 30-turn benchmark in one of its knowledge-base variants."""
-    console.print(
+    make_console().print(
         f"variant: [b]{escape(variant)}[/b]"
         + (
             " (default: the variant of upstream's published leaderboard)"

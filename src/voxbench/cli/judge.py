@@ -19,8 +19,6 @@ from voxbench.evaluation import EvaluationOptions, evaluate_run
 from voxbench.judging.audio.rubric import parse_options
 from voxbench.report.terminal import scorecards_table
 
-console = make_console()
-
 JUDGE_HELP = (
     "LLM judge as provider:model or provider/model: anthropic:MODEL, openai:MODEL, "
     "gemini:MODEL, openai-compatible:MODEL (with --judge-base-url). Without it, only the "
@@ -73,6 +71,7 @@ def judge_command(
     ),
 ) -> None:
     """Judge a run: writes judged.jsonl, scorecard.json and report.md, prints the scorecard."""
+    console = make_console()
     gates = parse_fail_under(fail_under)
     result = evaluate_run(
         run_dir,

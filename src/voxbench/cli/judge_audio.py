@@ -31,7 +31,6 @@ JUDGE_HELP = (
     "azure-openai-realtime/DEPLOYMENT, openai/gpt-4o-audio-preview, gemini/gemini-2.5-flash, "
     "vllm/MODEL, openai-compatible/MODEL."
 )
-console = make_console()
 
 register_fake_server(
     FakeServerKind(
@@ -135,7 +134,7 @@ def judge_files(
             table.add_row(
                 escape(r.label), name, score, escape(spread), weighted, escape(c.explanation)
             )
-    console.print(table)
+    make_console().print(table)
 
 
 @app.command("calibrate")

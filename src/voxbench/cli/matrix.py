@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -15,17 +17,18 @@ from voxbench.scale.cells import Cell, CellResult
 from voxbench.scale.executors import make_executor
 from voxbench.scale.matrix import LEADERBOARD_MD, Leaderboard, load_plan, run_matrix
 
-console = make_console()
-progress_console = make_console(stderr=True)
-"""Progress lines go to stderr: stdout carries the summary alone."""
 
+def _progress(progress_console: Console) -> Callable[[Cell, CellResult], None]:
+    """A line on ``progress_console`` (stderr: stdout carries the summary alone) per cell done."""
 
-def _progress(cell: Cell, result: CellResult) -> None:
-    mark = "" if result.status == "success" else f" — {result.error or result.status}"
-    progress_console.print(
-        f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
-        highlight=False,
-    )
+    def done(cell: Cell, result: CellResult) -> None:
+        mark = "" if result.status == "success" else f" — {result.error or result.status}"
+        progress_console.print(
+            f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
+            highlight=False,
+        )
+
+    return done
 
 
 def leaderboard_table(board: Leaderboard) -> Table:
@@ -124,6 +127,7 @@ def matrix_command(
     ),
 ) -> None:
     """Run an evaluation matrix; finished runs are reused, interrupted ones resumed."""
+    console, progress_console = make_console(), make_console(stderr=True)
     plan = load_plan(plan_file)
     chosen = make_executor(
         executor or "local", ray_address=ray_address, ray_artifacts=ray_artifacts
@@ -131,7 +135,7 @@ def matrix_command(
     progress_console.print(
         f"matrix {escape(str(plan_file))} → {escape(str(plan.runs_dir))}", highlight=False
     )
-    board = run_matrix(plan, chosen, source=plan_file, on_done=_progress)
+    board = run_matrix(plan, chosen, source=plan_file, on_done=_progress(progress_console))
     if board.rows:
         console.print(leaderboard_table(board))
     tables = [*fdb_listings(board), *task_listings(board)]

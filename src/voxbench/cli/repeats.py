@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from rich.console import Console
 from rich.markup import escape
 
 from voxbench.cli.console import make_console
@@ -36,17 +38,18 @@ from voxbench.scoring.repeats import (
     summarise_repeats,
 )
 
-console = make_console()
-progress_console = make_console(stderr=True)
-"""Progress lines go to stderr: stdout carries the summary alone."""
 
+def _progress(progress_console: Console) -> Callable[[Cell, CellResult], None]:
+    """A line on ``progress_console`` (stderr: stdout carries the summary alone) per run done."""
 
-def _progress(cell: Cell, result: CellResult) -> None:
-    mark = "" if result.status == "success" else f" — {result.error or result.status}"
-    progress_console.print(
-        f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
-        highlight=False,
-    )
+    def done(cell: Cell, result: CellResult) -> None:
+        mark = "" if result.status == "success" else f" — {result.error or result.status}"
+        progress_console.print(
+            f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
+            highlight=False,
+        )
+
+    return done
 
 
 def run_repeats(
@@ -59,8 +62,13 @@ def run_repeats(
     judge: str | None = None,
     judge_base_url: str | None = None,
     gates: list[PassRateGate] | None = None,
+    progress_console: Console | None = None,
 ) -> Path:
-    """Run (or finish, with ``resume``) a repeat group, judge it, print its summary."""
+    """Run (or finish, with ``resume``) a repeat group, judge it, print its summary.
+
+    Progress lines go to ``progress_console`` (the command's stderr console; a new one if
+    none is given)."""
+    progress_console = progress_console or make_console(stderr=True)
     chosen = make_executor(executor, ray_address=ray_address)
     if resume is not None:
         path, group = resume, read_group(resume)
@@ -73,7 +81,7 @@ def run_repeats(
         f"({chosen.name} executor) → {escape(str(path))}",
         highlight=False,
     )
-    group = run_group(path, group, chosen, Limits(), _progress)
+    group = run_group(path, group, chosen, Limits(), _progress(progress_console))
     if group.status != "success":
         failed = ", ".join(f"{k}: {v}" for k, v in group.errors.items())
         raise RunIncompleteError(
@@ -87,12 +95,13 @@ def run_repeats(
         group = group.model_copy(update={"summary": summarise_group(path, group)})
         write_group(path, group)
     assert group.summary is not None
-    print_group(path, group, group.summary)
-    enforce_mean_gates(group.summary, gates or [])
+    console = make_console()
+    print_group(path, group, group.summary, console)
+    enforce_mean_gates(group.summary, gates or [], console)
     return path
 
 
-def print_group(path: Path, group: RepeatGroup, summary: RepeatSummary) -> None:
+def print_group(path: Path, group: RepeatGroup, summary: RepeatSummary, console: Console) -> None:
     """The summary table, the unstable turns, and where the runs are."""
     title = f"{group.benchmark} · {group.target} · {group.mode} · seeds {group.seeds}"
     console.print(repeat_summary_table(summary, title))
@@ -108,7 +117,7 @@ def print_group(path: Path, group: RepeatGroup, summary: RepeatSummary) -> None:
 def show_group(path: Path) -> None:
     """``voxbench show GROUP``: the summary of the group as its runs are judged now."""
     group = read_group(path)
-    print_group(path, group, summarise_group(path, group))
+    print_group(path, group, summarise_group(path, group), make_console())
 
 
 def compare_groups(path_a: Path, path_b: Path, *, table: bool = True) -> RepeatComparison:
@@ -130,7 +139,7 @@ def compare_groups(path_a: Path, path_b: Path, *, table: bool = True) -> RepeatC
     )
     title = f"{group_a.benchmark}: {group_a.target} (A) vs {group_b.target} (B)"
     if table:
-        console.print(repeat_comparison_table(comparison, title))
+        make_console().print(repeat_comparison_table(comparison, title))
     if group_a.benchmark_hash != group_b.benchmark_hash:
         make_console(stderr=not table).print(
             "[yellow]note:[/yellow] the groups ran different versions of the benchmark"
@@ -138,7 +147,7 @@ def compare_groups(path_a: Path, path_b: Path, *, table: bool = True) -> RepeatC
     return comparison
 
 
-def enforce_mean_gates(summary: RepeatSummary, gates: list[PassRateGate]) -> None:
+def enforce_mean_gates(summary: RepeatSummary, gates: list[PassRateGate], console: Console) -> None:
     """``--fail-under`` on a repeat group: each dimension's mean pass rate over the runs."""
     failures = []
     for gate in gates:

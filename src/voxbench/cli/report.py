@@ -13,12 +13,10 @@ from voxbench.cli.console import make_console
 from voxbench.core.errors import ConfigError
 from voxbench.core.rundir import RunDirectory
 
-console = make_console()
-
 
 def _written(label: str, path: Path) -> None:
     size = path.stat().st_size / 1e6
-    console.print(f"{label}: {escape(str(path))} ({size:.1f} MB)", soft_wrap=True)
+    make_console().print(f"{label}: {escape(str(path))} ({size:.1f} MB)", soft_wrap=True)
 
 
 def _is_task_run(path: Path) -> bool:

@@ -17,7 +17,6 @@ from voxbench.judging.audio.rubric import (
 from voxbench.judging.audio.steps import stored_steps
 
 app = typer.Typer(help="Validate and show audio rubrics.", no_args_is_help=True)
-console = make_console()
 
 
 @app.command("validate")
@@ -25,6 +24,7 @@ def validate(
     file: str = typer.Argument(..., help="A rubric file (.yaml) or a built-in rubric name."),
 ) -> None:
     """Check a rubric file; a problem is printed with its file and field (exit 2)."""
+    console = make_console()
     rubric = load_rubric(file)
     missing = [k for k, p in rubric.parameters.items() if p.default is None]
     note = f" (needs -o {'=… -o '.join(missing)}=…)" if missing else ""
@@ -45,6 +45,7 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show a rubric: criteria, scales, steps, parameters and its hash."""
+    console = make_console()
     if name is None:
         for builtin in builtin_rubric_names():
             rubric = load_rubric(builtin)

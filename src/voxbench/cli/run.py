@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import typer
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -53,40 +52,26 @@ from voxbench.runner.launch import (
 )
 from voxbench.scale.repeats import is_repeat_group
 
-console = make_console()
-progress_console = make_console(stderr=True)
-"""Progress bars and log lines go to stderr: stdout carries the scorecard alone."""
-
 
 @contextmanager
-def log_shown(verbose: bool) -> Iterator[None]:
-    """Warnings on stderr while the command runs; with ``verbose``, every line of run.log
-    and each turn's texts and tool calls too."""
-    with log_to(
-        ConsoleLogHandler(progress_console), level=logging.DEBUG if verbose else logging.WARNING
-    ):
+def log_shown(verbose: bool, messages: Console) -> Iterator[None]:
+    """Warnings on ``messages`` while the command runs; with ``verbose``, every line of
+    run.log and each turn's texts and tool calls too.
+
+    ``messages`` is the command's stderr console, the one its progress bars use too, so that
+    log lines print above the bars: stdout carries the scorecard alone."""
+    with log_to(ConsoleLogHandler(messages), level=logging.DEBUG if verbose else logging.WARNING):
         yield
 
 
-def showing_log(command: Callable[..., None]) -> Callable[..., None]:
-    """A command with ``log_shown`` around it, verbose when its ``verbose`` option is set."""
-
-    @functools.wraps(command)
-    def with_log(*args: Any, **kwargs: Any) -> None:
-        with log_shown(bool(kwargs.get("verbose"))):
-            command(*args, **kwargs)
-
-    return with_log
-
-
-def _progress() -> Progress:
+def _progress(messages: Console) -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.fields[last]}"),
-        console=progress_console,
+        console=messages,
         transient=False,
     )
 
@@ -99,8 +84,8 @@ def _progress_callback(progress: Progress, task: TaskID) -> ProgressCallback:
     return on_turn
 
 
-def execute(config: RunConfig | None, resume: Path | None = None) -> Path:
-    """Run (or resume) with a progress bar; returns the run directory.
+def execute(config: RunConfig | None, messages: Console, resume: Path | None = None) -> Path:
+    """Run (or resume) with a progress bar on ``messages``; returns the run directory.
 
     Ctrl-C stops the run cleanly (``run.json`` says ``cancelled``) and says how to continue."""
     if resume is not None:
@@ -109,7 +94,7 @@ def execute(config: RunConfig | None, resume: Path | None = None) -> Path:
         assert config is not None
         path = new_run_path(config, load_benchmark(config.benchmark))
     try:
-        with _progress() as progress:
+        with _progress(messages) as progress:
             label = config.target if config else "resume"
             on_turn = _progress_callback(progress, progress.add_task(label, total=None, last=""))
             if resume is not None:
@@ -120,20 +105,20 @@ def execute(config: RunConfig | None, resume: Path | None = None) -> Path:
         if not (path / RunDirectory.RUN).is_file():
             raise
         where = escape(str(path))
-        make_console(stderr=True).print(
+        messages.print(
             f"interrupted: {where} keeps every completed turn; continue with\n"
             f"  voxbench run --resume {where}"
         )
         raise typer.Exit(130) from None
 
 
-def execute_side_by_side(configs: list[RunConfig]) -> list[Path]:
+def execute_side_by_side(configs: list[RunConfig], messages: Console) -> list[Path]:
     """Run several configs at once (one progress bar each); returns their run directories.
 
     Local speech models decode on one core each, so runs side by side use the machine's
     cores instead of waiting for each other.
     """
-    with _progress() as progress:
+    with _progress(messages) as progress:
 
         async def run_all() -> list[Path]:
             runs = [
@@ -150,7 +135,6 @@ def execute_side_by_side(configs: list[RunConfig]) -> list[Path]:
         return asyncio.run(run_all())
 
 
-@showing_log
 def run_command(
     benchmark: str = typer.Argument(
         None,
@@ -246,65 +230,71 @@ def run_command(
     ),
 ) -> None:
     """Run a benchmark against a target and print its scorecard."""
-    gates = parse_fail_under(fail_under)
-    if judge:  # the judge's key is checked before the first turn, not after the whole run
-        check_credentials(None, judge=judge)
-    grouped = repeats is not None or (resume is not None and is_repeat_group(resume))
-    if not grouped and (executor != "local" or ray_address):
-        raise ConfigError(
-            "--executor and --ray-address apply to repeated runs",
-            field="--executor",
-            expected="--repeats K (or voxbench matrix)",
-        )
-    if grouped and resume is not None:
-        run_repeats(None, None, executor=executor, ray_address=ray_address, resume=resume,
-                    judge=judge, judge_base_url=judge_base_url, gates=gates)  # fmt: skip
-        return
-    if resume is not None:
-        path = execute(None, resume=resume)
-    else:
-        flags = {
-            "benchmark": benchmark,
-            "target": target,
-            "base_url": base_url,
-            "only_turns": only_turns,
-            "runs_dir": runs_dir,
-            "turn_timeout": turn_timeout,
-            "mode": mode,
-            "stt": stt,
-            "tts": tts,
-            "heard_asr": heard_asr,
-            "user_tts": user_tts,
-            "clock": clock,
-            "tags": tags,
-        }
-        options = _parse_options(option) if option else {}
-        flags.update(split_harness_options(options))  # -o harness=…, -o harness.KEY=…
-        flags["target_options"] = options or None
-        if config_file is not None:
-            config = RunConfig.from_file(config_file, **flags)
-        else:
-            if benchmark is None:
-                raise ConfigError(
-                    "missing benchmark", field="BENCHMARK", expected="a name or a directory"
-                )
-            config = build_config({k: v for k, v in flags.items() if v is not None})
-        check_before_run(config, from_file=config_file)
-        if repeats is not None:
-            run_repeats(config, repeats, executor=executor, ray_address=ray_address,
-                        judge=judge, judge_base_url=judge_base_url, gates=gates)  # fmt: skip
+    console, messages = make_console(), make_console(stderr=True)
+    with log_shown(verbose, messages):
+        gates = parse_fail_under(fail_under)
+        if judge:  # the judge's key is checked before the first turn, not after the whole run
+            check_credentials(None, judge=judge)
+        grouped = repeats is not None or (resume is not None and is_repeat_group(resume))
+        if not grouped and (executor != "local" or ray_address):
+            raise ConfigError(
+                "--executor and --ray-address apply to repeated runs",
+                field="--executor",
+                expected="--repeats K (or voxbench matrix)",
+            )
+        if grouped and resume is not None:
+            run_repeats(None, None, executor=executor, ray_address=ray_address, resume=resume,
+                        judge=judge, judge_base_url=judge_base_url, gates=gates,
+                        progress_console=messages)  # fmt: skip
             return
-        path = execute(config)
-    evaluation = evaluate_run(path, EvaluationOptions(judge=judge, judge_base_url=judge_base_url))
-    card = evaluation.card
-    title = escape(f"{card.benchmark} · {card.target}")
-    console.print(scorecards_table([card], title=title))
-    where = escape(str(path))
-    console.print(
-        f"run directory: [b]{where}[/b]  (details: voxbench show {where})", soft_wrap=True
-    )
-    refuse_incomplete(card, evaluation.records, evaluation.judgments, path)
-    enforce_gates(card, gates, console)
+        if resume is not None:
+            path = execute(None, messages, resume=resume)
+        else:
+            flags = {
+                "benchmark": benchmark,
+                "target": target,
+                "base_url": base_url,
+                "only_turns": only_turns,
+                "runs_dir": runs_dir,
+                "turn_timeout": turn_timeout,
+                "mode": mode,
+                "stt": stt,
+                "tts": tts,
+                "heard_asr": heard_asr,
+                "user_tts": user_tts,
+                "clock": clock,
+                "tags": tags,
+            }
+            options = _parse_options(option) if option else {}
+            flags.update(split_harness_options(options))  # -o harness=…, -o harness.KEY=…
+            flags["target_options"] = options or None
+            if config_file is not None:
+                config = RunConfig.from_file(config_file, **flags)
+            else:
+                if benchmark is None:
+                    raise ConfigError(
+                        "missing benchmark", field="BENCHMARK", expected="a name or a directory"
+                    )
+                config = build_config({k: v for k, v in flags.items() if v is not None})
+            check_before_run(config, from_file=config_file)
+            if repeats is not None:
+                run_repeats(config, repeats, executor=executor, ray_address=ray_address,
+                            judge=judge, judge_base_url=judge_base_url, gates=gates,
+                            progress_console=messages)  # fmt: skip
+                return
+            path = execute(config, messages)
+        evaluation = evaluate_run(
+            path, EvaluationOptions(judge=judge, judge_base_url=judge_base_url)
+        )
+        card = evaluation.card
+        title = escape(f"{card.benchmark} · {card.target}")
+        console.print(scorecards_table([card], title=title))
+        where = escape(str(path))
+        console.print(
+            f"run directory: [b]{where}[/b]  (details: voxbench show {where})", soft_wrap=True
+        )
+        refuse_incomplete(card, evaluation.records, evaluation.judgments, path)
+        enforce_gates(card, gates, console)
 
 
 def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
@@ -379,8 +369,9 @@ def demo_command(
         build_config({"benchmark": benchmark, "target": t, "runs_dir": runs_dir, "mode": mode})
         for t in targets
     ]
-    with log_shown(False):
-        paths = execute_side_by_side(configs)
+    console, messages = make_console(), make_console(stderr=True)
+    with log_shown(False, messages):
+        paths = execute_side_by_side(configs, messages)
     cards = [evaluate_run(path).card for path in paths]
     console.print(scorecards_table(cards, title=f"{benchmark} ({mode}): oracle vs local agent"))
     console.print(

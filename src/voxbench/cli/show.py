@@ -14,8 +14,6 @@ from voxbench.evaluation import load_or_evaluate
 from voxbench.report.terminal import scorecards_table, turns_table
 from voxbench.scale.repeats import is_repeat_group
 
-console = make_console()
-
 
 def show_command(
     run_dir: Path = typer.Argument(..., help="A run directory."),
@@ -24,6 +22,7 @@ def show_command(
 ) -> None:
     """Show each turn of a run: user, agent, tool calls and verdicts (or a repeat group's
     summary)."""
+    console = make_console()
     if is_repeat_group(run_dir):
         show_group(run_dir)
         return

@@ -13,7 +13,6 @@ from voxbench.core.errors import ConfigError
 from voxbench.store import RunFilters, RunRow, open_store
 
 app = typer.Typer(help="The results store: index runs, list them.", no_args_is_help=True)
-console = make_console()
 
 STORE_HELP = "postgresql://… or an SQLite file (default: $VOXBENCH_STORE, else DIR/voxbench.db)."
 
@@ -38,7 +37,7 @@ def index_command(
         make_console(stderr=True).print(
             f"[yellow]skipped[/yellow] {escape(skipped.reason)}", soft_wrap=True
         )
-    console.print(
+    make_console().print(
         f"{len(report.indexed)} indexed, {len(report.unchanged)} unchanged, "
         f"{len(report.skipped)} skipped · store: {escape(where)}"
     )
@@ -83,7 +82,7 @@ def ls_command(
             started=run.started_at,
             score=headline_text(run),
         )
-    print_listings([listing], console=console)
+    print_listings([listing], console=make_console())
 
 
 def headline_text(run: RunRow) -> str:

@@ -13,8 +13,6 @@ from voxbench.benchmarks.loader import load_benchmark
 from voxbench.cli.console import make_console
 from voxbench.core.benchmark import Turn
 
-console = make_console()
-
 
 def synth_command(
     benchmark: str = typer.Argument(..., help="Benchmark name or directory."),
@@ -48,7 +46,7 @@ def synth_command(
             b, tts=tts, voice=voice, out_dir=out, force=force, progress=on_turn
         )
     removed = f", {len(report.removed)} stale removed" if report.removed else ""
-    console.print(
+    make_console().print(
         f"{len(report.synthesized)} synthesized, {len(report.reused)} reused{removed}: "
         f"{escape(str(report.out_dir))}",
         highlight=False,

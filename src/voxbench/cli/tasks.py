@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 
 from voxbench.cli.console import make_console
@@ -17,9 +18,6 @@ app = typer.Typer(
     help="Evaluate audio models on audio tasks (ASR, translation, spoken QA, ...).",
     no_args_is_help=True,
 )
-console = make_console()
-progress_console = make_console(stderr=True)
-"""Progress bars go to stderr: stdout carries results alone."""
 
 
 @app.command("list")
@@ -98,7 +96,7 @@ def list_command(
             if r in provider.roles
         ]
         models.add(provider=provider.name, api=apis, description=provider.description)
-    print_listings([tasks, metrics, models], as_json=as_json, console=console)
+    print_listings([tasks, metrics, models], as_json=as_json, console=make_console())
 
 
 @app.command("run")
@@ -157,7 +155,8 @@ def run_command(
     else:
         text = DEFAULT_CONFIG_TEXT
         parsed = parse_config(text, file="(built-in suite)")
-    progress = _Progress()
+    console = make_console()
+    progress = _Progress(make_console(stderr=True))  # stderr: stdout carries results alone
     started = time.perf_counter()
     try:
         result = run_tasks(
@@ -174,7 +173,7 @@ def run_command(
     finally:
         progress.stop()
     seconds = time.perf_counter() - started
-    _print_table(result.scores, [m["name"] for m in result.run.info()["models"]])
+    _print_table(result.scores, [m["name"] for m in result.run.info()["models"]], console)
     console.print(
         f"{result.requests} model requests in {seconds:.1f} s → {escape(str(result.run.path))}",
         highlight=False,
@@ -200,7 +199,7 @@ def _dataset_dirs(given: list[str]) -> dict[str, Path]:
 class _Progress:
     """One bar per (task, model): records done of total, errors, records per second."""
 
-    def __init__(self) -> None:
+    def __init__(self, out: Console) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.bars = Progress(
@@ -208,7 +207,7 @@ class _Progress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[errors]} errors · {task.fields[rate]}/s"),
-            console=progress_console,
+            console=out,
             transient=True,
         )
         self.ids: dict[tuple[str, str], Any] = {}
@@ -234,7 +233,7 @@ class _Progress:
         self.bars.stop()
 
 
-def _print_table(scores: dict[str, Any], models: list[str]) -> None:
+def _print_table(scores: dict[str, Any], models: list[str], console: Console) -> None:
     """The scores as a table in a terminal wide enough, one block per row in a narrower one,
     aligned lines when piped: task and metric names are never cut."""
     from voxbench.tasks.report import table_rows
@@ -285,6 +284,7 @@ def show_command(
         and (model is None or r["model"] == model)
         and (not failures or _failed(r))
     ]
+    console = make_console()
     console.print(
         f"[b]{escape(info['id'])}[/b] · {info['status']} · started {info['started']} · "
         f"{len(rows)} records shown",
@@ -312,7 +312,7 @@ def show_command(
     print_listings([records], console=console)
     if (found.path / "scores.json").is_file():
         console.print()
-        _print_table(found.scores(), [m["name"] for m in info["models"]])
+        _print_table(found.scores(), [m["name"] for m in info["models"]], console)
     if html:
         from voxbench.tasks.html import write_tasks_html
 

@@ -21,7 +21,6 @@ app = typer.Typer(
     help="The benchmark's tools for an agent that owns its tools (HTTP or MCP).",
     no_args_is_help=True,
 )
-console = make_console()
 
 
 @app.command("serve")
@@ -57,6 +56,7 @@ def serve_command(
     like a call made over its session; the end state is the served backend's."""
     from voxbench.toolserver.serve import build_bridge, run_with_served_tools
 
+    console = make_console()
     if mcp and http:
         raise ConfigError("--mcp and --http both given", field="--mcp", expected="one of them")
     flags = {
@@ -84,7 +84,7 @@ def serve_command(
         console.print(f"tools served at {escape(url)}  ({where}; instructions: ", end="")
         console.print("resource voxbench://instructions)" if mcp else "GET /instructions)")
 
-    with _progress() as progress:
+    with _progress(make_console(stderr=True)) as progress:
         on_turn = _progress_callback(progress, progress.add_task(target, total=None, last=""))
         path = asyncio.run(
             run_with_served_tools(

@@ -12,8 +12,6 @@ from voxbench.core.errors import ConfigError
 from voxbench.store import open_store
 from voxbench.viewer import LOOPBACK
 
-console = make_console()
-
 
 def view_command(
     runs_dir: Path = typer.Argument(Path("runs"), help="Directory of run directories."),
@@ -26,6 +24,7 @@ def view_command(
     ),
 ) -> None:
     """Serve the leaderboard, run pages and comparisons at http://127.0.0.1:PORT/."""
+    console = make_console()
     if not runs_dir.is_dir():
         raise ConfigError(
             "no such directory", file=runs_dir, field="DIR", expected="a runs directory"
