@@ -33,7 +33,9 @@ def _weights() -> list[dict[str, str]]:
             status = "pinned SHA-256"
         except PrerequisiteError as exc:
             status = f"refused: {exc}"
-        rows.append({"model": label, "from": f"{pinned.package} {pinned.version}", "status": status})
+        rows.append(
+            {"model": label, "from": f"{pinned.package} {pinned.version}", "status": status}
+        )
     return rows
 
 
