@@ -12,6 +12,8 @@ from voxbench.analysis import analyse_run, load_or_analyse, summarise
 from voxbench.core.records import ComponentSpec, RunInfo, TurnRecord, TurnTimings
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.timeline import (
+    AudioRecorded,
+    RecordingStarted,
     StageMarkRecorded,
     StageTimingRecorded,
     TextRecorded,
@@ -35,7 +37,12 @@ def test_summaries_keep_values_at_or_below_zero() -> None:
     assert summarise([None]).count == 0
 
 
-def _run(tmp_path: Path, events: list[tuple[float, str | None, object]], turns: list[str]) -> Path:
+def _run(
+    tmp_path: Path,
+    events: list[tuple[float, str | None, object]] | list[tuple[float, str | None, object, float]],
+    turns: list[str],
+) -> Path:
+    """A run directory with these (t, turn, event[, wall]) events and turn records."""
     run = RunDirectory(tmp_path / "run")
     run.write_info(
         RunInfo(
@@ -48,8 +55,8 @@ def _run(tmp_path: Path, events: list[tuple[float, str | None, object]], turns: 
         )
     )
     run.open_for_append()
-    for t, turn, event in events:
-        run.append_event(event, t=t, turn=turn)  # type: ignore[arg-type]
+    for t, turn, event, *wall in events:
+        run.append_event(event, t=t, turn=turn, wall=wall[0] if wall else None)  # type: ignore[arg-type]
     run.close()
     for index, turn in enumerate(turns):
         record = TurnRecord(turn=turn, index=index, user_text="u", timings=TurnTimings(start=0.0))
@@ -86,6 +93,52 @@ def test_latencies_come_from_the_last_attempt_and_skip_what_is_not_agent_output(
     assert turn.ttft == pytest.approx(0.5)
     assert turn.first_audio_latency is None
     assert turn.stages == pytest.approx({"llm_first_token": 0.4, "stt": 0.125})
+
+
+def test_a_virtual_clock_run_is_measured_on_its_wall_stamps(tmp_path: Path) -> None:
+    """Virtual time stood still while the target computed (every stamp of the answer is at
+    the user's end): its latencies are the wall time the host took."""
+    path = _run(
+        tmp_path,
+        [
+            (0.0, None, RecordingStarted(origin=0.0, clock="virtual"), 0.3),
+            (1.0, "0", TurnStarted(index=0), 0.31),
+            (3.0, "0", UserTurnEnded(), 0.32),
+            (3.0, "0", StageMarkRecorded(stage="stt", edge="start"), 0.33),
+            (3.0, "0", StageMarkRecorded(stage="stt", edge="end"), 1.53),
+            (3.0, "0", TextRecorded(text="hello"), 1.62),
+            (3.0, "0", AudioRecorded(samples=2400, sample_rate=24_000, plays_at=3.0), 1.82),
+            (3.0, "0", TurnCompleteRecorded(), 1.9),
+            (3.1, "0", TurnEnded(status="completed"), 1.9),
+        ],
+        ["0"],
+    )
+    analysis = analyse_run(path)
+    assert analysis.clock == "virtual"
+    (turn,) = analysis.turns
+    assert turn.ttfb == turn.ttft == pytest.approx(1.3)
+    assert turn.first_audio_latency == turn.processing == pytest.approx(1.5)
+    assert turn.stages == pytest.approx({"stt": 1.2})
+    written = json.loads(RunDirectory(path).events_file.read_text().splitlines()[1])
+    assert written["wall"] == 0.3
+
+
+def test_a_real_clock_run_writes_no_wall_stamps_and_has_no_processing(tmp_path: Path) -> None:
+    path = _run(
+        tmp_path,
+        [
+            (1.0, "0", TurnStarted(index=0)),
+            (3.0, "0", UserTurnEnded()),
+            (3.5, "0", AudioRecorded(samples=2400, sample_rate=24_000, plays_at=3.5)),
+            (4.0, "0", TurnEnded(status="completed")),
+        ],
+        ["0"],
+    )
+    assert all("wall" not in json.loads(line) for line in (path / "events.jsonl").open())
+    analysis = analyse_run(path)
+    assert analysis.clock == "real"
+    assert analysis.turns[0].first_audio_latency == pytest.approx(0.5)
+    assert analysis.turns[0].processing is None
 
 
 def test_a_turn_without_a_timeline_is_not_scored(tmp_path: Path) -> None:

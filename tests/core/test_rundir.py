@@ -84,6 +84,25 @@ def test_a_schema_1_timeline_is_read_and_migrated_before_appending(tmp_path: Pat
     ]
 
 
+def test_a_schema_2_timeline_reads_as_it_is_and_gets_wall_stamps_appended(
+    tmp_path: Path,
+) -> None:
+    """Schema 3 only added the optional ``wall`` stamp: a schema-2 file (no ``wall``) reads
+    unchanged, and a resumed virtual-clock run appends stamped lines to it."""
+    run = RunDirectory(tmp_path / "v2")
+    run.path.mkdir()
+    header = {"seq": 0, "t": 0, "turn": None, "source": "runner", "type": "timeline_opened"}
+    started = {"seq": 1, "t": 0.0, "turn": None, "source": "runner", "type": "run_started"}
+    lines = [header | {"schema_version": 2}, started | {"target": "local/oracle"}]
+    run.events_file.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert run.events()[1].wall is None
+    run.open_for_append()
+    run.append_event(TurnStarted(index=0), t=0.5, turn="0", wall=0.1234567)
+    run.close()
+    assert read_jsonl(run.events_file)[2]["wall"] == 0.123457
+    assert [e.wall for e in run.events()] == [None, None, 0.123457]
+
+
 def test_a_newer_timeline_schema_says_which_version_it_needs(tmp_path: Path) -> None:
     run = RunDirectory(tmp_path / "new")
     run.path.mkdir()

@@ -51,12 +51,18 @@ async def test_oracle_audio_run_records_an_aligned_conversation(tmp_path: Path) 
         a, b = (round((x - origin) * 24_000) for x in (t.user_speech_start, t.user_speech_end))
         user, agent = wav.samples[a:b, 0], wav.samples[a:b, 1]
         assert np.abs(user).max() > 0.05 and np.abs(agent).max() < 1e-3
-        # Timeline latencies are the runner's own stamps, measured once.
+        # Virtual time stood still while the agent worked: its answer starts on the recording
+        # where the user's turn ended, on the run clock the runner stamped.
         stamps = rec.timings
+        assert stamps.first_audio == stamps.user_end
+        # Timeline latencies are the runner's own wall stamps (the host's processing time),
+        # measured once.
+        walls = {e.type: e.wall for e in reversed(run.events()) if e.turn == rec.turn}
         assert t.first_audio_latency == pytest.approx(
-            stamps.first_audio - stamps.user_end, abs=2e-6
+            walls["assistant_audio"] - walls["user_turn_ended"], abs=2e-6
         )
-        assert t.ttfb == pytest.approx(stamps.first_event - stamps.user_end, abs=2e-6)
+        assert t.processing == t.first_audio_latency >= 0
+    assert analysis.clock == "virtual"
     assert set(analysis.latency) >= {"ttfb", "first_audio_latency", "voice_to_voice"}
 
 
@@ -99,15 +105,16 @@ async def test_real_clock_paces_audio_like_a_microphone(tmp_path: Path) -> None:
 
 
 async def test_watchdog_records_a_no_response_and_the_run_goes_on(tmp_path: Path) -> None:
+    """On a virtual clock an answer that never begins is a no-response after ``turn_timeout``
+    wall seconds (``no_response_timeout`` is a real-time limit: nobody waits in virtual time)."""
     sessions: list[ToneAgent] = []
 
     def factory() -> ToneAgent:
         sessions.append(ToneAgent(silent_turns={1} if not sessions else set()))
         return sessions[-1]
 
-    path = await run_conversation(
-        audio_config(tmp_path, only_turns="0-2", no_response_timeout=0.5), session_factory=factory
-    )
+    config = audio_config(tmp_path, only_turns="0-2", no_response_timeout=0.1, turn_timeout=0.5)
+    path = await run_conversation(config, session_factory=factory)
     records = RunDirectory.open_existing(path).turns()
     assert [r.status for r in records] == ["ok", "no_response", "ok"]
     assert "no response within 0.5 s" in records[1].errors[0]
@@ -115,6 +122,64 @@ async def test_watchdog_records_a_no_response_and_the_run_goes_on(tmp_path: Path
         len(sessions) == 2
     )  # a fresh session after the silent one; its audio was not replayed into it
     assert sum(n for _, n in sessions[0].received) > 0
+
+
+async def test_real_clock_watchdog_waits_no_response_timeout(tmp_path: Path) -> None:
+    agent = ToneAgent(in_process=False, silent_turns={0})
+    config = audio_config(tmp_path, only_turns="9", clock="real", no_response_timeout=0.3)
+    path = await run_conversation(config, session_factory=lambda: agent)
+    (record,) = RunDirectory.open_existing(path).turns()
+    assert record.status == "no_response"
+    assert "no response within 0.3 s" in record.errors[0]
+
+
+class SlowToneAgent(ToneAgent):
+    """Thinks for ``think`` seconds before each answer: first a thread that sleeps (a model on
+    another core), then a CPU burn that holds the event loop (a model on this one)."""
+
+    def __init__(self, think: float) -> None:
+        super().__init__()
+        self.think = think
+
+    async def respond(self, user_text: str) -> None:
+        import time
+
+        await asyncio.to_thread(time.sleep, self.think / 2)
+        until = time.monotonic() + self.think / 2
+        while time.monotonic() < until:
+            pass
+        await super().respond(user_text)
+
+
+async def test_a_slow_in_process_agent_is_answered_at_the_users_end(tmp_path: Path) -> None:
+    """Virtual time stands still while an in-process agent computes: thinking far past
+    ``no_response_timeout`` is no no-response, its answer starts on the recording where the
+    user's turn ended, and the time it took is its latency (measured on wall time)."""
+    think = 0.6
+    config = audio_config(tmp_path, only_turns="0-1", no_response_timeout=0.2)
+    path = await run_conversation(config, session_factory=lambda: SlowToneAgent(think))
+    run = RunDirectory.open_existing(path)
+    records = run.turns()
+    assert [r.status for r in records] == ["ok", "ok"]
+    analysis = analyse_run(path)
+    assert analysis.clock == "virtual"
+    for record, measured in zip(records, analysis.turns, strict=True):
+        user_end = next(
+            e for e in run.events() if e.turn == record.turn and e.type == "user_turn_ended"
+        )
+        first = next(
+            e for e in run.events() if e.turn == record.turn and isinstance(e, AudioRecorded)
+        )
+        assert first.t == user_end.t  # on the run clock no time passed: it plays from there
+        assert abs(first.plays_at - user_end.t) <= 0.5 / 24_000 + 1e-6  # (to the nearest sample)
+        assert first.wall - user_end.wall >= think  # on the wall clock: the thinking
+        assert measured.ttfb >= think and measured.first_audio_latency >= think
+        assert measured.processing == measured.first_audio_latency
+        assert measured.issues == []
+        # In real time the answer would have started ``processing`` later.
+        assert measured.pipeline_ttfa == pytest.approx(
+            measured.first_agent_audio - measured.user_speech_end + measured.processing, abs=1e-3
+        )
 
 
 async def test_agent_talking_over_the_user_is_negative_latency(tmp_path: Path) -> None:
@@ -226,9 +291,78 @@ async def test_an_audio_run_resumes_on_the_same_recording(tmp_path: Path) -> Non
     run = RunDirectory.open_existing(path)
     assert [r.turn for r in run.turns()] == ["0", "1", "2", "3"]
     assert read_wav(path / "conversation.wav").duration > before  # appended, never rewritten
-    assert [e.type for e in run.events()].count("recording_started") == 1
+    events = run.events()
+    assert [e.type for e in events].count("recording_started") == 1
+    # The timeline goes on where the recording ended, on the virtual clock, wall-stamped.
+    resumed = next(i for i, e in enumerate(events) if e.type == "run_resumed")
+    origin = next(e.origin for e in events if e.type == "recording_started")
+    after = [e for e in events[resumed:] if isinstance(e, TurnStarted)]
+    assert [e.turn for e in after] == ["2", "3"]
+    assert after[0].t >= origin + before
+    assert all(a.t <= b.t for a, b in zip(events, events[1:], strict=False))
+    assert all(e.wall is not None for e in after)
     report = analyse_run(path)
     assert [t.issues for t in report.turns] == [[], [], [], []]
+    assert all(t.processing is not None for t in report.turns)
+
+
+def _delayed_oracle(seconds: float):  # noqa: ANN202 - a session factory
+    """The oracle on smoke, thinking ``seconds`` in a worker thread before every answer (a
+    host that is slow, or busy with other work)."""
+    import time
+
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.targets.oracle import make_oracle
+
+    def factory():  # noqa: ANN202
+        session = make_oracle(load_benchmark("smoke"))
+        respond = session.respond
+
+        async def slowly(user_text: str) -> None:
+            await asyncio.to_thread(time.sleep, seconds)
+            await respond(user_text)
+
+        session.respond = slowly  # type: ignore[method-assign]
+        return session
+
+    return factory
+
+
+async def test_a_slow_host_gives_the_same_recording_heard_texts_and_verdicts(
+    tmp_path: Path,
+) -> None:
+    """An in-process run's recording, heard texts and verdicts do not depend on how long the
+    host takes to answer: only its timing figures do."""
+    config = audio_config(
+        tmp_path / "quick",
+        heard_asr="local/whisper-tiny.en",
+        only_turns="0-1",  # an answer, and one with a tool call (Whisper is slow here)
+        inter_turn_gap=0.8,
+        no_response_timeout=0.1,  # shorter than every answer of the slow host
+    )
+    quick = await run_conversation(config)
+    slow_config = config.model_copy(update={"runs_dir": tmp_path / "slow" / "runs"})
+    slow = await run_conversation(slow_config, session_factory=_delayed_oracle(0.25))
+    assert (slow / "conversation.wav").read_bytes() == (quick / "conversation.wav").read_bytes()
+
+    def seen(path: Path) -> tuple[list[tuple], list[tuple], list[dict]]:
+        run = RunDirectory.open_existing(path)
+        verdicts = sorted((j.turn, j.dimension, j.passed) for j in evaluate_run(path).judgments)
+        turns = [(r.turn, r.status, r.assistant_text, r.heard_text) for r in run.turns()]
+        timeline = [e.model_dump(exclude={"seq", "wall"}) for e in run.events()]
+        return turns, verdicts, timeline
+
+    (quick_turns, quick_verdicts, quick_timeline), (slow_turns, slow_verdicts, slow_timeline) = [
+        await asyncio.to_thread(seen, path) for path in (quick, slow)
+    ]
+    assert slow_turns == quick_turns
+    assert all(status == "ok" and heard for _, status, _, heard in quick_turns)
+    assert slow_verdicts == quick_verdicts
+    assert all(passed for _, _, passed in quick_verdicts)
+    # Every virtual time on the timeline is the same too; only the wall stamps differ.
+    assert slow_timeline == quick_timeline
+    slow_ttfb = analyse_run(slow).latency["ttfb"]
+    assert slow_ttfb.min > 0.249  # the thinking is the measured latency (to the µs stamps)
 
 
 @contextmanager
@@ -264,6 +398,7 @@ def _outcome(path: Path) -> dict[str, object]:
     analysis = analyse_run(path)
     evaluation = evaluate_run(path)
     return {
+        "recording": (path / "conversation.wav").read_bytes(),
         "turns": [(r.turn, r.status, r.assistant_text, r.heard_text) for r in run.turns()],
         # Where a turn starts and ends is a time: compare its audio, not the silence around it.
         "user_audio": {t: np.trim_zeros(parts[0]).tobytes() for t, parts in audio.items()},
@@ -280,6 +415,7 @@ def test_oracle_audio_run_is_the_same_under_cpu_load(tmp_path: Path) -> None:
     quiet = _outcome(asyncio.run(run_conversation(config)))
     with cpu_load(2 * (os.cpu_count() or 1)):
         loaded = _outcome(asyncio.run(run_conversation(config)))
+    assert loaded["recording"] == quiet["recording"]  # byte for byte
     assert loaded["turns"] == quiet["turns"]
     assert all(status == "ok" and heard for _, status, _, heard in quiet["turns"])
     assert loaded["user_audio"] == quiet["user_audio"]

@@ -4,6 +4,20 @@
 ``conversation.wav`` (and ``tags.wav``) and returns a ``RunAnalysis``; ``load_or_analyse``
 reuses ``analysis.json`` while the files it measured are unchanged. Everything that reports a
 latency or judges turn-taking reads this one measurement.
+
+Which clock the run was on (``RunAnalysis.clock``, from ``recording_started``) decides what a
+latency is read from. On the real clock, the timeline's times and the recording are real
+time. On a virtual clock (in-process targets in audio runs) virtual time stands still while
+the target computes, so each answer starts on the recording the moment the user's turn
+ends, the same on any host; what the host took is the latency, measured on wall time:
+
+- ``ttfb``, ``ttft``, ``first_audio_latency`` and stage durations come from the events'
+  ``wall`` stamps (``analysis.timeline``);
+- ``pipeline_ttfa`` and ``voice_to_voice`` are measured on the recording, plus the turn's
+  ``processing`` (wall first audio − wall user end): in real time the answer would have
+  started that much later;
+- turn-taking ``issues`` (and so the ``turn_taking`` verdicts) are judged on the recording as
+  it is, never on wall time: they are the same idle and under load.
 """
 
 from __future__ import annotations
@@ -68,10 +82,15 @@ def analyse_run(run_dir: str | Path | RunDirectory) -> RunAnalysis:
                 ttft=w.since_user_end(w.first_text),
                 first_audio_latency=w.since_user_end(w.first_audio),
                 stages=dict(w.stages),
+                processing=w.processing,
             )
         )
+    started = next((e for e in events if isinstance(e, RecordingStarted)), None)
     analysis = RunAnalysis(
-        mode="audio" if run.info().mode == "audio" else "text", turns=measures, inputs=inputs
+        mode="audio" if run.info().mode == "audio" else "text",
+        clock=started.clock if started is not None else "real",
+        turns=measures,
+        inputs=inputs,
     )
     if run.has_recording:
         analysis = _with_turn_taking(run, analysis, windows, records, events)

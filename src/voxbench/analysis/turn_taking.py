@@ -7,6 +7,8 @@ public reference works at 32 ms and misses a 0.45 s "Yes.") measures the rest. P
 - ``pipeline_ttfa``: first agent audio on the recording − user speech end.
 - ``voice_to_voice``: agent speech onset (VAD) − user speech end (VAD); negative when the
   agent talks over the user. Values ≤ 0 stay in every percentile.
+- On a virtual clock both add the turn's ``processing`` (the wall time the host took, which
+  virtual time skipped); the issues below are still judged on the recording alone.
 - ``silent_pad_vad`` / ``silent_pad_rms``: agent speech onset (VAD / −40 dBFS energy) − first
   agent audio: silence the agent sent before it spoke.
 - ``overlaps``: user and agent speech overlapping ≥ 100 ms inside the turn.
@@ -112,7 +114,13 @@ def measure_turn_taking(
             )
             if not near:
                 timing.issues.append("missing_tag")
+        # Judged on the recording as it is: a verdict never moves with the host's speed.
         timing.issues += _issues(record, timing)
+        if timing.processing:  # a virtual clock: in real time the answer came this much later
+            for name in ("pipeline_ttfa", "voice_to_voice"):
+                value = getattr(timing, name)
+                if value is not None:
+                    setattr(timing, name, round(value + timing.processing, 4))
     unprompted = [
         (round(s.start, 4), round(s.end, 4)) for i, s in enumerate(agent_segs) if i not in claimed
     ]

@@ -430,9 +430,15 @@ class RunDirectory:
         self._seq = int(rows[-1].get("seq", len(rows) - 1)) + 1
         self._events = self.events_file.open("a", encoding="utf-8")
 
-    def append_event(self, event: Stamp, *, t: float, turn: str | None) -> Stamp:
-        """Stamp ``event`` with its order, time and turn, append it and flush it."""
-        return self._write_event(event.model_copy(update={"t": round(t, 6), "turn": turn}))
+    def append_event(
+        self, event: Stamp, *, t: float, turn: str | None, wall: float | None = None
+    ) -> Stamp:
+        """Stamp ``event`` with its order, time (and wall time, on a virtual clock) and turn,
+        append it and flush it."""
+        wall = None if wall is None else round(wall, 6)
+        return self._write_event(
+            event.model_copy(update={"t": round(t, 6), "turn": turn, "wall": wall})
+        )
 
     def _write_event(self, event: Stamp) -> Stamp:
         if self._events is None:

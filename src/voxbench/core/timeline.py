@@ -3,7 +3,9 @@
 Each line is one event, stamped once by the runner from the run's clock: ``seq`` (its order),
 ``t`` (seconds since the clock's origin), ``turn`` (the turn it belongs to, None for run-wide
 events), ``source`` (``runner`` for what the runner did, ``target`` for what the system
-under test emitted) and ``type``, which selects the event's own fields.
+under test emitted) and ``type``, which selects the event's own fields. In a run on a virtual
+clock (``recording_started.clock``), ``t`` is virtual time and ``wall`` says when, in real
+time, the event happened (``core.clock``): latencies are measured on ``wall``.
 
 Target events are the ``Session`` events without their bytes: an audio chunk is recorded as
 its sample count and, in audio runs, ``plays_at`` (where it starts playing on
@@ -14,6 +16,8 @@ Schema history (``TIMELINE_SCHEMA``, written on the first line as ``timeline_ope
 - 1 (before the header existed): ``{seq, t, turn, source, type, data: {...}}``; read by
   flattening ``data`` into the event (``migrate_v1``).
 - 2: the event's fields sit beside the envelope; the first line says the version.
+- 3: ``wall`` (optional; written only by a virtual-clock run): real seconds on the run's
+  wall clock. A schema-2 line reads as it is (no ``wall``).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from voxbench.core.events import (
     UserTranscript,
 )
 
-TIMELINE_SCHEMA = 2
+TIMELINE_SCHEMA = 3
 """The version of ``events.jsonl`` this code writes."""
 
 
@@ -47,6 +51,11 @@ class Stamp(BaseModel):
     seq: int = 0
     t: float = 0.0
     turn: str | None = None
+    wall: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Virtual-clock runs: real (monotonic) seconds on the run's wall clock when the event
+    happened; ``t`` is then virtual time, which stands still while an in-process target
+    computes. A resumed run's wall clock goes on from where its timeline ended. Absent
+    (never written) on a real clock, where ``t`` is real time."""
 
 
 class _Runner(Stamp):

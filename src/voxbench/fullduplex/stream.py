@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Any
 
 from voxbench.audio.vad import SileroVAD
 from voxbench.audio.wav import Audio
-from voxbench.core.clock import Clock
+from voxbench.core.clock import Clock, VirtualClock
 from voxbench.core.errors import ConfigError
 from voxbench.core.events import (
     AssistantAudio,
@@ -98,22 +97,6 @@ class StreamResult:
         return {k: v for k, v in self.__dict__.items()}
 
 
-class InputTime(Clock):
-    """Virtual time that moves only when waited on: work done between waits takes none."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._t = 0.0
-
-    def now(self) -> float:
-        return self._t
-
-    async def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self._t += seconds
-        await asyncio.sleep(0)
-
-
 def server_decides_turns(session: Session) -> bool:
     """Whether the target's own (server) VAD ends user turns."""
     for holder in (session.info, session):
@@ -130,7 +113,7 @@ class _Stream:
         self.opts = opts
         self.result = result
         self.virtual = result.clock == "virtual"
-        self.clock: Clock = InputTime() if self.virtual else Clock()
+        self.clock: Clock = VirtualClock() if self.virtual else Clock()
         self.timeline = OutputTimeline(audio.frames, audio.sample_rate)
         self.t0 = 0.0
         self.busy_since: float | None = None
@@ -141,7 +124,7 @@ class _Stream:
         self.counts: Counter[str] = Counter()
         self.fatal = False
         self.stage_starts: dict[str, float] = {}
-        """Wall-clock (monotonic) start of each stage in progress."""
+        """Wall-clock (``clock.wall()``) start of each stage in progress."""
 
     def now(self) -> float:
         return self.clock.now() - self.t0
@@ -152,7 +135,7 @@ class _Stream:
             if delay <= 0:
                 return
             if self.virtual and self.busy_since is not None:
-                if time.monotonic() - self.busy_since > self.opts.response_timeout_s:
+                if self.clock.wall() - self.busy_since > self.opts.response_timeout_s:
                     self.result.errors.append(
                         f"no TurnComplete {self.opts.response_timeout_s:.0f} s after end of turn"
                     )
@@ -184,7 +167,7 @@ class _Stream:
                         )
                     self.result.responses[-1]["first_audio"] = round(t, 4)
                     if self.busy_since is not None:
-                        waited = time.monotonic() - self.busy_since
+                        waited = self.clock.wall() - self.busy_since
                         self.result.responses[-1]["processing_s"] = round(waited, 4)
                 self.timeline.place(Audio.from_pcm16(ev.pcm, ev.sample_rate), t)
             elif isinstance(ev, AssistantTextDelta):
@@ -208,9 +191,9 @@ class _Stream:
             elif isinstance(ev, StageMark):
                 # Stage durations are wall time: virtual time stands still while they run.
                 if ev.edge == "start":
-                    self.stage_starts[ev.stage] = time.monotonic()
+                    self.stage_starts[ev.stage] = self.clock.wall()
                 elif ev.stage in self.stage_starts:
-                    took = time.monotonic() - self.stage_starts.pop(ev.stage)
+                    took = self.clock.wall() - self.stage_starts.pop(ev.stage)
                     self.result.stage_timings.append(
                         {"t": round(t, 4), "stage": ev.stage, "seconds": round(took, 4)}
                     )
@@ -224,7 +207,7 @@ class _Stream:
         await self.session.end_user_turn()
         self.result.end_of_turn_sent.append(round(t, 4))
         self.result.responses.append({"end_of_turn": round(t, 4), "first_audio": None})
-        self.busy_since = time.monotonic()
+        self.busy_since = self.clock.wall()
         self.discarding = False
         self.awaiting_audio = True
 

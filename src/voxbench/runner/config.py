@@ -29,7 +29,8 @@ class RunConfig(BaseModel):
     """Turn positions to run (0-based); None runs every turn."""
     runs_dir: Path = DEFAULT_RUNS_DIR
     turn_timeout: float = Field(default=120.0, gt=0)
-    """Seconds a turn may take before it is recorded as failed."""
+    """Seconds a turn may take before it is recorded as failed (wall seconds from the user's
+    end; on a virtual clock also the only limit on an answer that has not begun)."""
     max_tool_calls_per_turn: int = Field(default=16, ge=1)
     max_retries: int = Field(default=3, ge=0)
     seed: int = 0
@@ -43,11 +44,14 @@ class RunConfig(BaseModel):
     chunk_ms: int = Field(default=20, gt=0, le=1000)
     """User audio is streamed in chunks of this many milliseconds, in real time."""
     no_response_timeout: float = Field(default=15.0, gt=0)
-    """Seconds after the user's turn without any agent output before it is a no-response."""
+    """Seconds after the user's turn without any agent output before it is a no-response (on
+    a real clock: a virtual clock stands still while an in-process target computes, so a
+    slow host never makes a no-response; it waits ``turn_timeout`` wall seconds instead)."""
     inter_turn_gap: float = Field(default=0.8, ge=0)
     """Silence between the end of the agent's playback and the next user turn."""
     clock: Literal["auto", "real", "virtual"] = "auto"
-    """``auto``: virtual time for in-process targets (faster than real time), real otherwise."""
+    """``auto``: virtual time for in-process targets (faster than real time, and standing
+    still while they compute), real otherwise."""
     user_tts: str = "local/espeak"
     """Voice of the user for turns that ship no audio (synthesized once and cached)."""
     user_voice: str | None = None

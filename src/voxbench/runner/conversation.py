@@ -154,7 +154,9 @@ class ConversationRun:
         spec = BackendSpec.model_validate(benchmark.backend)
         self.harness = choose_harness(spec.harness, config.harness, config.harness_options)
         self.backend = ToolBackend(spec, {t.name for t in benchmark.tools}, harness=self.harness)
-        self.clock = Clock()
+        self.clock: Clock = Clock()
+        self._last_t = 0.0
+        """The time of the last event appended (where a virtual clock takes over)."""
         self.session: Session | None = None
         self._resume_handle: str | None = None
         """The last closed session's ``resume_handle()``: the next session continues from it."""
@@ -249,7 +251,7 @@ class ConversationRun:
             if isinstance(item, TargetError) and item.fatal:
                 # Its connection ended between turns (a drop, a reconnect that failed): the
                 # next attempt opens a fresh session instead of talking to a dead one.
-                self.run_dir.append_event(recorded_target_event(item), t=t, turn=None)
+                self._append(recorded_target_event(item), t, None)
                 await self._close_session()
                 return
             if isinstance(item, AssistantAudio):
@@ -259,9 +261,9 @@ class ConversationRun:
                 recorded = AudioRecorded(
                     samples=len(item.pcm) // 2, sample_rate=item.sample_rate, plays_at=plays_at
                 )
-                self.run_dir.append_event(recorded, t=t, turn=None)
+                self._append(recorded, t, None)
             else:
-                self.run_dir.append_event(recorded_target_event(item), t=t, turn=None)
+                self._append(recorded_target_event(item), t, None)
 
     def _authentication_error(self, message: str) -> AuthenticationError:
         env = provider_env(self.config.target)
@@ -278,14 +280,21 @@ class ConversationRun:
         """Stamp and append a runner event (at ``at``, a time already reached, when given);
         returns its time."""
         t = self.clock.now() if at is None else at
-        self.run_dir.append_event(event, t=t, turn=turn)
+        self._append(event, t, turn)
         return t
+
+    def _append(self, event: Stamp, t: float, turn: str | None) -> None:
+        """Append ``event`` stamped ``t``; on a virtual clock also with the wall time."""
+        wall = self.clock.wall() if self.clock.virtual else None
+        self.run_dir.append_event(event, t=t, turn=turn, wall=wall)
+        self._last_t = t
 
     async def run(self) -> list[TurnRecord]:
         """Run every selected turn that is not recorded yet."""
         self.records = self.run_dir.turns()
         previous = self.run_dir.events()
-        self.clock = Clock(start_at=previous[-1].t if previous else 0.0)
+        start_at = previous[-1].t if previous else 0.0
+        self.clock = Clock(start_at=start_at)
         self.run_dir.open_for_append()
         try:
             if self.records:
@@ -297,7 +306,10 @@ class ConversationRun:
                 self.backend.restore_state(state)
                 self.record(None, RunResumed(after_turn=self.records[-1].turn))
             else:
-                self.record(None, RunStarted(target=canonical_name(self.config.target)))
+                # At the clock's origin: a virtual clock goes on from there (_start_speech).
+                self.record(
+                    None, RunStarted(target=canonical_name(self.config.target)), at=start_at
+                )
             done = {r.turn for r in self.records}
             selected = self._selected_turns()
             total = len(selected)
@@ -324,12 +336,18 @@ class ConversationRun:
         return self.records
 
     def _start_speech(self) -> None:
+        """Open the recording, on a virtual clock for in-process targets (``clock: auto``).
+
+        Virtual time stood still while the first session opened: it goes on from the last
+        stamp, so a fresh run's recording starts at 0.0 whatever the host's speed. A resumed
+        run continues its recording where the file ends."""
         assert self.session is not None and self.speech is not None
         virtual = self.config.clock == "virtual" or (
             self.config.clock == "auto" and self.session.info.in_process
         )
+        real = self.clock
         if virtual:
-            self.clock = VirtualClock(start_at=self.clock.now())
+            self.clock = VirtualClock(start_at=self._last_t, wall=real)
         origin = next(
             (e.origin for e in self.run_dir.events() if isinstance(e, RecordingStarted)), None
         )
@@ -339,10 +357,9 @@ class ConversationRun:
                 None, RecordingStarted(origin=origin, clock="virtual" if virtual else "real")
             )
         self.speech.open_recording(origin)
-        # A resumed run continues its recording where the file ends.
         end = self.speech.recorder.end_time if self.speech.recorder else origin
         if end > self.clock.now():
-            self.clock = type(self.clock)(start_at=end)
+            self.clock = VirtualClock(start_at=end, wall=real) if virtual else Clock(start_at=end)
 
     async def _open_first_session(self) -> None:
         """Open the run's first session. A text run retries a failed opening as part of its
@@ -590,9 +607,9 @@ class ConversationRun:
                 recorded = AudioRecorded(
                     samples=len(event.pcm) // 2, sample_rate=event.sample_rate, plays_at=plays_at
                 )
-                self.run_dir.append_event(recorded, t=t, turn=turn.id)
+                self._append(recorded, t, turn.id)
                 continue
-            self.run_dir.append_event(recorded_target_event(event), t=t, turn=turn.id)
+            self._append(recorded_target_event(event), t, turn.id)
             if isinstance(event, AssistantTextDelta):
                 state.first_text = state.first_text if state.first_text is not None else t
                 state.text.append(event.text)

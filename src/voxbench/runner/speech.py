@@ -4,20 +4,27 @@ Each user turn's audio is streamed in real time in fixed chunks (20 ms by defaul
 real clock the microphone keeps streaming silence while the agent answers, as a person's
 would. The agent's audio is placed on ``conversation.wav`` where it would play. A watchdog
 that knows whether the agent is speaking records a no-response when no agent output comes
-within ``no_response_timeout`` of the end of the user's turn; the user's audio is never
-replayed into the same session.
+within ``no_response_timeout`` of the end of the user's turn (on a virtual clock: within
+``turn_timeout`` wall seconds, see below); the user's audio is never replayed into the same
+session.
 
 After each turn, local ASR of the agent channel (from where its answer starts playing to
 ``HEARD_TAIL`` after it stops, cut to its speech by VAD) gives what the agent was heard to
 say. The runner measures no latency: ``voxbench.analysis`` does, once, from the timeline and
 the recording.
 
-On a virtual clock (in-process targets) nothing the recording holds depends on how fast the
-host is: the microphone never falls behind (sending is instant in virtual time), an answer's
-audio plays back to back from its first chunk (a gap between two chunks would only be the
-host's processing time), and the heard-text pass is framed by the answer itself (not by
-when the turn happened to end), so the same answer always gives the ASR the same samples.
-Only where each answer starts (the measured processing latency) moves with the load.
+On a virtual clock (in-process targets; ``core.clock.VirtualClock``) nothing the recording
+holds depends on how fast the host is. Virtual time moves only when waited on and stands
+still while the target computes: the microphone never falls behind (sending is instant in
+virtual time), an answer starts playing the moment the user's turn ends (plus whatever
+silence it begins with), its audio plays back to back from its first chunk (a gap between
+two chunks would only be the host's processing time), and the heard-text pass is framed by
+the answer itself, so the same answer always gives the ASR the same samples. How long the
+host took is on the timeline as wall stamps (``analysis`` measures latency from them).
+The watchdog's limits are then wall time, and generous: a slow or busy host must never turn
+an answer being computed into a no-response, so only ``turn_timeout`` wall seconds without
+an answer end the turn (``no_response_timeout`` is a real-time limit: on a real clock the
+user waits through it, on a virtual clock nobody waits).
 """
 
 from __future__ import annotations
@@ -33,7 +40,6 @@ from voxbench.audio.vad import SileroVAD, SpeechSegment
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.benchmarks.audio import ensure_benchmark_audio
 from voxbench.core.benchmark import Benchmark, Turn
-from voxbench.core.clock import VirtualClock
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.timeline import NoResponse, TurnTimedOut, UserTurnEnded
 from voxbench.providers.speech import get_asr
@@ -115,7 +121,7 @@ class SpeechTurns:
         session = run.session
         assert session is not None and self.recorder is not None
         clock = run.clock
-        virtual = isinstance(clock, VirtualClock)
+        virtual = clock.virtual
         rate = session.info.input_sample_rate or DEFAULT_INPUT_RATE
         clip = self.clip(turn, rate)
         chunk = max(1, round(rate * self.config.chunk_ms / 1000))
@@ -164,20 +170,22 @@ class SpeechTurns:
         clock = run.clock
         silence = Audio(np.zeros(chunk, dtype=np.float32), rate).to_pcm16()
         step = chunk / rate
+        # Virtual time stands still while the agent works: wait for it in wall time.
+        since = clock.wall() if virtual else user_end
+        silent_limit = self.config.turn_timeout if virtual else self.config.no_response_timeout
         while not consume.done():
-            now = clock.now()
-            if state.first_event is None and now - user_end > self.config.no_response_timeout:
-                run.record(turn.id, NoResponse(waited=round(now - user_end, 3)))
-                state.errors.append(f"no response within {self.config.no_response_timeout:g} s")
+            waited = (clock.wall() if virtual else clock.now()) - since
+            if state.first_event is None and waited > silent_limit:
+                run.record(turn.id, NoResponse(waited=round(waited, 3)))
+                state.errors.append(f"no response within {silent_limit:g} s")
                 consume.cancel()
                 return "no_response"
-            if now - user_end > self.config.turn_timeout:
+            if waited > self.config.turn_timeout:
                 run.record(turn.id, TurnTimedOut(seconds=self.config.turn_timeout))
                 state.errors.append(f"no complete response within {self.config.turn_timeout:g} s")
                 consume.cancel()
                 return "timeout"
             if virtual:
-                # Waiting for the agent is real work: do not jump the clock, just wait.
                 await asyncio.wait({consume}, timeout=0.05)
             else:
                 assert run.session is not None
@@ -192,7 +200,7 @@ class SpeechTurns:
         clock the rest of the answer is queued right behind what came before it, whenever it
         arrived: a later arrival only says how busy the host was."""
         assert self.recorder is not None
-        if not first and isinstance(self.run.clock, VirtualClock):
+        if not first and self.run.clock.virtual:
             t = self.recorder.time_of(0)  # before the cursor: plays right after the queue
         plays_at = self.recorder.add_agent(t, audio)
         if first:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
+from voxbench.analysis import analyse_run
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError, ProviderError
@@ -49,12 +50,19 @@ async def test_smoke_in_text_mode_scores_perfectly(tmp_path: Path, smoke: Benchm
 
 
 async def test_smoke_in_audio_mode_scores_perfectly(tmp_path: Path, smoke: Benchmark) -> None:
-    async with FakeAgentServer(GoldenScript(smoke)) as server:
+    injected = 0.05
+    async with FakeAgentServer(GoldenScript(smoke), ttfb_ms=injected * 1000) as server:
         run, card, judgments = await run_smoke(
             tmp_path, target(server), None, mode="audio", heard_asr="none", clock="virtual"
         )
     assert_perfect(run, card, judgments)
     records = run.turns()
+    # Virtual time stood still while the agent answered: on the run clock each answer starts
+    # where the user's turn ended, and its latency is the wall time it took.
+    analysis = analyse_run(run.path)
+    assert analysis.clock == "virtual"
+    assert all(r.timings.first_event == r.timings.user_end for r in records)
+    assert all(t.ttfb >= injected - 0.001 for t in analysis.turns), analysis.turns
     # The fake heard each turn (its "ASR" is the script's transcript) and spoke every answer.
     assert [r.user_transcript for r in records] == [t.text for t in smoke.turns]
     assert all(r.timings.first_audio is not None for r in records)
