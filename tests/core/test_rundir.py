@@ -147,7 +147,6 @@ HOLDS_LOCK = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
 def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path: Path) -> None:
     run = RunDirectory(tmp_path / "run")
     proc = subprocess.Popen(

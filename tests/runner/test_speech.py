@@ -198,7 +198,6 @@ async def test_agent_talking_over_the_user_is_negative_latency(tmp_path: Path) -
     assert any(i.startswith("overlap") for i in report.turns[0].issues)
 
 
-@pytest.mark.slow
 async def test_local_cascade_reports_stage_timings_and_heard_text(tmp_path: Path) -> None:
     config = audio_config(tmp_path, only_turns="0-1", heard_asr="local/whisper-tiny.en")
     config = config.model_copy(update={"target": "cascade/local/baseline"})
