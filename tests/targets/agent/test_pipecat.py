@@ -135,9 +135,10 @@ async def test_latency_is_measured_at_the_transport(tmp_path: Path) -> None:
     run, card, judgments = await run_smoke(tmp_path, bot("slow"), None, only_turns="0-3")
     assert_perfect(run, card, judgments)
     measured = sorted(r.timings.first_event - r.timings.user_end for r in run.turns())
+    # Never early; the fastest turn close to the injected wait (on a quiet machine within a
+    # few ms: a figure for bench/, not a threshold for a test sharing its cores).
     assert all(m >= injected - 0.001 for m in measured), measured
-    median = measured[len(measured) // 2]
-    assert abs(median - injected) <= 0.005, measured
+    assert measured[0] - injected <= 0.05, measured
 
 
 async def test_a_pipeline_error_mid_turn_is_a_dropped_connection(tmp_path: Path) -> None:
