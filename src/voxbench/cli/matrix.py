@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from voxbench.cli.console import make_console
+from voxbench.cli.repeats import cell_progress
 from voxbench.cli.tables import Column, Listing, print_listings
 from voxbench.core.errors import RunIncompleteError
-from voxbench.scale.cells import Cell, CellResult
 from voxbench.scale.executors import make_executor
 from voxbench.scale.matrix import LEADERBOARD_MD, Leaderboard, load_plan, run_matrix
-
-
-def _progress(progress_console: Console) -> Callable[[Cell, CellResult], None]:
-    """A line on ``progress_console`` (stderr: stdout carries the summary alone) per cell done."""
-
-    def done(cell: Cell, result: CellResult) -> None:
-        mark = "" if result.status == "success" else f" — {result.error or result.status}"
-        progress_console.print(
-            f"  {escape(cell.label)}: {result.action}, {result.turns} turns{escape(mark)}",
-            highlight=False,
-        )
-
-    return done
 
 
 def leaderboard_table(board: Leaderboard) -> Table:
@@ -135,7 +120,7 @@ def matrix_command(
     progress_console.print(
         f"matrix {escape(str(plan_file))} → {escape(str(plan.runs_dir))}", highlight=False
     )
-    board = run_matrix(plan, chosen, source=plan_file, on_done=_progress(progress_console))
+    board = run_matrix(plan, chosen, source=plan_file, on_done=cell_progress(progress_console))
     if board.rows:
         console.print(leaderboard_table(board))
     tables = [*fdb_listings(board), *task_listings(board)]

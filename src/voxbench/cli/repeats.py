@@ -39,8 +39,9 @@ from voxbench.scoring.repeats import (
 )
 
 
-def _progress(progress_console: Console) -> Callable[[Cell, CellResult], None]:
-    """A line on ``progress_console`` (stderr: stdout carries the summary alone) per run done."""
+def cell_progress(progress_console: Console) -> Callable[[Cell, CellResult], None]:
+    """A line on ``progress_console`` (stderr: stdout carries the summary alone) per cell
+    done: a repeat's run or a matrix cell."""
 
     def done(cell: Cell, result: CellResult) -> None:
         mark = "" if result.status == "success" else f" — {result.error or result.status}"
@@ -81,7 +82,7 @@ def run_repeats(
         f"({chosen.name} executor) → {escape(str(path))}",
         highlight=False,
     )
-    group = run_group(path, group, chosen, Limits(), _progress(progress_console))
+    group = run_group(path, group, chosen, Limits(), cell_progress(progress_console))
     if group.status != "success":
         failed = ", ".join(f"{k}: {v}" for k, v in group.errors.items())
         raise RunIncompleteError(
