@@ -52,3 +52,16 @@ def test_view_of_a_missing_directory_is_a_user_error(
 ) -> None:
     code, _, err = invoke(monkeypatch, capsys, "view", "nowhere")
     assert code == 2 and "nowhere: DIR: no such directory" in err
+
+
+def test_an_unknown_store_scheme_is_a_user_error_that_creates_nothing(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # mysql://… used to be taken as a relative SQLite path: exit 0 and a file ./mysql:/x@y/z.
+    code, _, err = invoke(monkeypatch, capsys, "store", "ls", "--store", "mysql://x@y/z")
+    assert code == 2 and "unknown store scheme 'mysql'" in err and "postgresql://" in err
+    assert not (tmp_path / "mysql:").exists()
+    code, _, _ = invoke(
+        monkeypatch, capsys, "store", "ls", "--store", f"sqlite:///{tmp_path / 'ok.db'}"
+    )
+    assert code == 0 and (tmp_path / "ok.db").is_file()

@@ -9,6 +9,7 @@ The store writes its SQL once, with ``?`` placeholders and types both engines kn
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import sys
 import threading
@@ -201,7 +202,19 @@ def _is_database_error(exc: BaseException) -> bool:
     return psycopg is not None and isinstance(exc, psycopg.Error)
 
 
+SQLITE_SCHEMES = ("sqlite:///", "sqlite://")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
 def _connect_sqlite(url: str) -> sqlite3.Connection:
+    scheme = _SCHEME.match(url)
+    if scheme is not None and not url.startswith(SQLITE_SCHEMES):
+        # mysql://… was taken as a relative file path and created a database there.
+        raise ConfigError(
+            f"unknown store scheme {scheme.group(1)!r} in {describe_url(url)}",
+            field="--store",
+            expected="postgresql://USER@HOST/DB, sqlite:///PATH or a file path",
+        )
     path = Path(url.removeprefix("sqlite:///").removeprefix("sqlite://"))
     if path.exists() and path.is_dir():
         raise ConfigError("is a directory", file=path, field="--store", expected="a database file")
