@@ -80,6 +80,17 @@ def test_cer_counts_character_edits() -> None:
     assert pooled("cer", [("sitting", ctx("kitten"))])["value"] == 50.0
 
 
+@pytest.mark.parametrize("language", ["zh", "ja", "zh-CN"])
+def test_cer_ignores_spaces_where_the_script_writes_none(language: str) -> None:
+    # The same characters spaced or not are the same text (spacing each character scored
+    # 91.7%); a wrong character still counts, over the characters alone.
+    reference = ctx("我想预订明天下午的会议室", language)
+    assert pooled("cer", [("我想 预订 明天 下午 的 会议室", reference)])["value"] == 0.0
+    assert pooled("cer", [(" ".join("我想预订明天下午的会议室"), reference)])["value"] == 0.0
+    one_wrong = pooled("cer", [("我想 预订 明天 下午 的 会议厅", reference)])["value"]
+    assert one_wrong == pytest.approx(100 / 12, abs=0.01)
+
+
 def test_exact_match_accuracy_and_choice_extraction() -> None:
     assert (
         pooled("exact_match", [("Paris.", ctx("paris")), ("Lyon", ctx("Paris"))])["value"] == 50.0

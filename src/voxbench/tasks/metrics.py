@@ -104,11 +104,11 @@ def normalize_for(text: str, language: str) -> str:
 
 def _units(text: str, language: str, chars: bool) -> list[str]:
     norm = normalize_for(text, language)
-    if chars:
-        return list(norm)
     if language.split("-")[0] in NO_SPACE_LANGUAGES:
+        # Characters for WER and CER alike; a space is no unit where the script writes none
+        # (a spaced 我想 预订 scored CER 29% against the same characters unspaced).
         return list(norm.replace(" ", ""))
-    return norm.split()
+    return list(norm) if chars else norm.split()
 
 
 _HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -601,7 +601,7 @@ METRICS: dict[str, Metric] = {
     for m in (
         Metric("wer", "word error rate (%), normalised; characters for languages without spaces",
                False, lambda p, c: _edit_stats(p, c, chars=False), _ratio_pool),
-        Metric("cer", "character error rate (%), normalised", False,
+        Metric("cer", "character error rate (%), normalised; spaces not counted where the script writes none", False,
                lambda p, c: _edit_stats(p, c, chars=True), _ratio_pool),
         Metric("mer", "mixed error rate (%) of code-switched speech: Han/kana characters and "
                "other words as units", False, _mixed_edit_stats, _ratio_pool),
