@@ -179,7 +179,7 @@ async def test_a_hung_turn_is_retried_on_a_fresh_session(tmp_path: Path) -> None
     smoke = load_benchmark("smoke")
     async with FakeOpenAIServer(GoldenScript(smoke), faults=["hang@2"]) as server:
         path = await run_conversation(
-            _config(tmp_path, "openai/gpt-4o-mini", server.url, only_turns="0-2", turn_timeout=0.5)
+            _config(tmp_path, "openai/gpt-4o-mini", server.url, only_turns="0-2", turn_timeout=2.0)
         )
     run = RunDirectory.open_existing(path)
     records = run.turns()

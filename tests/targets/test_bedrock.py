@@ -67,7 +67,7 @@ async def test_throttling_and_server_errors_are_retried(
 async def test_a_dropped_stream_and_a_hang_are_retried(tmp_path: Path) -> None:
     script = GoldenScript(load_benchmark("smoke"))
     async with FakeBedrockServer(script, faults=["drop@3", "hang@5"]) as server:
-        path = await run_smoke(tmp_path, TARGET, server.url, turn_timeout=0.5)
+        path = await run_smoke(tmp_path, TARGET, server.url, turn_timeout=2.0)
     records = turns(path)
     assert [r.turn for r in records] == [str(i) for i in range(10)]
     dropped, hung = runner_events(path, "turn_retry")
