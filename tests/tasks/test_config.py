@@ -90,3 +90,14 @@ def test_load_config_keeps_raw_text(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_missing_file_names_it(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="nope.yaml"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_a_key_given_twice_is_an_error_naming_file_line_and_key(tmp_path: Path) -> None:
+    # PyYAML alone keeps the last value: the run would evaluate only the second task list.
+    file = tmp_path / "eval.yaml"
+    file.write_text(BASE + "tasks: [builtin_en_asr]\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(file)
+    message = str(info.value)
+    assert str(file) in message and "tasks" in message
+    assert "line 3 repeats line 2" in message

@@ -22,7 +22,7 @@ from voxbench.providers.ratelimit import current_pacer
 from voxbench.tasks import engine as engine_module
 from voxbench.tasks.config import EvalConfig
 from voxbench.tasks.spec import TaskSpec
-from voxbench.tasks.yamlio import _model_of
+from voxbench.core.yamlfile import _model_of
 
 from .conftest import FakeEndpoints, run_yaml
 

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.core.rundir import write_json_atomic, write_text_atomic
-from voxbench.core.yamlfile import read_yaml
+from voxbench.core.yamlfile import read_yaml, substitute_env, validate
 from voxbench.judging.llm_judge import make_judge_client
 from voxbench.providers.ratelimit import RateLimit, normalise_origin
 from voxbench.providers.registry import Role, resolve_name
@@ -58,7 +58,6 @@ from voxbench.scale.repeats import (
     write_group,
 )
 from voxbench.tasks.config import EndpointRateLimit
-from voxbench.tasks.yamlio import substitute_env, validate
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_MD = "leaderboard.md"

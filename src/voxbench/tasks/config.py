@@ -13,10 +13,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from voxbench.core.errors import ConfigError
+from voxbench.core.yamlfile import parse_yaml, read_text_file, substitute_env, validate
 from voxbench.providers.ratelimit import RateLimit, normalise_origin
 from voxbench.tasks.spec import Generation, Prompt, Strict
-from voxbench.tasks.yamlio import read_yaml, substitute_env, validate
 
 Scalar = str | int | float | bool
 
@@ -215,18 +214,12 @@ aggregate:
 
 def parse_config(text: str, *, file: Path | str | None) -> EvalConfig:
     """Validate config ``text`` (YAML), with ``${ENV}`` substituted."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {exc}", file=file) from exc
+    data = parse_yaml(text, source=file, what="eval config YAML")
     data = substitute_env(data, file=Path(file) if file else None)
     return validate(EvalConfig, data, file=file, what="eval config")
 
 
 def load_config(path: Path) -> tuple[EvalConfig, str]:
     """The config in ``path`` and its raw text (kept in ``run.json`` for resume)."""
-    read_yaml(path)  # a clear error for a missing or unreadable file
-    text = path.read_text(encoding="utf-8")
+    text = read_text_file(path)
     return parse_config(text, file=path), text

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks.yamlio import read_yaml, validate
+from voxbench.core.yamlfile import read_yaml, validate
 
 REGISTRY_DIR = Path(__file__).parent / "registry"
 """The built-in tasks."""
