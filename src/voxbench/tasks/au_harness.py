@@ -24,7 +24,7 @@ from voxbench.tasks import au_harness_names as names
 from voxbench.tasks.config import EvalConfig
 from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.spec import TaskRegistry
-from voxbench.tasks.yamlio import read_yaml, validate
+from voxbench.core.yamlfile import read_yaml, validate
 
 _ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
 _BARE_ENV = re.compile(r"\$(?!\{)([A-Za-z_][A-Za-z0-9_]*)")

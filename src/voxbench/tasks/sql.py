@@ -30,7 +30,7 @@ import numpy as np
 from voxbench.benchmarks.audio import cache_root
 from voxbench.core.errors import ConfigError
 from voxbench.tasks.spec import SqlDatabase, TaskSpec
-from voxbench.tasks.yamlio import substitute_env
+from voxbench.core.yamlfile import substitute_env
 
 MAX_ROWS = 100_000
 """A result larger than this is an error (a cross join returning millions of rows)."""
