@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
-SCORECARD_SCHEMA = 3
+SCORECARD_SCHEMA: Final = 3
 """``scorecard.json``'s format: 2 made its checks, counts and latency typed; 3 added which
 dimensions were judged and by what, the rules they were judged by, what strict pass covers,
 and absorbed failures counted apart from passes. Format 2 files are still read."""

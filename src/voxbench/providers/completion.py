@@ -174,6 +174,9 @@ class HTTPCompletionClient:
         self.provider = endpoint.provider
         self.model = endpoint.model
         self.base_url = endpoint.base_url
+        self.name: str = endpoint.name
+        """``provider/model`` (the endpoint is frozen: a plain attribute, as the client
+        interfaces below declare it)."""
         self._http_options: dict[str, Any] = {
             "timeout": timeout,
             "transport": transport,
@@ -188,11 +191,6 @@ class HTTPCompletionClient:
         if self._http is None:
             self._http = make_http_client(**self._http_options)
         return self._http
-
-    @property
-    def name(self) -> str:
-        """``provider/model``."""
-        return self.endpoint.name
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -184,7 +185,7 @@ def _audio_body(
     return body
 
 
-def _factory(cls: type[_GenerateContentClient]):  # noqa: ANN202 - a registry factory
+def _factory(cls: type[_GenerateContentClient]) -> Callable[..., _GenerateContentClient]:
     def factory(
         model: str,
         *,

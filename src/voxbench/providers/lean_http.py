@@ -184,7 +184,7 @@ class LeanHTTP:
         )
         conn.send_with_data_passthrough(h11.Data(data=body))
         conn.send(h11.EndOfMessage())
-        connection.writer.write(head + body)  # type: ignore[operator]
+        connection.writer.write(head + body)
         status, headers, chunks = 0, {}, []
         while True:
             event = conn.next_event()

@@ -21,6 +21,7 @@ import base64
 import binascii
 import copy
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -400,7 +401,7 @@ class OpenAIAudioCompletion(_ChatCompletionsClient, AudioCompletionClient):
         await super().aclose()
 
 
-def _client_factory(cls: type, name: str):  # noqa: ANN202 - a registry factory
+def _client_factory(cls: type[_ChatCompletionsClient], name: str) -> Callable[..., Any]:
     def factory(
         model: str,
         *,

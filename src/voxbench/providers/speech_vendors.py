@@ -168,7 +168,9 @@ class _StreamingTTS:
     def __init__(self, timeout: float, http_client: httpx.Client | None) -> None:
         self._client = http_client or make_http_client(timeout, sync=True)
 
-    def _stream_pcm(self, url: str, headers: dict[str, str], body: dict[str, Any], key_var: str):
+    def _stream_pcm(
+        self, url: str, headers: dict[str, str], body: dict[str, Any], key_var: str
+    ) -> Audio:
         chunks: list[bytes] = []
         try:
             with self._client.stream("POST", url, headers=headers, json=body) as response:
