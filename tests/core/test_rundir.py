@@ -187,9 +187,8 @@ RUN_FILE_NAMES = {
 }
 
 
-# The audio-task harness keeps its own run format (runs/tasks/…); its one module of file
-# names is tasks/rundir.py.
-RUN_FILE_MODULES = {"core/rundir.py", "tasks/rundir.py"}
+# Every run kind's files are named in core: the conversation run directory and the task run's.
+RUN_FILE_MODULES = {"core/rundir.py", "core/taskrun.py"}
 
 
 def test_no_module_outside_the_run_directory_spells_a_run_file_name() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from voxbench.tasks.rundir import TaskRunDir
+from voxbench.core.taskrun import TaskRunDirectory
 
 from .conftest import FakeEndpoints, run_yaml
 
@@ -144,7 +144,7 @@ def test_resume_after_kill_redoes_nothing(tmp_path: Path, tasks_dir: Path) -> No
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
     assert records is not None, "the run never wrote a record"
-    done = len(TaskRunDir(records.parent).rows())
+    done = len(TaskRunDirectory(records.parent).rows())
     assert 2 <= done < 6
     fakes = FakeEndpoints()
     from voxbench.tasks.run import run_tasks

@@ -10,9 +10,9 @@ import pytest
 
 from tests.tasks.test_http import SayScript, _say_task, serving
 from voxbench.core.errors import ConfigError
+from voxbench.core.taskrun import RECORDS
 from voxbench.tasks.config import parse_config
 from voxbench.tasks.run import run_tasks
-from voxbench.tasks.rundir import RECORDS
 from voxbench.tasks.shards import run_shard, shard_of
 from voxbench.testing import FakeOpenAIServer
 
@@ -78,10 +78,10 @@ def test_a_sharded_run_reports_each_record_as_its_shard_writes_it(
 
 
 def _answer_in_shards(run_path: Path, server: FakeOpenAIServer):
+    from voxbench.core.taskrun import TaskRunDirectory
     from voxbench.tasks.run import Answered
-    from voxbench.tasks.rundir import TaskRunDir
 
-    run = TaskRunDir.open(run_path)
+    run = TaskRunDirectory.open(run_path)
     first = run_shard(run_path, 0, 2)
     shard0 = run.shard_rows(0, 2)
     assert shard0 and all(shard_of((r["task"], r["model"], r["id"]), 2) == 0 for r in shard0)

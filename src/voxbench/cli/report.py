@@ -20,7 +20,7 @@ def _written(label: str, path: Path) -> None:
 
 
 def _is_task_run(path: Path) -> bool:
-    from voxbench.tasks.rundir import RUN_JSON, SCHEMA
+    from voxbench.core.taskrun import RUN_JSON, SCHEMA
 
     try:
         info = json.loads((path / RUN_JSON).read_text(encoding="utf-8"))

@@ -1,4 +1,5 @@
-"""The one parser of component names: ``provider/model`` for targets, judges, ASR and TTS.
+"""The one parser of component names (``provider/model`` for targets, judges, ASR and TTS) and
+the one resolved identity of a model (``ModelSpec``).
 
 A name splits at its first separator: ``/`` (the canonical spelling) or ``:`` (accepted as
 an alias). Provider names never hold either, so the model part keeps every later ``/``,
@@ -10,6 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict
 
 from voxbench.core.errors import ConfigError
 
@@ -49,3 +53,64 @@ def parse_component_name(
             expected="provider/model, e.g. openai/gpt-4o-mini or local/espeak",
         )
     return ComponentName(provider, model)
+
+
+class ModelSpec(BaseModel):
+    """A model resolved once: the identity every run kind stores and every reader shows.
+
+    ``name`` is the canonical ``provider/model`` (``provider:model`` becomes ``/``); ``label``
+    is the user's own name for this configuration when it says more than the model part
+    (``gpt-4o-t0`` for ``openai/gpt-4o`` at temperature 0): the two are different rows on a
+    leaderboard. A label that only repeats the model (``oracle`` for ``local/oracle``) is
+    dropped, so the oracle of a task run and of a conversation run are one model.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    role: str
+    """What the model does in the run: ``target``, ``task model``, ``judge``, ``asr``, ``tts``."""
+    label: str | None = None
+    endpoints: tuple[str, ...] = ()
+    """Base URLs it was reached at (never credentials); empty for the provider's default."""
+
+    @property
+    def identity(self) -> str:
+        """``provider/model``, or ``provider/model (label)`` for a named configuration."""
+        return self.name if self.label is None else f"{self.name} ({self.label})"
+
+    @classmethod
+    def from_name(
+        cls,
+        text: str,
+        *,
+        role: str,
+        label: str | None = None,
+        endpoints: tuple[str, ...] | list[str] = (),
+    ) -> ModelSpec:
+        """The spec of ``text`` (``provider/model``); a name that does not parse is kept as
+        given (an old run's free-form target name is still a name)."""
+        try:
+            parsed = parse_component_name(text, allow_bare=True)
+        except ConfigError:
+            name = text.strip()
+            model_part = name
+        else:
+            name, model_part = str(parsed), parsed.model
+        kept = (label or "").strip()
+        redundant = kept in ("", name, model_part, text.strip())
+        return cls(
+            name=name,
+            role=role,
+            label=None if redundant else kept,
+            endpoints=tuple(_public_url(url) for url in endpoints if url),
+        )
+
+
+def _public_url(url: str) -> str:
+    """``url`` without what may be a credential: user info, query and fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", "")) if parts.scheme else url

@@ -1,4 +1,5 @@
-"""A task run's directory: ``runs/tasks/<timestamp>_<id>/``.
+"""An audio-task run's directory: ``runs/tasks/<timestamp>_<id>/``, read as the typed results
+of ``core.results`` (``TaskRunInfo``, ``TaskRecord``, ``TaskScores``).
 
 - ``run.json``: the config's raw text (``${ENV}`` unsubstituted: no secret is written),
   models, tasks with their dataset fingerprints, versions, seed, status
@@ -21,8 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from voxbench.core.artifact_names import TASK_RUN_SCHEMA, TASK_SCORES
+from pydantic import ValidationError
+
 from voxbench.core.errors import RunError
+from voxbench.core.results import TASK_RUN_SCHEMA, TaskRecord, TaskRunInfo, TaskScores
 from voxbench.core.rundir import (
     WriterLock,
     _cut_torn_tail,
@@ -34,7 +37,7 @@ from voxbench.core.rundir import (
 RUN_JSON = "run.json"
 RECORDS = "records.jsonl"
 RECORDS_CSV = "records.csv"
-SCORES = TASK_SCORES
+SCORES = "scores.json"
 REPORT = "report.md"
 REPORT_HTML = "report.html"
 LOCK = ".lock"
@@ -53,7 +56,7 @@ CSV_COLUMNS = (
 )
 
 
-class TaskRunDir:
+class TaskRunDirectory:
     """The files of one task run."""
 
     def __init__(self, path: Path) -> None:
@@ -61,7 +64,7 @@ class TaskRunDir:
         self._records: IO[str] | None = None
 
     @classmethod
-    def create(cls, output_dir: Path) -> TaskRunDir:
+    def create(cls, output_dir: Path) -> TaskRunDirectory:
         """A new, empty run directory under ``output_dir``."""
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         path = output_dir / f"{stamp}_{secrets.token_hex(3)}"
@@ -69,7 +72,7 @@ class TaskRunDir:
         return cls(path)
 
     @classmethod
-    def open(cls, path: Path) -> TaskRunDir:
+    def open(cls, path: Path) -> TaskRunDirectory:
         """An existing run directory; ``RunError`` when it is not one."""
         if not (path / RUN_JSON).is_file():
             raise RunError(f"{path}: not a task run (no {RUN_JSON})")
@@ -86,13 +89,27 @@ class TaskRunDir:
         except (OSError, ValueError) as exc:
             raise RunError(f"{self.path / RUN_JSON}: unreadable ({exc})") from exc
 
+    def run_info(self) -> TaskRunInfo:
+        """``run.json``, typed (the one reader every other room uses)."""
+        return _typed(TaskRunInfo, self.info(), self.path / RUN_JSON)
+
     def write_info(self, info: dict[str, Any]) -> None:
         """Rewrite ``run.json``."""
-        write_json_atomic(self.path / RUN_JSON, {"schema": SCHEMA, **info})
+        typed = _typed(TaskRunInfo, {**info, "schema": SCHEMA}, self.path / RUN_JSON)
+        write_json_atomic(
+            self.path / RUN_JSON, typed.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        )
 
     def rows(self) -> list[dict[str, Any]]:
         """Every complete line of ``records.jsonl``."""
         return read_jsonl(self.path / RECORDS)
+
+    def records(self) -> list[TaskRecord]:
+        """``records.jsonl``, typed; a line that is not a record is an error naming it."""
+        out = []
+        for i, row in enumerate(self.rows(), 1):
+            out.append(_typed(TaskRecord, row, self.path / RECORDS, line=i))
+        return out
 
     def open_records(self, shard: tuple[int, int] | None = None) -> None:
         """Start appending to ``records.jsonl``, or to shard ``(index, count)``'s own file (a
@@ -181,7 +198,8 @@ class TaskRunDir:
                 ]
             )
         write_text_atomic(self.path / RECORDS_CSV, buffer.getvalue())
-        write_json_atomic(self.path / SCORES, scores)
+        table = _typed(TaskScores, scores, self.path / SCORES)
+        write_json_atomic(self.path / SCORES, table.model_dump(mode="json", exclude_unset=True))
         write_text_atomic(self.path / REPORT, report)
 
     def scores(self) -> dict[str, Any]:
@@ -190,6 +208,21 @@ class TaskRunDir:
             return json.loads((self.path / SCORES).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise RunError(f"{self.path / SCORES}: unreadable ({exc})") from exc
+
+    def score_table(self) -> TaskScores:
+        """``scores.json``, typed."""
+        return _typed(TaskScores, self.scores(), self.path / SCORES)
+
+
+def _typed(model: Any, data: Any, file: Path, line: int | None = None) -> Any:
+    """``model`` from ``data``, or a ``RunError`` naming the file (and line) and the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "(top level)"
+        at = f"{file}:{line}" if line is not None else str(file)
+        raise RunError(f"{at}: {where}: {problem['msg']}") from None
 
 
 class ShardTail:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from voxbench.core.artifact_names import fdb_summary_name
 from voxbench.core.errors import ConfigError, VoxbenchError
+from voxbench.core.results import fdb_summary_name
 from voxbench.core.versions import run_versions
 from voxbench.fullduplex import score_fdb_v1, score_voxbench
 from voxbench.fullduplex.corpus import (

@@ -22,6 +22,7 @@ from voxbench.core.errors import RunError
 from voxbench.core.measures import RunAnalysis, TurnMeasures
 from voxbench.core.records import Judgment, RunInfo, Scorecard, TurnRecord
 from voxbench.core.rundir import RunDirectory, write_text_atomic
+from voxbench.core.timeline import RecordingStarted
 from voxbench.report.audio_links import AudioLinks
 from voxbench.report.markdown import checks_lines
 from voxbench.report.page import render_page
@@ -105,16 +106,10 @@ class RunReportData:
 
 
 def _recording_origin(run: RunDirectory) -> float:
-    # The marker is among the first events: read lines until it, not the whole timeline.
-    with run.events_file.open(encoding="utf-8") as f:
-        for line in f:
-            if '"recording_started"' in line:
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue
-                if row.get("type") == "recording_started":
-                    return float(row.get("origin", 0.0))
+    # Through the typed timeline: a schema-1 file keeps the origin inside ``data``.
+    for event in run.events():
+        if isinstance(event, RecordingStarted):
+            return event.origin
     return 0.0
 
 

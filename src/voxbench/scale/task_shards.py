@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import RunError
+from voxbench.core.taskrun import TaskRunDirectory
 from voxbench.providers.ratelimit import install_pacer
 from voxbench.scale.ray_executor import (
     CPU_BOUND_CPUS,
@@ -27,16 +28,15 @@ from voxbench.scale.ray_executor import (
     import_ray,
 )
 from voxbench.tasks.run import Answered, config_of_run
-from voxbench.tasks.rundir import TaskRunDir
 from voxbench.tasks.shards import run_shard
 
 
 def ray_shards(
     executor: RayExecutor, shards: int | None = None
-) -> Callable[[TaskRunDir], Answered]:
+) -> Callable[[TaskRunDirectory], Answered]:
     """What ``run_tasks(sharded=...)`` calls to answer a run's records on Ray."""
 
-    def answer(run: TaskRunDir) -> Answered:
+    def answer(run: TaskRunDirectory) -> Answered:
         count = shards or executor.cluster_cpus()  # (starts a local Ray when none runs)
         config = config_of_run(run.info(), run.path)[0]
         plain = {k: (v.requests_per_second, v.burst) for k, v in config.pacing().items()}

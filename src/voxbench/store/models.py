@@ -4,11 +4,11 @@ leaderboard cells built from them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
-RunKind = Literal["conversation", "fdb", "tasks"]
+from voxbench.core.results import RunKind
+
 RESULT_STATUSES = ("success", "finished")
 """Run statuses whose scores count: a conversation run's ``success``, a task run's ``finished``."""
 

@@ -1,8 +1,10 @@
 """Read a run directory of any kind into the rows the store holds.
 
-A conversation run is read through the typed run contract (``RunDirectory``, ``Scorecard``);
-a task run (``run.json`` with the tasks schema, ``scores.json``) and an FDB scoring
-(``fdb_summary_<mode>.json``) are read as data, since their modules live above the store.
+Every kind is read through its typed contract in ``core``: a conversation run through
+``RunDirectory`` (``RunInfo``, ``Scorecard``), a task run through ``TaskRunDirectory``
+(``TaskRunInfo``, ``TaskScores``), an FDB scoring as an ``FdbSummary``; no schema is spelled
+here a second time. A model is named by its one identity (``ModelSpec.identity``): the oracle
+of a task run and of a conversation run is ``local/oracle`` in both.
 Anything that does not read cleanly is a ``RunError`` naming the file: the caller reports
 the directory and skips it, so a half-written run is never indexed as a result.
 """
@@ -16,20 +18,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from voxbench.core.artifact_names import (
-    TASK_RUN_SCHEMA,
-    TASK_SCORES,
-    fdb_summary_mode,
-)
 from voxbench.core.errors import RunError
+from voxbench.core.results import TASK_RUN_SCHEMA, FdbStats, FdbSummary, fdb_summary_mode
 from voxbench.core.rundir import RunDirectory
+from voxbench.core.taskrun import RUN_JSON, SCORES, TaskRunDirectory
 from voxbench.store.models import Latency, Result, RunRow
 
 FDB_TIMINGS = frozenset({"latency", "stop_latency", "response_latency"})
 """FDB metrics that are times (seconds, lower is better)."""
 FDB_POOLED_SUBSET = "all"
+READERS_VERSION = "2"
+"""Part of every signature: a store indexed by older readers (2: one identity per model)
+re-reads each run once, so no row keeps an old reading."""
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -48,7 +50,7 @@ def read_runs(path: Path) -> list[RunRow]:
     if run_file.is_file():
         data = _json_object(run_file)
         if data.get("schema") == TASK_RUN_SCHEMA:
-            rows.append(_task_run(path, data))
+            rows.append(_task_run(path))
         else:
             rows.append(_conversation_run(path))
     for file in sorted(_files(path), key=lambda p: p.name):
@@ -70,13 +72,13 @@ def signature(files: list[Path]) -> str:
             parts.append(f"{file.name}:-")
             continue
         parts.append(f"{file.name}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+    return hashlib.sha256("|".join([READERS_VERSION, *parts]).encode()).hexdigest()[:32]
 
 
 def signature_of(path: Path) -> str:
     """The signature of every file the readers look at in run directory ``path``."""
     run = RunDirectory(path)
-    names = [run.run_file, run.scorecard_file, run.transcript_file, path / TASK_SCORES]
+    names = [run.run_file, run.scorecard_file, run.transcript_file, path / SCORES]
     names += sorted((p for p in _files(path) if fdb_summary_mode(p.name)), key=lambda p: p.name)
     return signature(names)
 
@@ -156,57 +158,23 @@ def _percent(rate: float | None) -> float | None:
 # -- audio-task runs -------------------------------------------------------------------------
 
 
-class _TaskRunInfo(BaseModel):
-    """The fields of a task run's ``run.json`` the store reads."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    started: str
-    status: str
-    finished: str | None = None
-    models: list[dict[str, Any]] = []
-    tasks: dict[str, dict[str, Any]] = {}
-    versions: dict[str, str] = {}
-
-
-class _Metric(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    value: float | None
-    ci: tuple[float, float] | None = None
-    n: int = 0
-    higher_is_better: bool = True
-
-
-class _TaskModelScores(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    metrics: dict[str, _Metric]
-
-
-class _TaskScores(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    tasks: dict[str, dict[str, _TaskModelScores]]
-
-
-def _task_run(path: Path, data: dict[str, Any]) -> RunRow:
-    run_file = path / RunDirectory.RUN
-    info = _validate(_TaskRunInfo, data, run_file)
+def _task_run(path: Path) -> RunRow:
+    run = TaskRunDirectory.open(path)
+    info = run.run_info()
     results: list[Result] = []
-    scores_file = path / TASK_SCORES
+    scores_file = run.path / SCORES
     if info.status == "finished":
         if not scores_file.is_file():
-            raise RunError(f"{scores_file}: missing, though {run_file} says the run finished")
-        scores = _validate(_TaskScores, _json_object(scores_file), scores_file)
-        for task, per_model in scores.tasks.items():
-            for model, task_scores in per_model.items():
+            raise RunError(
+                f"{scores_file}: missing, though {run.path / RUN_JSON} says the run finished"
+            )
+        for task, per_model in run.score_table().tasks.items():
+            for label, task_scores in per_model.items():
                 for i, (metric, m) in enumerate(task_scores.metrics.items()):
                     results.append(
                         Result(
                             benchmark=task,
-                            target=model,
+                            target=info.identity(label),
                             dimension=metric,
                             value=m.value,
                             ci_low=m.ci[0] if m.ci else None,
@@ -216,8 +184,8 @@ def _task_run(path: Path, data: dict[str, Any]) -> RunRow:
                             headline=i == 0,
                         )
                     )
-    fingerprints = sorted(str(t.get("fingerprint", "")) for t in info.tasks.values())
-    models = [str(m.get("name")) for m in info.models if m.get("name")]
+    fingerprints = sorted(t.fingerprint for t in info.tasks.values())
+    models = [spec.identity for spec in info.model_specs().values()]
     return RunRow(
         run_id=info.id,
         kind="tasks",
@@ -238,39 +206,8 @@ def _task_run(path: Path, data: dict[str, Any]) -> RunRow:
 # -- FDB scorings ----------------------------------------------------------------------------
 
 
-class _FdbStats(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    n: int
-    mean: float | None
-    std: float | None = None
-    p50: float | None = None
-    p90: float | None = None
-    p99: float | None = None
-
-
-class _FdbRow(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    target: str
-    category: str
-    subset: str
-    samples: int
-    metrics: dict[str, _FdbStats]
-
-
-class _FdbSummary(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    mode: str
-    rows: list[_FdbRow]
-    judge: str | None = None
-    asr: str | None = None
-    vad_model: dict[str, str] | None = None
-
-
 def _fdb_run(path: Path, file: Path, mode: str) -> RunRow:
-    summary = _validate(_FdbSummary, _json_object(file), file)
+    summary = _validate(FdbSummary, _json_object(file), file)
     if summary.mode != mode:
         raise RunError(f"{file}: says mode {summary.mode!r}, its name says {mode!r}")
     pooled = {(r.target, r.category) for r in summary.rows if r.subset == FDB_POOLED_SUBSET}
@@ -332,7 +269,7 @@ def _fdb_run(path: Path, file: Path, mode: str) -> RunRow:
     )
 
 
-def _normal_interval(stats: _FdbStats) -> tuple[float | None, float | None]:
+def _normal_interval(stats: FdbStats) -> tuple[float | None, float | None]:
     """mean ± 1.96 standard errors (population std, as the summary gives it)."""
     if stats.mean is None or stats.std is None or stats.n < 2:
         return None, None

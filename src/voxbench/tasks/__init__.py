@@ -3,5 +3,5 @@
 ``voxbench tasks run eval.yaml`` reads an ``EvalConfig`` (``tasks.config``), resolves its
 tasks from the YAML registry (``tasks.registry``), streams each dataset's records
 (``tasks.datasets``) through one work queue per model pool (``tasks.engine``), scores them
-(``tasks.metrics``) and writes ``runs/tasks/<timestamp>_<id>/`` (``tasks.rundir``).
+(``metrics.registry``) and writes ``runs/tasks/<timestamp>_<id>/`` (``core.taskrun``).
 """

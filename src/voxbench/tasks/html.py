@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.rundir import write_text_atomic
+from voxbench.core.taskrun import REPORT_HTML, SCORES, TaskRunDirectory
 from voxbench.report.audio_links import AudioLinks
 from voxbench.report.page import render_page
 from voxbench.tasks.report import table_rows
-from voxbench.tasks.rundir import REPORT_HTML, SCORES, TaskRunDir
 from voxbench.tasks.scores import latest_rows
 
 WORST = 5
@@ -67,7 +67,7 @@ def render_tasks_html(
     links: AudioLinks | None = None,
 ) -> str:
     """The page of a task run (links relative to the run directory)."""
-    run = TaskRunDir.open(Path(run_dir))
+    run = TaskRunDirectory.open(Path(run_dir))
     info = run.info()
     models = [m["name"] for m in info.get("models", [])]
     scores = run.scores() if (run.path / SCORES).is_file() else None

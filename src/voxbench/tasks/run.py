@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import RunError
+from voxbench.core.names import ModelSpec
+from voxbench.core.taskrun import RUN_JSON, TaskRunDirectory
 from voxbench.core.versions import run_versions
+from voxbench.metrics.registry import metric_setup
 from voxbench.providers.ratelimit import LocalPacer, current_pacer, install_pacer
 from voxbench.store import index_finished_run
 from voxbench.tasks.audio_judge_metric import AnswerJudge
@@ -20,10 +23,8 @@ from voxbench.tasks.cache import ResponseCache
 from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
-from voxbench.tasks.metrics import metric_setup
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.report import markdown_report
-from voxbench.tasks.rundir import RUN_JSON, TaskRunDir
 from voxbench.tasks.scores import compute_scores
 
 CACHE_FILE = "cache.sqlite"
@@ -35,7 +36,7 @@ AUDIO_JUDGMENTS_DIR = "audio-judgments"
 class TaskRunResult:
     """What a run produced."""
 
-    run: TaskRunDir
+    run: TaskRunDirectory
     plan: Plan
     scores: dict[str, Any]
     requests: int
@@ -54,7 +55,7 @@ def run_tasks(
     progress: Progress | None = None,
     on_plan: Callable[[Plan], None] | None = None,
     endpoint_factory: Any = None,
-    sharded: Callable[[TaskRunDir], Answered] | None = None,
+    sharded: Callable[[TaskRunDirectory], Answered] | None = None,
 ) -> TaskRunResult:
     """Run ``config`` into a new run directory, or continue ``resume`` (its own config).
 
@@ -67,7 +68,7 @@ def run_tasks(
     if resume is None and config is None:
         raise ValueError("run_tasks needs a config unless it resumes a run")
     if resume is not None:
-        run = TaskRunDir.open(resume)
+        run = TaskRunDirectory.open(resume)
         info = run.info()
         config, config_text, config_file, base_dir, tasks_dirs = config_of_run(info, resume)
     assert config is not None
@@ -87,7 +88,7 @@ def run_tasks(
     # A resumed run stays where it is (and finds the cache beside it).
     output_dir = run.path.parent if resume is not None else Path(config.output_dir).resolve()
     if resume is None:
-        run = TaskRunDir.create(output_dir)
+        run = TaskRunDirectory.create(output_dir)
         info = {
             "id": run.path.name,
             "started": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -104,6 +105,12 @@ def run_tasks(
                     "model": j.model.model,
                     "api": j.api,
                     "endpoints": len(j.model.pool()),
+                    "spec": ModelSpec.from_name(
+                        j.model.model,
+                        role="task model",
+                        label=j.model.name,
+                        endpoints=[e.base_url for e in j.model.pool()],
+                    ).model_dump(mode="json"),
                 }
                 for j in {j.model.name: j for j in plan.jobs}.values()
             ],
@@ -190,7 +197,7 @@ def config_of_run(
 def answer_records(
     plan: Plan,
     config: EvalConfig,
-    run: TaskRunDir,
+    run: TaskRunDirectory,
     append: Callable[[list[dict[str, Any]]], None],
     done: set[tuple[str, str, str]],
     judge_client: Any,
@@ -233,11 +240,11 @@ def answer_records(
     return Answered(engine.requests, judges)
 
 
-def find_run(name: str, output_dir: Path = Path("runs/tasks")) -> TaskRunDir:
+def find_run(name: str, output_dir: Path = Path("runs/tasks")) -> TaskRunDirectory:
     """A run by path, or by directory name under ``output_dir``."""
     for candidate in (Path(name), output_dir / name):
         if (candidate / RUN_JSON).is_file():
-            return TaskRunDir.open(candidate)
+            return TaskRunDirectory.open(candidate)
     raise RunError(f"no task run {name!r} (a run directory, or a name under {output_dir})")
 
 
@@ -246,7 +253,9 @@ SHARD_POLL_S = 0.25
 
 
 @contextlib.contextmanager
-def _following_shards(run: TaskRunDir, plan: Plan, progress: Progress | None) -> Iterator[None]:
+def _following_shards(
+    run: TaskRunDirectory, plan: Plan, progress: Progress | None
+) -> Iterator[None]:
     """Report each row the shards append, as ``progress`` would see it from a local run."""
     if progress is None:
         yield

@@ -5,7 +5,7 @@ A record belongs to shard ``i`` of ``n`` when the SHA-256 of its ``(task, model,
 key is ``i`` modulo ``n``: every worker computes the same cut from the run directory alone.
 A shard's worker rebuilds the run's plan from ``run.json``, answers its own records that are
 done neither in ``records.jsonl`` nor in its shard file, and appends their rows to its shard
-file (``TaskRunDir.shard_file``), with the response cache beside the run as usual. A shard
+file (``TaskRunDirectory.shard_file``), with the response cache beside the run as usual. A shard
 retried after its worker died thus redoes only the records it had not written; the driver
 merges the shard files into ``records.jsonl`` and scores the run as ``run_tasks`` always does.
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from voxbench.core.taskrun import TaskRunDirectory
 from voxbench.tasks.judge import make_judge_client
 from voxbench.tasks.plan import build_plan
 from voxbench.tasks.run import Answered, answer_records, config_of_run
-from voxbench.tasks.rundir import TaskRunDir
 
 RecordKey = tuple[str, str, str]
 """(task, model, record id)."""
@@ -32,7 +32,7 @@ def shard_of(key: RecordKey, count: int) -> int:
 
 def run_shard(run_path: Path, index: int, count: int) -> Answered:
     """Answer shard ``index`` of ``count`` of the run at ``run_path`` (a worker's body)."""
-    run = TaskRunDir.open(run_path)
+    run = TaskRunDirectory.open(run_path)
     config, _, _, base_dir, tasks_dirs = config_of_run(run.info(), run_path)
     plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
     finished = [*run.rows(), *run.shard_rows(index, count)]
