@@ -94,11 +94,11 @@ class TaskRunDirectory:
         return _typed(TaskRunInfo, self.info(), self.path / RUN_JSON)
 
     def write_info(self, info: dict[str, Any]) -> None:
-        """Rewrite ``run.json``."""
-        typed = _typed(TaskRunInfo, {**info, "schema": SCHEMA}, self.path / RUN_JSON)
-        write_json_atomic(
-            self.path / RUN_JSON, typed.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        )
+        """Rewrite ``run.json``, checked against ``TaskRunInfo`` first (written as given, so a
+        file rewritten with the same content keeps its bytes)."""
+        document = {"schema": SCHEMA, **info}
+        _typed(TaskRunInfo, document, self.path / RUN_JSON)
+        write_json_atomic(self.path / RUN_JSON, document)
 
     def rows(self) -> list[dict[str, Any]]:
         """Every complete line of ``records.jsonl``."""
@@ -198,8 +198,8 @@ class TaskRunDirectory:
                 ]
             )
         write_text_atomic(self.path / RECORDS_CSV, buffer.getvalue())
-        table = _typed(TaskScores, scores, self.path / SCORES)
-        write_json_atomic(self.path / SCORES, table.model_dump(mode="json", exclude_unset=True))
+        _typed(TaskScores, scores, self.path / SCORES)  # the contract every reader reads
+        write_json_atomic(self.path / SCORES, scores)
         write_text_atomic(self.path / REPORT, report)
 
     def scores(self) -> dict[str, Any]:

@@ -167,12 +167,12 @@ def write_csv(summary: dict[str, Any], dest: Path | TextIO) -> None:
 
 
 def write_json(summary: dict[str, Any], path: Path) -> None:
-    """Write the summary through its typed contract (``core.results.FdbSummary``): a field
+    """Write the summary, checked against its contract (``core.results.FdbSummary``): a field
     the readers rely on that is missing or mistyped fails here, not in the store."""
-    typed = FdbSummary.model_validate(summary).model_dump(mode="json", exclude_unset=True)
+    FdbSummary.model_validate(summary)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(typed, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
 
 
