@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from voxbench.tasks import sql
-from voxbench.tasks.metrics import METRICS, ScoringContext
+from voxbench.metrics import sql
+from voxbench.metrics.registry import METRICS, ScoringContext
 
 IFEVAL_IDS = [
     "punctuation:no_comma",

@@ -78,7 +78,7 @@ def _pairs(records: int, seed: int = 0) -> tuple[list[tuple[str, str]], list[tup
 
 
 def main() -> None:
-    from voxbench.tasks.metrics import METRICS, ScoringContext
+    from voxbench.metrics.registry import METRICS, ScoringContext
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2000)

@@ -14,6 +14,7 @@ ROOMS = (
     "audio",
     "providers",
     "benchmarks",
+    "metrics",
     "targets",
     "runner",
     "toolserver",

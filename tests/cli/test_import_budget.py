@@ -39,7 +39,8 @@ FORBIDDEN: dict[str, str] = {
     "voxbench.core": "its __init__ imports every domain model (pydantic): a fifth of a second",
     "voxbench.providers": "pydantic-heavy provider registry and clients",
     "voxbench.targets": "the systems under test and their SDKs",
-    "voxbench.tasks": "the audio-task harness (datasets, metrics)",
+    "voxbench.metrics": "the task metrics (numpy, sacrebleu, rapidfuzz)",
+    "voxbench.tasks": "the audio-task harness (datasets, engine)",
     "voxbench.judging": "judges, among them the audio judge's calibration (scipy)",
     "voxbench.evaluation": "the whole evaluation chain: analysis, judging, scoring, report",
 }

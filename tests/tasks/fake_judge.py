@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from voxbench.tasks.answers import basic_normalize
+from voxbench.metrics.answers import basic_normalize
 from voxbench.testing import FakeOpenAIServer
 from voxbench.testing.http_server import Request, Responder
 from voxbench.testing.scripts import Reply, Script, ScriptMessage

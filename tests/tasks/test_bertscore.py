@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from voxbench.core.errors import PrerequisiteError
-from voxbench.tasks import bertscore
-from voxbench.tasks.metrics import METRICS, ScoringContext, metric_setup
+from voxbench.metrics import bertscore
+from voxbench.metrics.registry import METRICS, ScoringContext, metric_setup
 from voxbench.tasks.report import metric_notes
 
 from .conftest import run_yaml

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks.metrics import METRICS
+from voxbench.metrics.registry import METRICS
 from voxbench.tasks.spec import REGISTRY_DIR, TaskRegistry
 
 from .conftest import run_yaml

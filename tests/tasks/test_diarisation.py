@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from voxbench.tasks.diarisation import UnparsableTranscript, parse_transcript
-from voxbench.tasks.metrics import METRICS, ScoringContext
+from voxbench.metrics.diarisation import UnparsableTranscript, parse_transcript
+from voxbench.metrics.registry import METRICS, ScoringContext
 from voxbench.tasks.report import table_rows
 
 REFERENCE = "A: hello there\nB: good morning to you\nA: how are you"

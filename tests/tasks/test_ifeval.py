@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from voxbench.tasks import ifeval
-from voxbench.tasks.metrics import METRICS, ScoringContext
+from voxbench.metrics import ifeval
+from voxbench.metrics.registry import METRICS, ScoringContext
 
 CASES: list[tuple[str, dict[str, Any], str, str]] = [
     # id, kwargs, a reply that follows it, a reply that does not

@@ -15,6 +15,7 @@ import pytest
 from voxbench.audio.espeak import espeak_synthesize
 from voxbench.audio.vad import SpeechSegment
 from voxbench.audio.wav import Audio, concatenate
+from voxbench.metrics.registry import METRICS, ScoringContext
 from voxbench.tasks import engine as engine_module
 from voxbench.tasks.chunking import (
     MIN_SILENCE_SECONDS,
@@ -25,7 +26,6 @@ from voxbench.tasks.chunking import (
 )
 from voxbench.tasks.config import parse_config
 from voxbench.tasks.engine import join_chunks
-from voxbench.tasks.metrics import METRICS, ScoringContext
 from voxbench.tasks.pool import _handle
 from voxbench.tasks.prepare import Cut, audio_of_wav, prepare_clip, wav_bytes
 from voxbench.tasks.run import run_tasks

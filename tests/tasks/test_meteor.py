@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from voxbench.tasks import meteor
-from voxbench.tasks.metrics import METRICS, ScoringContext, metric_setup
+from voxbench.metrics import meteor
+from voxbench.metrics.registry import METRICS, ScoringContext, metric_setup
 from voxbench.tasks.report import metric_notes
 
 

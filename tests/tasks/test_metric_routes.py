@@ -14,7 +14,7 @@ import jiwer
 import pytest
 from whisper_normalizer.english import EnglishTextNormalizer
 
-from voxbench.tasks.metrics import METRICS, ScoringContext
+from voxbench.metrics.registry import METRICS, ScoringContext
 
 # -- WER ---------------------------------------------------------------------------------------
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from voxbench.tasks.answers import extract_calls, extract_choice, extract_label
+from voxbench.metrics.answers import extract_calls, extract_choice, extract_label
+from voxbench.metrics.registry import METRICS, ScoringContext, values_equal
 from voxbench.tasks.chunking import plan_pieces
 from voxbench.tasks.engine import join_chunks
-from voxbench.tasks.metrics import METRICS, ScoringContext, values_equal
 
 
 def ctx(
@@ -67,7 +67,7 @@ def test_wer_non_english_uses_basic_normalisation_and_cer_for_no_space_languages
 
 
 def test_mer_counts_han_characters_and_english_words_as_units() -> None:
-    from voxbench.tasks.metrics import mixed_units
+    from voxbench.metrics.registry import mixed_units
 
     assert mixed_units("我想Book一个table.") == ["我", "想", "book", "一", "个", "table"]
     # 6 units; "table" → "tables" and 个 dropped: 2 errors → 33.33% (CER would count letters).

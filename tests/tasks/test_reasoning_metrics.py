@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks import numeric, refusal, sql
-from voxbench.tasks.metrics import METRICS, ScoringContext
+from voxbench.metrics import numeric, refusal, sql
+from voxbench.metrics.registry import METRICS, ScoringContext
 
 
 def _ctx(reference: str, **kwargs: object) -> ScoringContext:

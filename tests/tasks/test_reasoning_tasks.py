@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks import sql
-from voxbench.tasks.metrics import METRICS, ScoringContext
+from voxbench.metrics import sql
+from voxbench.metrics.registry import METRICS, ScoringContext
 from voxbench.tasks.spec import TaskRegistry
 
 from .conftest import FakeEndpoints, run_yaml

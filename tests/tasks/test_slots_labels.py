@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks.answers import extract_label, reference_label
+from voxbench.metrics.answers import extract_label, reference_label
+from voxbench.metrics.registry import METRICS, ScoringContext
+from voxbench.metrics.slots import micro_f1, normalize_slot, parse_slots, slot_stats
 from voxbench.tasks.datasets import read_records
-from voxbench.tasks.metrics import METRICS, ScoringContext
-from voxbench.tasks.slots import micro_f1, normalize_slot, parse_slots, slot_stats
 from voxbench.tasks.spec import TaskSpec
 
 

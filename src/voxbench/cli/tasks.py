@@ -35,8 +35,8 @@ def list_command(
 ) -> None:
     """Task families, tasks, their datasets, sizes, metrics and licences; the metrics; the models."""
     from voxbench.cli.tables import Column, Listing, print_listings
+    from voxbench.metrics.registry import METRICS
     from voxbench.providers.registry import Role, providers_for
-    from voxbench.tasks.metrics import METRICS
     from voxbench.tasks.spec import TaskRegistry
     from voxbench.tasks.suite import BUILTIN_LICENCE, builtin_size
 

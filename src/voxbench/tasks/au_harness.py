@@ -19,12 +19,12 @@ from typing import Any
 import yaml
 
 from voxbench.core.errors import ConfigError
+from voxbench.core.yamlfile import read_yaml, validate
+from voxbench.metrics.registry import METRICS
 from voxbench.providers.registry import Role, find_provider
 from voxbench.tasks import au_harness_names as names
 from voxbench.tasks.config import EvalConfig
-from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.spec import TaskRegistry
-from voxbench.core.yamlfile import read_yaml, validate
 
 _ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
 _BARE_ENV = re.compile(r"\$(?!\{)([A-Za-z_][A-Za-z0-9_]*)")

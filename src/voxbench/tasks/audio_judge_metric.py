@@ -18,7 +18,7 @@ compare the two) with the task's rubric and returns the metric's per-record stat
 ``score`` — the mean over criteria of (mean − low) / (high − low), so 1 is every criterion
 at the top of its scale — ``passed`` (every criterion reached its ``pass_at``), the raw
 means, and ``undecided`` when the judge never filled in its form (such records are counted
-apart, never scored). ``tasks.metrics`` pools ``score`` as a percentage with a bootstrap
+apart, never scored). ``metrics.registry`` pools ``score`` as a percentage with a bootstrap
 interval.
 """
 
@@ -36,16 +36,11 @@ from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.rubric import load_rubric
 from voxbench.judging.audio.segments import Clip
 from voxbench.judging.cache import JudgmentCache
+from voxbench.metrics.registry import AUDIO_JUDGE as NAME
 
 if TYPE_CHECKING:
     from voxbench.tasks.config import AudioJudgeConfig
     from voxbench.tasks.spec import AudioRubric
-
-NAME = "llm_judge_audio"
-DESCRIPTION = (
-    "the audio judge's rubric score of the spoken answer (%: 100 = every criterion at the "
-    "top of its scale), undecided answers counted apart"
-)
 
 
 def answer_stats(judge: RubricJudge, result: ClipResult) -> dict[str, Any]:
@@ -145,9 +140,3 @@ class AnswerJudge:
     async def aclose(self) -> None:
         """Release the judge's connections."""
         await self.client.aclose()
-
-
-def not_judged(prediction: str, context: Any) -> dict[str, Any]:
-    """What a text prediction gets: the metric grades audio, never text (left undecided)."""
-    return {"score": 0.0, "passed": 0, "undecided": 1, "means": {},
-            "reason": "no spoken answer to judge"}  # fmt: skip

@@ -22,7 +22,7 @@ import soundfile as sf
 
 from voxbench.audio.wav import Audio, concatenate, read_wav
 from voxbench.core.errors import ConfigError
-from voxbench.tasks.answers import reference_label
+from voxbench.metrics.answers import reference_label
 from voxbench.tasks.config import Filters
 from voxbench.tasks.spec import TaskSpec, Turns
 from voxbench.tasks.suite import ensure_builtin_dataset

@@ -31,6 +31,7 @@ from typing import Any
 
 from voxbench.audio.wav import Audio, concatenate
 from voxbench.core.errors import ConfigError, ErrorCategory, ProviderError, VoxbenchError
+from voxbench.metrics.registry import METRICS, score_reply
 from voxbench.providers.backoff import backoff_delay
 from voxbench.providers.completion import ConversationTurn
 from voxbench.tasks.audio_judge_metric import AnswerJudge
@@ -39,7 +40,6 @@ from voxbench.tasks.chunking import Piece
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets import Record
 from voxbench.tasks.judge import TaskJudge
-from voxbench.tasks.metrics import METRICS, score_reply
 from voxbench.tasks.models import EndpointClient, Prompted, Spoken, make_endpoint
 from voxbench.tasks.plan import Job, Plan
 from voxbench.tasks.pool import PrepareError, WorkerPool

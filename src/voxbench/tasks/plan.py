@@ -15,16 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks.answers import LETTERS
+from voxbench.metrics.answers import LETTERS
+from voxbench.metrics.registry import METRICS, ScoringContext, check_prerequisites, get_metric
+from voxbench.metrics.sql import schema_text
 from voxbench.tasks.audio_judge_metric import check_audio_judge
 from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
 from voxbench.tasks.datasets import Record, dataset_fingerprint, select_records
 from voxbench.tasks.hf import local_copy_format
 from voxbench.tasks.judge import check_judge
-from voxbench.tasks.metrics import METRICS, ScoringContext, check_prerequisites, get_metric
 from voxbench.tasks.models import Api, Prompted, model_api
 from voxbench.tasks.spec import Generation, Prompt, TaskEntry, TaskRegistry, TaskSpec
-from voxbench.tasks.sql import check_sql_task, database_for, schema_text
+from voxbench.tasks.sql_database import check_sql_task, database_for
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from voxbench.core.errors import VoxbenchError
-from voxbench.tasks.metrics import ScoringContext, score_reply
+from voxbench.metrics.registry import ScoringContext, score_reply
 from voxbench.tasks.prepare import BodySpec, Cut, Prepared, decode_encoded, prepare_clip
 
 _FRAME = struct.Struct(">I")

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from voxbench.metrics.registry import METRICS
 from voxbench.tasks.engine import score_prediction, turn_scores
-from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.plan import Plan
 
 

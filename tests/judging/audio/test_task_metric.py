@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from voxbench.core.errors import ConfigError
+from voxbench.metrics.registry import METRICS
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.config import AudioJudgeConfig, parse_config
-from voxbench.tasks.metrics import METRICS
 from voxbench.tasks.spec import AudioRubric
 from voxbench.testing import FakeOpenAIServer
 from voxbench.testing.audio_judge import ScriptedAudioJudge, form_answer

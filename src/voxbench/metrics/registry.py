@@ -21,18 +21,9 @@ from rapidfuzz.distance import Levenshtein
 
 from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
-from voxbench.tasks import (
-    audio_judge_metric,
-    bertscore,
-    diarisation,
-    ifeval,
-    meteor,
-    numeric,
-    refusal,
-    sql,
-)
-from voxbench.tasks.answers import basic_normalize, extract_calls, extract_choice, extract_label
-from voxbench.tasks.slots import micro_f1, slot_stats
+from voxbench.metrics import bertscore, diarisation, ifeval, meteor, numeric, refusal, sql
+from voxbench.metrics.answers import basic_normalize, extract_calls, extract_choice, extract_label
+from voxbench.metrics.slots import micro_f1, slot_stats
 
 BOOTSTRAP_SAMPLES = 1000
 NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "km", "yue", "bo"})
@@ -528,7 +519,7 @@ def _bertscore_pool(
     return {**_mean_pool("f1")([{"f1": v} for v in f1], rng), **setup}
 
 
-# -- diarisation (``tasks.diarisation``) ------------------------------------------------------
+# -- diarisation (``metrics.diarisation``) ----------------------------------------------------
 
 
 def _diarisation(kind: str) -> Callable[[str, ScoringContext], dict[str, Any]]:
@@ -549,7 +540,7 @@ def _diarisation_pool(
     return {**_ratio_pool(readable, rng), **diarisation.summary(list(stats))}
 
 
-# -- slot filling (the pairs and their matching are tasks.slots) ------------------------------
+# -- slot filling (the pairs and their matching are metrics.slots) ----------------------------
 
 
 def _slot_f1_pool(
@@ -579,6 +570,16 @@ def _not_judged_detailed(prediction: str, ctx: ScoringContext) -> dict[str, Any]
 
 def _not_judged_refusal(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
     return {"refused": 0, "undecided": 1, "reason": "not judged"}
+
+
+AUDIO_JUDGE = "llm_judge_audio"
+"""Graded by ear (``tasks.audio_judge_metric``) on the model's spoken answer."""
+
+
+def _not_judged_audio(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+    """What a text prediction gets: the metric grades audio, never text (left undecided)."""
+    return {"score": 0.0, "passed": 0, "undecided": 1, "means": {},
+            "reason": "no spoken answer to judge"}  # fmt: skip
 
 
 def _detailed_pool(
@@ -613,7 +614,7 @@ METRICS: dict[str, Metric] = {
                _accuracy, _macro_f1_pool),
         Metric("function_call_match", "tool names and argument values all right (%), per field",
                True, _function_calls, _function_call_pool),
-        Metric("slot_f1", "micro F1 (%) of the (slot, value) pairs, normalised (tasks.slots)",
+        Metric("slot_f1", "micro F1 (%) of the (slot, value) pairs, normalised (metrics.slots)",
                True, lambda p, c: slot_stats(p, c.reference), _slot_f1_pool),
         Metric("bleu", "corpus BLEU (sacrebleu, tokenizer per target language)", True,
                _sacrebleu_score("bleu"), _sacrebleu_pool("bleu")),
@@ -653,9 +654,9 @@ METRICS: dict[str, Metric] = {
                functools.partial(sql.pool, mean_pool=_mean_pool)),
         Metric("refusal", "replies that refuse (%), by a phrase classifier", True, refusal.score,
                functools.partial(refusal.pool, mean_pool=_mean_pool)),
-        Metric(audio_judge_metric.NAME, audio_judge_metric.DESCRIPTION, True,
-               audio_judge_metric.not_judged, _spoken_pool, judged=True,
-               hears_audio=True),
+        Metric(AUDIO_JUDGE, "the audio judge's rubric score of the spoken answer (%: 100 = "
+               "every criterion at the top of its scale), undecided answers counted apart", True,
+               _not_judged_audio, _spoken_pool, judged=True, hears_audio=True),
     )
 }  # fmt: skip
 

@@ -78,7 +78,7 @@ def pool(
     mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
 ) -> dict[str, Any]:
     """The refusal rate (%), and how many replies were empty (counted as refusals);
-    ``mean_pool`` is passed in by ``tasks.metrics``."""
+    ``mean_pool`` is passed in by ``metrics.registry``."""
     out = mean_pool("refused")(stats, rng)
     out["empty"] = sum(1 for s in stats if s.get("pattern") == "empty reply")
     return out

@@ -370,7 +370,7 @@ def pool(
 ) -> dict[str, Any]:
     """Prompt-level strict accuracy as the value; loose and instruction levels beside it, each
     with its interval; per-instruction accuracy; unchecked instructions counted per id (the
-    pools are passed in by ``tasks.metrics``, which imports this module)."""
+    pools are passed in by ``metrics.registry``, which imports this module)."""
     whole = [s for s in stats if s["strict_prompt"] is not None]
     out = mean_pool("strict_prompt")(whole, rng)
     out["loose_prompt"] = mean_pool("loose_prompt")(whole, rng)

@@ -20,7 +20,7 @@ R = m / |reference|::
     F = P·R / (α·P + (1 − α)·R)        penalty = γ · (chunks / m)^β        METEOR = F · (1 − penalty)
 
 with the standard α = 0.9, β = 3, γ = 0.5 (Lavie & Agarwal 2007). No match scores 0; two empty
-texts score 1. A corpus's METEOR is the mean of its sentence scores (``tasks.metrics`` gives
+texts score 1. A corpus's METEOR is the mean of its sentence scores (``metrics.registry`` gives
 the bootstrap interval).
 """
 

@@ -163,7 +163,7 @@ def pool(
     mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
 ) -> dict[str, Any]:
     """Accuracy (%), and how many replies held no number at all (``mean_pool``: the mean with
-    its interval, passed in by ``tasks.metrics``, which imports this module)."""
+    its interval, passed in by ``metrics.registry``, which imports this module)."""
     out = mean_pool("correct")(stats, rng)
     out["no_answer"] = sum(1 for s in stats if s["answer"] is None)
     return out

@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from voxbench.tasks.answers import basic_normalize, json_values
+from voxbench.metrics.answers import basic_normalize, json_values
 
 Pair = tuple[str, str]
 

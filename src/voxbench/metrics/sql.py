@@ -29,8 +29,6 @@ import numpy as np
 
 from voxbench.benchmarks.audio import cache_root
 from voxbench.core.errors import ConfigError
-from voxbench.tasks.spec import SqlDatabase, TaskSpec
-from voxbench.core.yamlfile import substitute_env
 
 MAX_ROWS = 100_000
 """A result larger than this is an error (a cross join returning millions of rows)."""
@@ -132,67 +130,6 @@ def builtin_database(name: str, root: Path | None = None) -> Path:
         conn.close()
     os.replace(partial, path)  # atomic: a reader never sees a half-built database
     return path
-
-
-# -- which database a record's SQL runs on ------------------------------------------------------
-
-
-def _database_root(sql: SqlDatabase, file: Path | None) -> Path:
-    if sql.builtin is not None:
-        return builtin_database(sql.builtin)
-    assert sql.database is not None
-    text = substitute_env(sql.database, file=file, path="sql.database")
-    return Path(text).expanduser()
-
-
-def database_for(sql: SqlDatabase, record: Any, file: Path | None = None) -> str:
-    """The SQLite file ``record``'s queries run on: the file itself, or in a folder
-    ``<db_id>/<db_id>.sqlite`` (Spider's layout) or ``<db_id>.sqlite``."""
-    root = _database_root(sql, file)
-    if root.is_file() or sql.db_id_column is None:
-        return str(root)
-    db_id = str(record.columns.get(sql.db_id_column, ""))
-    nested = root / db_id / f"{db_id}.sqlite"
-    return str(nested if nested.is_file() or not (root / f"{db_id}.sqlite").is_file() else
-               root / f"{db_id}.sqlite")  # fmt: skip
-
-
-def check_sql_task(spec: TaskSpec, file: Path, records: Sequence[Any]) -> None:
-    """Before any request: the task says where its database is, and every selected record's
-    database file exists (an error naming the missing ones and where they go)."""
-    sql = spec.sql
-    if sql is None:
-        raise ConfigError(
-            "sql_execution_match needs the task's database",
-            file=file,
-            field="sql",
-            expected="sql: {builtin: conference} or sql: {database: DIR, db_id_column: db_id}",
-        )
-    root = _database_root(sql, file)
-    if sql.db_id_column is not None:
-        lacking = [r.id for r in records if sql.db_id_column not in r.columns]
-        if lacking:
-            raise ConfigError(
-                f"records {', '.join(lacking[:5])} have no column {sql.db_id_column!r}",
-                file=file,
-                field="sql.db_id_column",
-            )
-    elif not root.is_file():
-        raise ConfigError(
-            f"SQLite database {root} does not exist",
-            file=file,
-            field="sql.database",
-            expected="a .sqlite file, or a folder of them with db_id_column",
-        )
-    missing = sorted({p for r in records if not Path(p := database_for(sql, r, file)).is_file()})
-    if missing:
-        raise ConfigError(
-            f"{len(missing)} database file(s) missing under {root}, e.g. {missing[0]}",
-            file=file,
-            field="sql.database",
-            expected="the databases in <dir>/<db_id>/<db_id>.sqlite (see the task's comment "
-            "for where to get them)",
-        )
 
 
 @functools.lru_cache(maxsize=64)
@@ -379,7 +316,7 @@ def pool(
     mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
 ) -> dict[str, Any]:
     """Execution accuracy (%) over records whose gold ran; the others counted and named
-    (``mean_pool`` is passed in by ``tasks.metrics``)."""
+    (``mean_pool`` is passed in by ``metrics.registry``)."""
     ran = [s for s in stats if s["outcome"] != "gold_error"]
     out = mean_pool("correct")(ran, rng)
     failed = Counter(s["gold_error"] for s in stats if s["outcome"] == "gold_error")

@@ -4,7 +4,7 @@ A transcript is one turn per line, ``SPEAKER: words`` (``A: hello there`` / ``B:
 without a label continues the turn above it. Labels are free names: the reference's ``spk1``
 may be the prediction's ``A``, so both metrics search the best speaker mapping (Hungarian
 assignment, ``scipy.optimize.linear_sum_assignment``). Words are normalised as WER does
-(``tasks.metrics.normalize_for``) one turn at a time.
+(``metrics.registry.normalize_for``) one turn at a time.
 
 - **cpWER** (concatenated minimum-permutation WER, CHiME-6): each speaker's words are
   concatenated in order; every (reference speaker, predicted speaker) pair gets its edit
