@@ -8,14 +8,10 @@ import typer
 from rich.markup import escape
 
 from voxbench.cli.console import make_console
-from voxbench.cli.gates import (
-    FAIL_UNDER_HELP,
-    enforce_gates,
-    parse_fail_under,
-    refuse_incomplete,
-)
+from voxbench.cli.gates import FAIL_UNDER_HELP, enforce_gates
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run
+from voxbench.evaluation.gates import parse_fail_under, refuse_incomplete
 from voxbench.judging.audio.rubric import parse_options
 from voxbench.report.terminal import scorecards_table
 

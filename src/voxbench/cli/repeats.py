@@ -9,9 +9,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from voxbench.cli.console import make_console
-from voxbench.cli.gates import GATE_FAILED_EXIT, PassRateGate
+from voxbench.cli.gates import exit_on_failures
 from voxbench.core.errors import ConfigError, RunIncompleteError
 from voxbench.evaluation import EvaluationOptions, evaluate_run
+from voxbench.evaluation.gates import PassRateGate, failed_mean_gates
 from voxbench.report.repeats import (
     repeat_comparison_table,
     repeat_summary_table,
@@ -150,22 +151,4 @@ def compare_groups(path_a: Path, path_b: Path, *, table: bool = True) -> RepeatC
 
 def enforce_mean_gates(summary: RepeatSummary, gates: list[PassRateGate], console: Console) -> None:
     """``--fail-under`` on a repeat group: each dimension's mean pass rate over the runs."""
-    failures = []
-    for gate in gates:
-        dim = summary.dimension(gate.dimension)
-        if dim is None:
-            known = ", ".join(d.dimension for d in summary.dimensions)
-            raise ConfigError(
-                f"the runs have no dimension {gate.dimension!r}",
-                field="--fail-under",
-                expected=f"one of {known}",
-            )
-        if dim.mean_rate is None or dim.mean_rate < gate.minimum:
-            rate = "nothing scored" if dim.mean_rate is None else f"mean {dim.mean_rate:.1%}"
-            failures.append(f"{gate.dimension}: {rate} is below {gate.minimum:.1%}")
-    for line in failures:
-        console.print(f"[red]below --fail-under[/red] {escape(line)}")
-    if failures:
-        raise SystemExit(GATE_FAILED_EXIT)
-    if gates:
-        console.print("gates passed: " + ", ".join(escape(str(g)) for g in gates))
+    exit_on_failures(failed_mean_gates(summary, gates), gates, console)

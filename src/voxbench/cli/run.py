@@ -22,12 +22,7 @@ from rich.progress import (
 
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.cli.console import ConsoleLogHandler, escape, make_console
-from voxbench.cli.gates import (
-    FAIL_UNDER_HELP,
-    enforce_gates,
-    parse_fail_under,
-    refuse_incomplete,
-)
+from voxbench.cli.gates import FAIL_UNDER_HELP, enforce_gates
 from voxbench.cli.repeats import run_repeats
 from voxbench.core.errors import ConfigError
 from voxbench.core.records import TurnRecord
@@ -35,6 +30,7 @@ from voxbench.core.rundir import RunDirectory
 from voxbench.core.runlog import log_to
 from voxbench.core.yamlfile import parse_yaml
 from voxbench.evaluation import EvaluationOptions, evaluate_run
+from voxbench.evaluation.gates import parse_fail_under, refuse_incomplete
 from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import (
     RunConfig,

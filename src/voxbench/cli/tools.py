@@ -9,10 +9,10 @@ import typer
 
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.cli.console import escape, make_console
-from voxbench.cli.gates import refuse_incomplete
 from voxbench.cli.run import _parse_options, _progress, _progress_callback, check_before_run
 from voxbench.core.errors import ConfigError
 from voxbench.evaluation import EvaluationOptions, evaluate_run
+from voxbench.evaluation.gates import refuse_incomplete
 from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import build_config
 from voxbench.runner.launch import new_run_path
