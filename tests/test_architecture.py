@@ -26,6 +26,7 @@ ROOMS = (
     "evaluation",
     "fullduplex",
     "tasks",
+    "importers",
     "scale",
     "viewer",
     "testing",

@@ -12,19 +12,15 @@ from typer.testing import CliRunner
 
 from voxbench.benchmarks.backend import BackendSpec, HarnessOptions, ToolBackend
 from voxbench.benchmarks.consistency import consistency_problems
-from voxbench.benchmarks.importers import (
-    UpstreamFormatError,
-    aiewf_variants,
-    import_aiewf,
-    import_conversation_bench,
-)
-from voxbench.benchmarks.importers.package import git_commit
-from voxbench.benchmarks.importers.prompt import find_current_date
-from voxbench.benchmarks.importers.pyliteral import PyModule
 from voxbench.benchmarks.loader import load_benchmark, validate_benchmark
 from voxbench.cli.main import app
 from voxbench.core.matching import args_match
 from voxbench.evaluation import oracle_check
+from voxbench.importers.aiewf import aiewf_variants, import_aiewf
+from voxbench.importers.conversation_bench import import_conversation_bench
+from voxbench.importers.package import git_commit
+from voxbench.importers.prompt import find_current_date
+from voxbench.importers.pyliteral import PyModule, UpstreamFormatError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CB_BENCH = Path("benchmarks") / "conversation_bench"

@@ -41,6 +41,7 @@ FORBIDDEN: dict[str, str] = {
     "voxbench.targets": "the systems under test and their SDKs",
     "voxbench.metrics": "the task metrics (numpy, sacrebleu, rapidfuzz)",
     "voxbench.tasks": "the audio-task harness (datasets, engine)",
+    "voxbench.importers": "importers of upstream benchmarks and configs",
     "voxbench.judging": "judges, among them the audio judge's calibration (scipy)",
     "voxbench.evaluation": "the whole evaluation chain: analysis, judging, scoring, report",
 }

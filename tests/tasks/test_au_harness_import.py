@@ -10,8 +10,8 @@ import yaml
 
 from tests.cli_invoke import invoke
 from tests.tasks.conftest import write_tiny_dataset
+from voxbench.importers import au_harness_names as names
 from voxbench.metrics.registry import METRICS
-from voxbench.tasks import au_harness_names as names
 from voxbench.tasks import spec
 from voxbench.tasks.config import parse_config
 from voxbench.tasks.plan import build_plan

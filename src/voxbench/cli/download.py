@@ -7,10 +7,10 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from voxbench.benchmarks.importers.aiewf import DEFAULT_VARIANT
-from voxbench.benchmarks.importers.download import DATASETS, download_benchmark
 from voxbench.cli.console import make_console
 from voxbench.cli.importing import parse_date, print_import
+from voxbench.importers.aiewf import DEFAULT_VARIANT
+from voxbench.importers.download import DATASETS, download_benchmark
 
 
 def download_command(

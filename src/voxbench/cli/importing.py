@@ -8,14 +8,11 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from voxbench.benchmarks.importers import (
-    DEFAULT_VARIANT,
-    ImportedBenchmark,
-    import_aiewf,
-    import_conversation_bench,
-)
 from voxbench.cli.console import make_console
 from voxbench.core.errors import ConfigError
+from voxbench.importers.aiewf import DEFAULT_VARIANT, import_aiewf
+from voxbench.importers.conversation_bench import import_conversation_bench
+from voxbench.importers.package import ImportedBenchmark
 
 app = typer.Typer(
     help="Import upstream benchmarks (ConversationBench, AIEWF) from a local checkout. "

@@ -335,7 +335,7 @@ def import_config_command(
     import os
 
     from voxbench.core.errors import ConfigError
-    from voxbench.tasks.au_harness import import_au_harness
+    from voxbench.importers.au_harness import import_au_harness
 
     if source != "au-harness":
         raise ConfigError(

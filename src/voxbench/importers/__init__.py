@@ -1,18 +1,11 @@
-"""Importers of upstream benchmark formats (ConversationBench, AIEWF) into voxbench packages.
+"""Importers: other harnesses' benchmarks and configs, turned into voxbench's own.
 
-Upstream data lives in Python modules; it is read with ``ast`` and never executed.
+- ``conversation_bench``, ``aiewf``: an upstream checkout of ConversationBench or AIEWF (its
+  data lives in Python modules, read with ``ast`` and never executed: ``pyliteral``,
+  ``upstream``, ``prompt``) written as a voxbench benchmark package (``package``);
+  ``download`` fetches the pinned upstream commits first (``voxbench download``).
+- ``au_harness``: an AU-Harness run config turned into an ``eval.yaml`` for ``voxbench tasks
+  run``, its task and metric names mapped through ``au_harness_names``.
+
+Each importer is imported from its own module; nothing below ``cli`` imports this room.
 """
-
-from voxbench.benchmarks.importers.aiewf import DEFAULT_VARIANT, aiewf_variants, import_aiewf
-from voxbench.benchmarks.importers.conversation_bench import import_conversation_bench
-from voxbench.benchmarks.importers.package import ImportedBenchmark
-from voxbench.benchmarks.importers.pyliteral import UpstreamFormatError
-
-__all__ = [
-    "DEFAULT_VARIANT",
-    "ImportedBenchmark",
-    "UpstreamFormatError",
-    "aiewf_variants",
-    "import_aiewf",
-    "import_conversation_bench",
-]

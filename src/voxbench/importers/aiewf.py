@@ -11,12 +11,12 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from voxbench.benchmarks.importers.package import (
+from voxbench.importers.package import (
     ImportedBenchmark,
     UpstreamLayout,
     import_upstream,
 )
-from voxbench.benchmarks.importers.pyliteral import UpstreamFormatError
+from voxbench.importers.pyliteral import UpstreamFormatError
 
 DEFAULT_VARIANT = "aiwf_medium_context"
 """The variant of upstream's published results table (its README's leaderboard)."""

@@ -3,7 +3,7 @@
 Every key of the AU-Harness config lands in one of three lists: *mapped* (and where to),
 *not mapped* (and why), and *ignored by AU-Harness itself* — the keys its code validated or
 documented but never applied (facts from reading its source), so a user sees what their old
-runs really did. Task and metric names go through ``tasks.au_harness_names`` and are kept only
+runs really did. Task and metric names go through ``importers.au_harness_names`` and are kept only
 when the live registry (and ``METRICS``) has them. ``${VAR}`` references are kept as written
 (``$VAR`` becomes ``${VAR}``); a literal token is never written: it becomes a
 ``${AU_HARNESS_TOKEN_<NAME>}`` reference the user sets.
@@ -20,9 +20,9 @@ import yaml
 
 from voxbench.core.errors import ConfigError
 from voxbench.core.yamlfile import read_yaml, validate
+from voxbench.importers import au_harness_names as names
 from voxbench.metrics.registry import METRICS
 from voxbench.providers.registry import Role, find_provider
-from voxbench.tasks import au_harness_names as names
 from voxbench.tasks.config import EvalConfig
 from voxbench.tasks.spec import TaskRegistry
 

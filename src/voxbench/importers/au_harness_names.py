@@ -1,6 +1,6 @@
 """AU-Harness names → voxbench names: tasks, task groups (its folders) and metrics.
 
-The table says what *would* correspond; the importer (``tasks.au_harness``) keeps a task name
+The table says what *would* correspond; the importer (``importers.au_harness``) keeps a task name
 only when it exists in the live registry at import time, so entries may name tasks that a
 registry does not hold (yet). Task names follow the registry's rule: lowercase, dataset then
 split or language (``fleurs_asr_fr_fr``, ``covost2_zh_cn_en``, ``meld_emotion``).

@@ -9,12 +9,12 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from voxbench.benchmarks.importers.package import (
+from voxbench.importers.package import (
     ImportedBenchmark,
     UpstreamLayout,
     import_upstream,
 )
-from voxbench.benchmarks.importers.pyliteral import UpstreamFormatError
+from voxbench.importers.pyliteral import UpstreamFormatError
 
 DEFAULT_NAME = "conversation_bench"
 BENCHMARK_FILES = ("turns.py", "tools.py", "system.py", "data/knowledge_base.txt")

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from voxbench.benchmarks.importers.aiewf import DEFAULT_VARIANT, import_aiewf
-from voxbench.benchmarks.importers.conversation_bench import (
+from voxbench.core.errors import ConfigError, PrerequisiteError
+from voxbench.importers.aiewf import DEFAULT_VARIANT, import_aiewf
+from voxbench.importers.conversation_bench import (
     BENCHMARK_FILES,
     DEFAULT_NAME,
     import_conversation_bench,
 )
-from voxbench.benchmarks.importers.package import ImportedBenchmark, git_commit
-from voxbench.core.errors import ConfigError, PrerequisiteError
+from voxbench.importers.package import ImportedBenchmark, git_commit
 
 DATASETS: dict[str, str | None] = {
     "conversation-bench": "arcada-labs/conversation-bench",

@@ -19,22 +19,22 @@ from typing import Any
 import yaml
 
 from voxbench.audio.riff import parse_wave_layout
-from voxbench.benchmarks.importers.prompt import (
+from voxbench.benchmarks.loader import FILES, validate_benchmark
+from voxbench.core.benchmark import CORE_DIMENSIONS
+from voxbench.core.errors import AudioError
+from voxbench.importers.prompt import (
     SystemPrompt,
     find_current_date,
     place_knowledge_base,
     read_system_prompt,
 )
-from voxbench.benchmarks.importers.pyliteral import PyModule, UpstreamFormatError
-from voxbench.benchmarks.importers.upstream import (
+from voxbench.importers.pyliteral import PyModule, UpstreamFormatError
+from voxbench.importers.upstream import (
     ConvertedTurn,
     read_dimension_rules,
     read_tools,
     read_turns,
 )
-from voxbench.benchmarks.loader import FILES, validate_benchmark
-from voxbench.core.benchmark import CORE_DIMENSIONS
-from voxbench.core.errors import AudioError
 
 Labeller = Callable[[Path], str]
 

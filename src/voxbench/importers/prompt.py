@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from voxbench.benchmarks.importers.pyliteral import PyModule, call_name, describe_node
+from voxbench.importers.pyliteral import PyModule, call_name, describe_node
 
 SYSTEM_PROMPT_NAMES = ("system_instruction", "SYSTEM_INSTRUCTION", "system_prompt", "SYSTEM_PROMPT")
 _KB_MARK = "\x00knowledge-base\x00"

@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from voxbench.benchmarks.importers.pyliteral import PyModule, call_name, describe_node
 from voxbench.core.benchmark import ToolSpec
+from voxbench.importers.pyliteral import PyModule, call_name, describe_node
 
 STATE_TRACKING_CATEGORIES = (
     "long_range_memory",
