@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from voxbench.core.errors import PrerequisiteError
+from voxbench.core.results import TaskScores
 from voxbench.metrics import bertscore
 from voxbench.metrics.registry import METRICS, ScoringContext, metric_setup
 from voxbench.tasks.report import metric_notes
@@ -101,8 +102,8 @@ def test_all_records_are_scored_in_one_batched_call(monkeypatch: pytest.MonkeyPa
     assert pooled["value"] == pytest.approx(100 * (1 + 0 + 0.5 + 1) / 4, abs=0.01)
     assert pooled["model"] == "bert-base-multilingual-cased" and pooled["layer"] == 9
     assert pooled["rescaled_with_baseline"] is False
-    assert "no baseline rescaling" in "\n".join(metric_notes({"tasks": {"t": {"m": {
-        "metrics": {"bertscore": pooled}}}}}))  # fmt: skip
+    assert "no baseline rescaling" in "\n".join(metric_notes(TaskScores.model_validate({"tasks": {"t": {"m": {
+        "metrics": {"bertscore": pooled}}}}})))  # fmt: skip
 
 
 def test_rescaling_scores_once_per_language(monkeypatch: pytest.MonkeyPatch) -> None:

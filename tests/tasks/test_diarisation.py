@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from voxbench.core.results import TaskScores
 from voxbench.metrics.diarisation import UnparsableTranscript, parse_transcript
 from voxbench.metrics.registry import METRICS, ScoringContext
 from voxbench.tasks.report import table_rows
@@ -110,7 +111,7 @@ def test_speaker_count_error_is_reported() -> None:
     scores = {"tasks": {"t": {"m": {"records": 3, "answered": 3, "errors": 0, "empties": 0,
                                     "missing": 0, "metrics": {"cpwer": {**pooled,
                                     "higher_is_better": False, "unparsable": 1}}}}}}  # fmt: skip
-    (row,) = table_rows(scores, ["m"])
+    (row,) = table_rows(TaskScores.model_validate(scores), ["m"])
     assert "1 unparsable predictions" in row[2] and row[1] == "cpwer ↓"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from voxbench.core.results import TaskScores
 from voxbench.metrics import meteor
 from voxbench.metrics.registry import METRICS, ScoringContext, metric_setup
 from voxbench.tasks.report import metric_notes
@@ -142,7 +143,7 @@ def test_metric_normalises_pools_and_names_its_stages() -> None:
     assert french["stages"] == "exact" and french["matches"] == 0
     assert metric_setup(["meteor"])["meteor"]["synonyms"] == "none (no local WordNet)"
     scores = {"tasks": {"t": {"m": {"metrics": {"meteor": pooled}}}}}
-    assert "METEOR without synonyms" in "\n".join(metric_notes(scores))
+    assert "METEOR without synonyms" in "\n".join(metric_notes(TaskScores.model_validate(scores)))
 
 
 def test_no_wordnet_download_is_attempted(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,8 @@ from rich.markup import escape
 from voxbench.cli.console import make_console
 from voxbench.cli.tables import Column, Listing, print_listings
 from voxbench.core.errors import ConfigError
+from voxbench.core.results import TaskScores
+from voxbench.core.taskrun import SCORES
 
 app = typer.Typer(
     help="Evaluate audio models on audio tasks (ASR, translation, spoken QA, ...).",
@@ -173,7 +175,11 @@ def run_command(
     finally:
         progress.stop()
     seconds = time.perf_counter() - started
-    _print_table(result.scores, [m["name"] for m in result.run.info()["models"]], console)
+    _print_table(
+        TaskScores.model_validate(result.scores),
+        [m.name for m in result.run.run_info().models],
+        console,
+    )
     console.print(
         f"{result.requests} model requests in {seconds:.1f} s → {escape(str(result.run.path))}",
         highlight=False,
@@ -233,7 +239,7 @@ class _Progress:
         self.bars.stop()
 
 
-def _print_table(scores: dict[str, Any], models: list[str], console: Console) -> None:
+def _print_table(scores: TaskScores, models: list[str], console: Console) -> None:
     """The scores as a table in a terminal wide enough, one block per row in a narrower one,
     aligned lines when piped: task and metric names are never cut."""
     from voxbench.tasks.report import table_rows
@@ -310,9 +316,9 @@ def show_command(
         )
     # A table where it fits, a block per record in a narrow terminal, a line each when piped.
     print_listings([records], console=console)
-    if (found.path / "scores.json").is_file():
+    if (found.path / SCORES).is_file():
         console.print()
-        _print_table(found.scores(), [m["name"] for m in info["models"]], console)
+        _print_table(found.score_table(), [m.name for m in found.run_info().models], console)
     if html:
         from voxbench.tasks.html import write_tasks_html
 

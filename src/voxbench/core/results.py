@@ -62,6 +62,27 @@ class MetricScore(_Open):
     n: int = 0
     """Units scored (records, or turns for a multi-turn task scored per turn)."""
     higher_is_better: bool = True
+    # What some metrics add, each counted apart from ``n`` (None: the metric has no such count).
+    undecided: int | None = None
+    """Judge metrics: records the judge gave no usable verdict on (left out of the value)."""
+    no_audio: int | None = None
+    """``llm_judge_audio``: answers that came without audio."""
+    percent: float | None = None
+    """``llm_judge_detailed``: the 0–5 score as a percentage."""
+    unparsable: int | None = None
+    """Predictions the metric could not read (diarised transcripts, SQL)."""
+    unparsable_references: int | None = None
+    gold_errors: int | None = None
+    """``sql_execution_match``: gold queries that failed on their own database."""
+    prompts_unchecked: int | None = None
+    """``instruction_following``: records with an instruction no checker covers."""
+    stages: str | None = None
+    """METEOR: the alignment stages this machine had (synonyms need a local WordNet)."""
+    parsed: float | None = None
+    """``function_call_match``: % of replies that held a readable call."""
+    name_accuracy: float | None = None
+    fields: dict[str, dict[str, float | int]] | None = None
+    """``function_call_match``: per argument, its accuracy and n."""
 
 
 class TaskModelScores(_Open):
@@ -82,7 +103,14 @@ class AggregateScore(_Open):
 
     value: float | None
     tasks: dict[str, dict[str, float | int | None]] = Field(default_factory=dict)
+    """Per task included: its weight, value, n, records, errors, missing, undecided."""
     excluded: dict[str, str] = Field(default_factory=dict)
+    """Per task left out: why."""
+    n: int = 0
+    records: int = 0
+    errors: int = 0
+    missing: int = 0
+    undecided: int = 0
 
 
 class TaskAggregate(_Open):

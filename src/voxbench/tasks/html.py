@@ -69,8 +69,8 @@ def render_tasks_html(
     """The page of a task run (links relative to the run directory)."""
     run = TaskRunDirectory.open(Path(run_dir))
     info = run.info()
-    models = [m["name"] for m in info.get("models", [])]
-    scores = run.scores() if (run.path / SCORES).is_file() else None
+    models = [m.name for m in run.run_info().models]
+    scores = run.score_table() if (run.path / SCORES).is_file() else None
     links = links or AudioLinks(base_dir=run.path, embed=embed_audio)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in latest_rows(run.rows()).values():

@@ -1,98 +1,118 @@
-"""The tasks × models table, as markdown (``report.md``) and as rows for the terminal."""
+"""The tasks × models table, as markdown (``report.md``) and as rows for the terminal, read
+from the typed results (``core.results.TaskScores``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from voxbench.core.results import (
+    AggregateScore,
+    MetricScore,
+    TaskAggregate,
+    TaskRunInfo,
+    TaskScores,
+)
 
-def cell(metric: dict[str, Any]) -> str:
+_COUNTS = (
+    ("unparsable", "unparsable predictions"),
+    ("unparsable_references", "unparsable references"),
+    ("gold_errors", "failing gold queries"),
+    ("prompts_unchecked", "with unchecked instructions"),
+)
+
+
+def cell(metric: MetricScore) -> str:
     """``12.34 [10.1, 14.2]`` (or ``–`` without a value)."""
-    if metric.get("value") is None:
+    if metric.value is None:
         return "–"
-    ci = metric.get("ci")
-    return f"{metric['value']:.2f} [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{metric['value']:.2f}"
+    ci = metric.ci
+    return f"{metric.value:.2f} [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{metric.value:.2f}"
 
 
-def table_rows(scores: dict[str, Any], models: list[str]) -> list[list[str]]:
+def table_rows(scores: TaskScores, models: list[str]) -> list[list[str]]:
     """One row per (task, metric): the task, the metric (↑/↓), then each model's cell with n."""
     rows = []
-    for task, by_model in scores["tasks"].items():
-        metric_names = next(iter(by_model.values()))["metrics"].keys()
-        for metric in metric_names:
-            first = next(iter(by_model.values()))["metrics"][metric]
-            arrow = "↑" if first["higher_is_better"] else "↓"
+    for task, by_model in scores.tasks.items():
+        first_model = next(iter(by_model.values()))
+        for metric, first in first_model.metrics.items():
+            arrow = "↑" if first.higher_is_better else "↓"
             row = [task, f"{metric} {arrow}"]
             for model in models:
                 entry = by_model.get(model)
                 if entry is None:
                     row.append("")
                     continue
-                stats = entry["metrics"][metric]
-                text = f"{cell(stats)} n={stats['n']}"
-                if stats.get("percent") is not None:  # a 0–5 judge score, also as %
-                    text = f"{cell(stats)} (= {stats['percent']:.1f}%) n={stats['n']}"
-                flags = [f"{entry[k]} {k}" for k in ("errors", "empties", "missing") if entry[k]]
-                if stats.get("undecided"):
-                    flags.append(f"{stats['undecided']} undecided")
-                if stats.get("no_audio"):
-                    flags.append(f"{stats['no_audio']} without audio")
-                for key, label in (
-                    ("unparsable", "unparsable predictions"),
-                    ("unparsable_references", "unparsable references"),
-                    ("gold_errors", "failing gold queries"),
-                    ("prompts_unchecked", "with unchecked instructions"),
-                ):
-                    if stats.get(key):
-                        flags.append(f"{stats[key]} {label}")  # fmt: skip
+                stats = entry.metrics[metric]
+                text = f"{cell(stats)} n={stats.n}"
+                if stats.percent is not None:  # a 0–5 judge score, also as %
+                    text = f"{cell(stats)} (= {stats.percent:.1f}%) n={stats.n}"
+                flags = [
+                    f"{count} {name}"
+                    for name, count in (
+                        ("errors", entry.errors),
+                        ("empties", entry.empties),
+                        ("missing", entry.missing),
+                    )
+                    if count
+                ]
+                if stats.undecided:
+                    flags.append(f"{stats.undecided} undecided")
+                if stats.no_audio:
+                    flags.append(f"{stats.no_audio} without audio")
+                for key, label in _COUNTS:
+                    if getattr(stats, key):
+                        flags.append(f"{getattr(stats, key)} {label}")
                 row.append(text + (f" ({', '.join(flags)})" if flags else ""))
             rows.append(row)
-    for name, agg in scores.get("aggregates", {}).items():
-        arrow = "↑" if agg.get("higher_is_better", True) else "↓"
-        row = [f"[{name}]", f"{agg['metric']} {arrow}"]
+    for name, agg in scores.aggregates.items():
+        arrow = "↑" if agg.higher_is_better else "↓"
+        row = [f"[{name}]", f"{agg.metric} {arrow}"]
         for model in models:
-            row.append(aggregate_cell(agg, agg["models"].get(model, {})))
+            row.append(aggregate_cell(agg, agg.models.get(model)))
         rows.append(row)
     return rows
 
 
-def aggregate_cell(agg: dict[str, Any], entry: dict[str, Any]) -> str:
+def aggregate_cell(agg: TaskAggregate, entry: AggregateScore | None) -> str:
     """``12.34 (2/3 tasks, n=40, 1 errors)``: the value and what went into it."""
-    if entry.get("value") is None:
+    if entry is None or entry.value is None:
         return "–"
-    flags = [f"{len(entry['tasks'])}/{len(agg['weights'])} tasks", f"n={entry['n']}"]
-    flags += [f"{entry[k]} {k}" for k in ("errors", "undecided", "missing") if entry.get(k)]
-    return f"{entry['value']:.2f} ({', '.join(flags)})"
+    flags = [f"{len(entry.tasks)}/{len(agg.weights)} tasks", f"n={entry.n}"]
+    counts = (("errors", entry.errors), ("undecided", entry.undecided), ("missing", entry.missing))
+    flags += [f"{count} {name}" for name, count in counts if count]
+    return f"{entry.value:.2f} ({', '.join(flags)})"
 
 
-def aggregate_details(scores: dict[str, Any]) -> list[str]:
+def aggregate_details(scores: TaskScores) -> list[str]:
     """Per aggregate and model: each task's weight, value and records, and what was left out."""
     out: list[str] = []
-    for name, agg in scores.get("aggregates", {}).items():
-        out += [f"\n### Aggregate {name} ({agg['metric']})\n", f"{agg['rule']}.\n"]
-        for model, entry in agg["models"].items():
-            out += [f"{model}: {'–' if entry['value'] is None else entry['value']}\n",
+    for name, agg in scores.aggregates.items():
+        out += [f"\n### Aggregate {name} ({agg.metric})\n", f"{agg.rule}.\n"]
+        for model, entry in agg.models.items():
+            out += [f"{model}: {'–' if entry.value is None else entry.value}\n",
                     "| task | weight | value | n | errors | undecided |",
                     "|---|---|---|---|---|---|"]  # fmt: skip
             out += [
                 f"| {t} | {v['weight']:g} | {v['value']} | {v['n']} | {v['errors']} | "
                 f"{v['undecided']} |"
-                for t, v in entry["tasks"].items()
+                for t, v in entry.tasks.items()
             ]
-            out += [f"| {t} | {agg['weights'][t]:g} | left out: {why} | | | |"
-                    for t, why in entry["excluded"].items()]  # fmt: skip
+            out += [f"| {t} | {agg.weights[t]:g} | left out: {why} | | | |"
+                    for t, why in entry.excluded.items()]  # fmt: skip
     return out
 
 
-def metric_notes(scores: dict[str, Any]) -> list[str]:
+def metric_notes(scores: TaskScores) -> list[str]:
     """What the metrics that depend on this machine used: METEOR's stages, BERTScore's model."""
     meteor_stages: set[str] = set()
     bert: dict[str, Any] | None = None
-    for by_model in scores["tasks"].values():
+    for by_model in scores.tasks.values():
         for entry in by_model.values():
-            found = entry["metrics"].get("meteor")
-            if found and found.get("stages"):
-                meteor_stages.update(found["stages"].split(", "))
-            bert = entry["metrics"].get("bertscore") or bert
+            found = entry.metrics.get("meteor")
+            if found and found.stages:
+                meteor_stages.update(found.stages.split(", "))
+            bertscore = entry.metrics.get("bertscore")
+            bert = (bertscore.model_extra or {}) if bertscore is not None else bert
     notes = []
     if meteor_stages:
         synonyms = any("synonym" in s for s in meteor_stages)
@@ -108,17 +128,18 @@ def metric_notes(scores: dict[str, Any]) -> list[str]:
     return ["", *notes] if notes else []
 
 
-def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
+def markdown_report(info: TaskRunInfo, scores: TaskScores) -> str:
     """``report.md``: what was run, the table, and per-field function-call accuracy."""
-    models = [m["name"] for m in info["models"]]
+    models = [m.name for m in info.models]
+    extra = info.model_extra or {}
     lines = [
-        f"# Audio tasks run {info['id']}",
+        f"# Audio tasks run {info.id}",
         "",
-        f"Started {info['started']}; seed {info['seed']}; status {info['status']}.",
+        f"Started {info.started}; seed {info.seed}; status {info.status}.",
         "",
-        "Models: " + ", ".join(f"`{m['name']}` ({m['model']}, {m['api']})" for m in info["models"]),
-        *_judge_line(info.get("judge")),
-        *_audio_judge_line(info.get("audio_judge")),
+        "Models: " + ", ".join(f"`{m.name}` ({m.model}, {m.api})" for m in info.models),
+        *_judge_line(extra.get("judge")),
+        *_audio_judge_line(extra.get("audio_judge")),
         "",
         "Values are on a 0–100 scale with a 95% bootstrap interval; n counts scored records. "
         "Errors (failed after retries) are not scored; empties are scored replies with no text; "
@@ -133,18 +154,16 @@ def markdown_report(info: dict[str, Any], scores: dict[str, Any]) -> str:
     for row in table_rows(scores, models):
         lines.append("| " + " | ".join(row) + " |")
     details = []
-    for task, by_model in scores["tasks"].items():
+    for task, by_model in scores.tasks.items():
         for model, entry in by_model.items():
-            fc = entry["metrics"].get("function_call_match")
-            if fc and fc.get("fields"):
+            fc = entry.metrics.get("function_call_match")
+            if fc and fc.fields:
                 details.append(f"\n### {task} — {model}: function-call fields\n")
-                details.append(f"parsed {fc['parsed']}%, names right {fc['name_accuracy']}%\n")
+                details.append(f"parsed {fc.parsed}%, names right {fc.name_accuracy}%\n")
                 details.append("| field | accuracy | n |\n|---|---|---|")
-                details += [
-                    f"| {k} | {v['accuracy']} | {v['n']} |" for k, v in fc["fields"].items()
-                ]
-            if entry["error_categories"]:
-                cats = ", ".join(f"{k}: {v}" for k, v in entry["error_categories"].items())
+                details += [f"| {k} | {v['accuracy']} | {v['n']} |" for k, v in fc.fields.items()]
+            if entry.error_categories:
+                cats = ", ".join(f"{k}: {v}" for k, v in entry.error_categories.items())
                 details.append(f"\n{task} — {model}: errors by category: {cats}")
     return "\n".join(lines + details + aggregate_details(scores)) + "\n"
 

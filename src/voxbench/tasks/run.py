@@ -13,6 +13,7 @@ from typing import Any
 
 from voxbench.core.errors import RunError
 from voxbench.core.names import ModelSpec
+from voxbench.core.results import TaskRunInfo, TaskScores
 from voxbench.core.taskrun import RUN_JSON, TaskRunDirectory
 from voxbench.core.versions import run_versions
 from voxbench.metrics.registry import metric_setup
@@ -162,7 +163,10 @@ def run_tasks(
         }
         info.update(answered.judges)
         run.write_info(info)
-        run.write_outputs(rows, scores, markdown_report(info, scores))
+        report = markdown_report(
+            TaskRunInfo.model_validate(info), TaskScores.model_validate(scores)
+        )
+        run.write_outputs(rows, scores, report)
     index_finished_run(run.path)
     return TaskRunResult(run, plan, scores, answered.requests)
 
