@@ -37,10 +37,10 @@ def hermetic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.fixture(autouse=True)
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retry backoff is zero in tests."""
-    from voxbench.runner import conversation
+    """Retry backoff is zero in tests (a ``Retry-After`` is still waited)."""
+    from voxbench.providers import backoff
 
-    monkeypatch.setattr(conversation, "BACKOFF_BASE", 0.0)
+    monkeypatch.setattr(backoff, "WAIT", False)
 
 
 @pytest.fixture(scope="session")

@@ -112,7 +112,6 @@ async def test_a_retried_turn_is_logged_with_its_reason_and_no_key(
 
     key = "env-key-not-shaped-like-one-42"
     monkeypatch.setenv("OPENAI_API_KEY", key)
-    monkeypatch.setattr("voxbench.runner.conversation.BACKOFF_BASE", 0.0)
     async with FakeOpenAIServer(
         GoldenScript(load_benchmark("smoke")), faults=["server_error@1"]
     ) as server:

@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 from voxbench.core.errors import ConfigError, PrerequisiteError, ProviderError
-from voxbench.fullduplex import judge as judge_module
 from voxbench.fullduplex.gating import compare, direction
 from voxbench.fullduplex.judge import ChatJudge, parse_behavior, parse_rating, rate_relevance
 from voxbench.fullduplex.sample_context import SampleScore
@@ -23,7 +22,6 @@ def _completion(text: str) -> httpx.Response:
 
 
 def _judge(handler, monkeypatch: pytest.MonkeyPatch) -> tuple[ChatJudge, list[dict]]:
-    monkeypatch.setattr(judge_module, "BACKOFF_S", 0.0)
     sent: list[dict] = []
 
     def record(request: httpx.Request) -> httpx.Response:

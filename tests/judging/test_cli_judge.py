@@ -17,15 +17,9 @@ from tests.cli_invoke import invoke
 from voxbench.core.errors import ConfigError
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run, load_or_evaluate
-from voxbench.judging import llm_judge
 from voxbench.testing import FakeOpenAIServer
 
 from .scripted import FOREVER, Act, JudgeScript, scripted_run
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_judge, "BACKOFF_BASE", 0.0)
 
 
 def voxbench(monkeypatch, capsys, *args: str) -> tuple[int, str]:

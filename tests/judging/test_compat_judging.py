@@ -10,7 +10,6 @@ import pytest
 from voxbench.benchmarks.compat import load_compat_profile
 from voxbench.core.records import Judgment
 from voxbench.core.rundir import RunDirectory
-from voxbench.judging import llm_judge
 from voxbench.judging.run import JudgeOptions, judge_run
 from voxbench.testing import FakeOpenAIServer
 
@@ -27,11 +26,6 @@ MEAT_FREE = {
         ]
     )
 }
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_judge, "BACKOFF_BASE", 0.0)
 
 
 def tool_use(judgments: list[Judgment], turn: str) -> Judgment:

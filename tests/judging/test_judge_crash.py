@@ -11,22 +11,14 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import evaluate_run
-from voxbench.judging import llm_judge
 
 from .scripted import Act, JudgeScript, scripted_run
 from .test_cli_judge import judge_server
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = ("judged.jsonl", "scorecard.json", "report.md")
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_judge, "BACKOFF_BASE", 0.0)
 
 
 def artifacts(run: Path) -> dict[str, bytes]:

@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 from voxbench.core.errors import ConfigError, PrerequisiteError, ProviderError
-from voxbench.judging import llm_judge
 from voxbench.judging.llm_judge import make_judge_client
 from voxbench.judging.prompt import reply_schema
 from voxbench.judging.run import JudgeOptions, judge_run
@@ -23,11 +22,6 @@ REQUEST = CompletionRequest(
     system="rules", user="data", schema=reply_schema(), schema_name="turn_judgment"
 )
 VERDICT = {"verdicts": [], "missing_call_cause": None, "missing_call_reasoning": ""}
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_judge, "BACKOFF_BASE", 0.0)
 
 
 def test_judges_are_named_like_every_other_component() -> None:

@@ -11,7 +11,6 @@ from tests.judging.scripted import JudgeScript
 from tests.judging.test_cli_judge import judge_server
 from voxbench.core.errors import ConfigError
 from voxbench.core.rundir import RunDirectory
-from voxbench.judging import llm_judge
 from voxbench.scale.executors import LocalExecutor
 from voxbench.scale.matrix import load_plan, plan_groups, run_matrix
 
@@ -20,11 +19,6 @@ targets: [local/oracle]
 benchmarks: [smoke]
 runs_dir: out
 """
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_judge, "BACKOFF_BASE", 0.0)
 
 
 def _plan(tmp_path: Path, text: str) -> Path:

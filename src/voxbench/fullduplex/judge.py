@@ -28,14 +28,13 @@ from voxbench.fullduplex.prompts import (
     behavior_user_message,
     relevance_user_message,
 )
-from voxbench.providers.backoff import backoff_delay
+from voxbench.providers.backoff import PROVIDER_CALL
 from voxbench.providers.completion import CompletionRequest
 from voxbench.providers.registry import Role, make
 
-BACKOFF_S = 2.0
-"""Seconds before retrying a transient failure; doubles per try (``providers.backoff``; tests
-set it to 0)."""
 MAX_ATTEMPTS = 3
+"""Questions per judgment, each with the next seed, before an unparseable answer is an error.
+(A provider's transient failures are retried apart, by ``providers.backoff.PROVIDER_CALL``.)"""
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,8 @@ class ChatJudge:
         return {"name": self.name, "seed": self.seed, "temperature": self.temperature}
 
     def ask(self, system: str, user: str, *, seed: int | None = None) -> str:
-        """One completion; transient failures are retried with the shared backoff policy."""
+        """One completion; transient failures are retried by the shared policy
+        (``providers.backoff.PROVIDER_CALL``)."""
         request = CompletionRequest(
             system=system,
             user=user,
@@ -110,14 +110,7 @@ class ChatJudge:
         return asyncio.run_coroutine_threadsafe(self._ask(request), self._loop).result()
 
     async def _ask(self, request: CompletionRequest) -> str:
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                return (await self._client.complete(request)).text
-            except ProviderError as exc:
-                if not exc.retryable or attempt == MAX_ATTEMPTS:
-                    raise
-                await asyncio.sleep(backoff_delay(attempt, exc.retry_after, base=BACKOFF_S))
-        raise AssertionError("unreachable")
+        return (await PROVIDER_CALL.call(lambda: self._client.complete(request))).text
 
     def close(self) -> None:
         """Close the connection pool and the judge's event loop."""

@@ -3,8 +3,9 @@
 For each turn it asks the judge about the dimensions the benchmark's rule table gives that
 turn (apart from those code decides), sending the material described in
 ``judging.prompt``. A reply that is not valid JSON in the schema, or misses an asked
-dimension, is retried (bounded) with the reason fed back; transient provider errors are
-retried with backoff. When the attempts run out the turn is recorded as a judge failure:
+dimension, is asked again at once with the reason fed back; transient provider errors are
+retried by the shared policy (``providers.backoff.PROVIDER_CALL``). Both spend the turn's
+``max_attempts`` calls; when they run out the turn is recorded as a judge failure:
 ``passed=None, judge_failed=True``, never a pass or a fail. Turns the agent never reached
 or did not answer are decided by code without a call.
 """
@@ -30,16 +31,13 @@ from voxbench.judging.prompt import (
     render_user,
     reply_schema,
 )
-from voxbench.providers.backoff import backoff_delay
-from voxbench.providers.completion import CompletionRequest, TextCompletionClient
+from voxbench.providers.backoff import PROVIDER_CALL
+from voxbench.providers.completion import Completion, CompletionRequest, TextCompletionClient
 from voxbench.providers.registry import Role, make
 
-MAX_ATTEMPTS = 3
-"""Calls per turn before it is recorded as a judge failure."""
-BACKOFF_BASE = 1.0
-"""Seconds before retrying a transient provider error; doubles each time (tests zero it).
-The policy itself is ``providers.backoff.backoff_delay``."""
-BACKOFF_CAP = 30.0
+MAX_ATTEMPTS = PROVIDER_CALL.attempts
+"""Calls per turn, provider failures and unusable replies together, before it is recorded as
+a judge failure."""
 SCHEMA_NAME = "turn_judgment"
 """Name of the reply schema (the forced tool's name on Anthropic and Bedrock)."""
 CONCURRENCY = 4
@@ -274,19 +272,27 @@ class LLMJudge:
     async def _call_until_valid(
         self, request: CompletionRequest, dims: list[str], outcome: TurnOutcome
     ) -> None:
+        """Ask until a valid verdict or ``max_attempts`` calls, provider failures (retried by
+        the shared policy) and unusable replies (asked again at once) counted together."""
         current = request
-        while outcome.attempts < self.max_attempts:
+
+        async def counted() -> Completion:
             outcome.attempts += 1
+            return await self.client.complete(current)
+
+        def failed(attempt: int, error: BaseException, delay: float) -> None:
+            outcome.error = str(error)
+
+        while outcome.attempts < self.max_attempts:
+            # The attempts left, whatever spent them: failed calls or unusable replies.
+            policy = PROVIDER_CALL.with_retries(self.max_attempts - outcome.attempts - 1)
             try:
-                reply = await self.client.complete(current)
+                reply = await policy.call(counted, on_retry=failed)
             except ProviderError as exc:
                 if exc.category in ABORTING_ERRORS:
                     raise
                 outcome.error = str(exc)
-                if not exc.retryable:
-                    return
-                await asyncio.sleep(self._backoff(outcome.attempts, exc.retry_after))
-                continue
+                return
             for key, value in reply.usage.items():
                 outcome.usage[key] = outcome.usage.get(key, 0) + value
             try:
@@ -303,7 +309,3 @@ class LLMJudge:
                     schema=request.schema,
                     schema_name=request.schema_name,
                 )
-
-    @staticmethod
-    def _backoff(attempt: int, retry_after: float | None) -> float:
-        return backoff_delay(attempt, retry_after, base=BACKOFF_BASE, cap=BACKOFF_CAP)

@@ -65,7 +65,7 @@ from voxbench.core.timeline import (
     UserTurnEnded,
     recorded_target_event,
 )
-from voxbench.providers.backoff import backoff_delay
+from voxbench.providers.backoff import TURN, RetryPolicy
 from voxbench.runner.config import RunConfig
 from voxbench.runner.credentials import provider_env
 from voxbench.runner.turn_state import TurnState
@@ -75,10 +75,6 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from voxbench.runner.speech import SpeechTurns  # loads the audio stack: audio runs only
-
-BACKOFF_BASE = 1.0
-"""Seconds before the first retry; doubles each time (module-level so tests can zero it)."""
-BACKOFF_CAP = 30.0
 
 ProgressCallback = Callable[[int, int, TurnRecord], None]
 
@@ -91,6 +87,11 @@ class _RetryTurn(Exception):
         self.reason = reason
         self.retry_after = retry_after
         self.reconnect = reconnect
+
+
+def _is_retry_turn(error: BaseException) -> bool:
+    """What the runner retries: a turn (or a session opening) failed in a retryable way."""
+    return isinstance(error, _RetryTurn)
 
 
 def build_history(records: list[TurnRecord]) -> list[HistoryMessage]:
@@ -365,29 +366,30 @@ class ConversationRun:
         """Open the run's first session. A text run retries a failed opening as part of its
         first turn's attempts; an audio run needs the session before its recording starts, so
         it retries here, as a turn would, and stops when the target cannot be reached."""
-        retries = 0
-        while True:
-            try:
+        if self.speech is None:
+            with contextlib.suppress(_RetryTurn):
                 await self._open_session()
-                return
-            except _RetryTurn as failed:
-                if self.speech is None:
-                    return
-                if retries >= self.config.max_retries:
-                    raise RunIncompleteError(
-                        f"{self.run_dir.path}: the target could not be reached (its session did "
-                        f"not open after {retries} retries: {failed.reason}); no turn was tried: "
-                        "check that it is running and reachable, then start a new run"
-                    ) from None
-                retries += 1
-                delay = backoff_delay(
-                    retries, failed.retry_after, base=BACKOFF_BASE, cap=BACKOFF_CAP
-                )
-                log.warning(
-                    "the target's session did not open (%s); retry %d of %d in %.1f s",
-                    failed.reason, retries, self.config.max_retries, delay,
-                )  # fmt: skip
-                await asyncio.sleep(delay)
+            return
+        policy = self._turn_policy()
+
+        def retrying(retry: int, failed: _RetryTurn, delay: float) -> None:
+            log.warning(
+                "the target's session did not open (%s); retry %d of %d in %.1f s",
+                failed.reason, retry, policy.retries, delay,
+            )  # fmt: skip
+
+        try:
+            await policy.call(self._open_session, on_retry=retrying, retry_if=_is_retry_turn)
+        except _RetryTurn as failed:
+            raise RunIncompleteError(
+                f"{self.run_dir.path}: the target could not be reached (its session did "
+                f"not open after {policy.retries} retries: {failed.reason}); no turn was tried: "
+                "check that it is running and reachable, then start a new run"
+            ) from None
+
+    def _turn_policy(self) -> RetryPolicy:
+        """The shared policy for a turn (and a first session): ``max_retries`` retries."""
+        return TURN.with_retries(self.config.max_retries)
 
     def _unreachable(self, record: TurnRecord, untried: int) -> RunIncompleteError:
         """A turn gave up without a session of the target ever starting: every later turn
@@ -425,53 +427,60 @@ class ConversationRun:
         )
 
     async def _run_turn_with_retries(self, index: int, turn: Turn) -> TurnRecord:
+        """The turn, retried by the shared policy (``TURN``: ``max_retries`` retries) from the
+        state it started in, each retry logged and recorded as a ``TurnRetry``."""
         start_state = self.backend.export_state()
+        policy = self._turn_policy()
         retries = 0
         reconnected = False
-        while True:
+
+        async def attempt() -> TurnRecord:
             try:
                 await self._discard_stale_events()
                 if self.session is None:  # the first attempt after a failure, or a dead session
                     await self._open_session()
-                record = await self._run_turn(index, turn)
-                return record.model_copy(update={"retries": retries, "reconnected": reconnected})
-            except _RetryTurn as retry:
+                return await self._run_turn(index, turn)
+            except _RetryTurn:
                 self.backend.restore_state(start_state)
                 # The failed attempt's session may still answer it: the next attempt, or the
                 # next turn after a give-up, starts on a fresh session with a clean queue.
                 await self._close_session()
-                if retries >= self.config.max_retries:
-                    t = self.record(turn.id, TurnFailed(reason=retry.reason, retries=retries))
-                    return TurnRecord(
-                        turn=turn.id,
-                        index=index,
-                        user_text=turn.text,
-                        timings=TurnTimings(start=t, end=t),
-                        status="error",
-                        errors=[f"gave up after {retries} retries: {retry.reason}"],
-                        retries=retries,
-                        reconnected=reconnected,
-                        state_after=self.backend.snapshot(),
-                    )
-                retries += 1
-                delay = backoff_delay(
-                    retries, retry.retry_after, base=BACKOFF_BASE, cap=BACKOFF_CAP
-                )
-                reconnected = reconnected or retry.reconnect
-                log.warning(
-                    "turn %s: attempt %d failed (%s); retry %d of %d in %.1f s",
-                    turn.id, retries, retry.reason, retries, self.config.max_retries, delay,
-                )  # fmt: skip
-                self.record(
-                    turn.id,
-                    TurnRetry(
-                        attempt=retries,
-                        reason=retry.reason,
-                        delay=round(delay, 3),
-                        reconnect=retry.reconnect,
-                    ),
-                )
-                await asyncio.sleep(delay)
+                raise
+
+        def retrying(failed_attempt: int, retry: _RetryTurn, delay: float) -> None:
+            nonlocal retries, reconnected
+            retries = failed_attempt
+            reconnected = reconnected or retry.reconnect
+            log.warning(
+                "turn %s: attempt %d failed (%s); retry %d of %d in %.1f s",
+                turn.id, retries, retry.reason, retries, policy.retries, delay,
+            )  # fmt: skip
+            self.record(
+                turn.id,
+                TurnRetry(
+                    attempt=retries,
+                    reason=retry.reason,
+                    delay=round(delay, 3),
+                    reconnect=retry.reconnect,
+                ),
+            )
+
+        try:
+            record = await policy.call(attempt, on_retry=retrying, retry_if=_is_retry_turn)
+        except _RetryTurn as retry:
+            t = self.record(turn.id, TurnFailed(reason=retry.reason, retries=retries))
+            return TurnRecord(
+                turn=turn.id,
+                index=index,
+                user_text=turn.text,
+                timings=TurnTimings(start=t, end=t),
+                status="error",
+                errors=[f"gave up after {retries} retries: {retry.reason}"],
+                retries=retries,
+                reconnected=reconnected,
+                state_after=self.backend.snapshot(),
+            )
+        return record.model_copy(update={"retries": retries, "reconnected": reconnected})
 
     async def _run_turn(self, index: int, turn: Turn) -> TurnRecord:
         assert self.session is not None

@@ -2,10 +2,11 @@
 the cache, long clips split and combined, logprob-weighted scores.
 
 For each clip and each sample index the judge is asked once (a retryable provider failure
-is retried with the shared backoff); an answer that is not a proper form is answered with
-one corrective message, and a second bad form — or a provider that keeps failing — leaves
-that sample *undecided*: counted apart, never a score. A rejected key (``AuthenticationError``, exit
-code 3) or an unknown model (``ConfigError``) stops everything.
+is retried by the shared policy, ``providers.backoff.PROVIDER_CALL``); an answer that is not
+a proper form is answered with one corrective message, and a second bad form — or a
+provider that keeps failing — leaves that sample *undecided*: counted apart, never a score.
+A rejected key (``AuthenticationError``, exit code 3) or an unknown model (``ConfigError``)
+stops everything.
 
 Decided samples are cached by (audio hash, rubric hash, judge model, sample index) plus the
 prompt version and the transcript, so judging the same clip again asks nothing.
@@ -41,12 +42,9 @@ from voxbench.judging.audio.rubric import BoundRubric, Criterion
 from voxbench.judging.audio.segments import Clip, split_on_silences
 from voxbench.judging.audio.steps import ensure_steps
 from voxbench.judging.cache import JudgmentCache, cache_key
-from voxbench.providers import backoff
+from voxbench.providers.backoff import PROVIDER_CALL
 from voxbench.providers.completion import TokenLogprob
 
-PROVIDER_ATTEMPTS = 3
-"""Calls per answer when the provider fails in a retryable way."""
-ABORTING = frozenset({ErrorCategory.AUTHENTICATION, ErrorCategory.NOT_FOUND})
 DEFAULT_MAX_SECONDS = 300.0
 """Longest clip sent at once; longer ones are split on silences."""
 CONCURRENCY = 4
@@ -354,24 +352,23 @@ class RubricJudge:
         followup: tuple[tuple[str, str], ...],
         result: SampleJudgment,
     ) -> HeardAnswer:
-        assert self._instructions is not None
-        for attempt in range(1, PROVIDER_ATTEMPTS + 1):
+        instructions = self._instructions
+        assert instructions is not None
+
+        async def hear() -> HeardAnswer:
             result.attempts += 1
-            try:
-                answer = await self.client.hear(
-                    self._instructions,
-                    request,
-                    audio,
-                    followup=followup,
-                    logprobs=True,
-                    temperature=0.0 if self.samples == 1 else 1.0,
-                )
-            except ProviderError as exc:
-                if not exc.retryable or attempt == PROVIDER_ATTEMPTS or exc.category in ABORTING:
-                    raise
-                await asyncio.sleep(backoff.backoff_delay(attempt, exc.retry_after))
-                continue
-            for k, v in answer.usage.items():
-                result.usage[k] = result.usage.get(k, 0) + v
-            return answer
-        raise AssertionError("unreachable")
+            return await self.client.hear(
+                instructions,
+                request,
+                audio,
+                followup=followup,
+                logprobs=True,
+                temperature=0.0 if self.samples == 1 else 1.0,
+            )
+
+        # A rejected key or an unknown model is never retried (``NEVER_RETRIED``): the
+        # caller stops the judging on them.
+        answer = await PROVIDER_CALL.call(hear)
+        for k, v in answer.usage.items():
+            result.usage[k] = result.usage.get(k, 0) + v
+        return answer
