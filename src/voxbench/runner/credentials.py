@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from voxbench.core.errors import ConfigError, PrerequisiteError
+from voxbench.core.names import parse_component_name
 from voxbench.providers.registry import EnvVars, Provider, Role, resolve_name
 from voxbench.targets.pipelines import route_target
 from voxbench.targets.registry import TARGET_ROLES
@@ -56,7 +57,7 @@ def _check_target(name: str, options: dict[str, Any], base_url: str | None) -> N
     name = route_target(name, dict(options))
     name = target_aliases().get(name, name)
     if name.startswith("cascade"):
-        _, _, inner = name.partition("/")
+        inner = parse_component_name(name, allow_bare=True).model
         for role, part, what in (
             (Role.ASR, options.get("stt"), "speech recognition"),
             (Role.TTS, options.get("tts"), "speech synthesis"),

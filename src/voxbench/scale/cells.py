@@ -28,7 +28,7 @@ from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import EvaluationOptions, evaluate_run_async
 from voxbench.runner.config import RunConfig
 from voxbench.runner.launch import resume_run, run_conversation
-from voxbench.targets.registry import canonical_name
+from voxbench.targets.registry import target_provider
 
 LOCAL_SPEECH_PREFIX = "local/"
 """Speech engines that decode on this machine's CPU (Whisper, eSpeak NG)."""
@@ -64,7 +64,7 @@ class Cell(BaseModel):
     @property
     def provider(self) -> str:
         """The target's provider: the key of per-provider concurrency limits."""
-        return canonical_name(self.config.target).split("/", 1)[0]
+        return target_provider(self.config.target)
 
     @property
     def cpu_bound(self) -> bool:

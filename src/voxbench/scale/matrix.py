@@ -422,7 +422,7 @@ def run_fdb_entries(
     from voxbench.fullduplex.scoring import score_directory
     from voxbench.fullduplex.stream import StreamOptions
     from voxbench.scale.fdb import FdbJob, drive_fdb
-    from voxbench.targets.registry import canonical_name
+    from voxbench.targets.registry import canonical_name, target_provider
 
     rows: list[FdbLeaderboardRow] = []
     failed: dict[str, str] = {}
@@ -436,9 +436,9 @@ def run_fdb_entries(
                 options={**options, **target.options}, benchmark=None, out_dir=out.resolve(),
                 opts=StreamOptions(realtime=entry.realtime), with_clean=True,
                 categories=tuple(entry.categories), limit=entry.limit,
-                concurrency=plan.providers.get(name.split("/", 1)[0], ProviderLimits(
+                concurrency=plan.providers.get(target_provider(name), ProviderLimits(
                     max_concurrency=plan.max_concurrency)).max_concurrency,
-                in_process=name.split("/", 1)[0] in ("local", "cascade"),
+                in_process=target_provider(name) in ("local", "cascade"),
             )  # fmt: skip
             try:
                 report = drive_fdb(job, executor)
@@ -474,9 +474,9 @@ def run_task_entries(plan: MatrixPlan) -> list[TaskLeaderboardRow]:
     requests in flight), each in a directory named by the config's content: a finished run
     of the same config is reused, an interrupted one resumed (nothing answered is asked
     again), anything else runs anew."""
+    from voxbench.core.taskrun import RUN_JSON, TaskRunDirectory
     from voxbench.tasks.config import load_config
     from voxbench.tasks.run import run_tasks
-    from voxbench.tasks.rundir import RUN_JSON, TaskRunDir
 
     rows: list[TaskLeaderboardRow] = []
     for file in plan.tasks:
@@ -485,10 +485,10 @@ def run_task_entries(plan: MatrixPlan) -> list[TaskLeaderboardRow]:
         output_dir = (plan.runs_dir / "tasks" / f"{_slug(file.stem)}_{key}").resolve()
         config = config.model_copy(update={"output_dir": str(output_dir)})
         previous = sorted(p for p in output_dir.glob("*") if (p / RUN_JSON).is_file())
-        finished = [p for p in previous if TaskRunDir.open(p).info().get("status") == "finished"]
+        finished = [p for p in previous if TaskRunDirectory.open(p).info().get("status") == "finished"]
         action: Literal["ran", "resumed", "reused"]
         if finished:
-            run, action = TaskRunDir.open(finished[-1]), "reused"
+            run, action = TaskRunDirectory.open(finished[-1]), "reused"
         elif previous:
             run = run_tasks(None, "", resume=previous[-1]).run
             action = "resumed"

@@ -244,6 +244,14 @@ def canonical_name(name: str) -> str:
     return f"{provider.name}/{model}" if model else provider.name
 
 
+def target_provider(name: str) -> str:
+    """The provider part of a target name (``cascade`` for ``cascade/openai/gpt-4o-mini``): the
+    key of per-provider limits; a class-path plug-in is its own provider."""
+    if _is_class_path(name):
+        return name
+    return _resolve(name)[0].name
+
+
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
 _MODULE_COLON_CLASS = re.compile(rf"({_IDENTIFIER}(?:\.{_IDENTIFIER})*):({_IDENTIFIER})")
 _DOTTED_CLASS = re.compile(rf"({_IDENTIFIER}(?:\.{_IDENTIFIER})+)\.({_IDENTIFIER})")
