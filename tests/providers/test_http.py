@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from voxbench.providers.http import (
+    classify_handshake,
     error_from_exception,
     error_from_status,
     iter_sse,
@@ -125,3 +126,27 @@ def test_transport_failures_are_retryable() -> None:
     for exc, category in cases.items():
         error = error_from_exception(exc, provider="p")
         assert error.category == category and error.retryable
+
+
+def test_a_refused_websocket_handshake_is_classified_as_its_http_status() -> None:
+    from websockets.datastructures import Headers
+    from websockets.exceptions import InvalidMessage, InvalidStatus
+    from websockets.http11 import Response
+
+    def refused(status: int, headers: dict[str, str] | None = None) -> InvalidStatus:
+        return InvalidStatus(Response(status, "", Headers(headers or {}), b'{"error": "no"}'))
+
+    limited = classify_handshake(
+        refused(429, {"Retry-After": "7"}), provider="deepgram/nova-3", key_vars=("K",)
+    )
+    assert (limited.category, limited.retryable, limited.retry_after) == ("rate_limit", True, 7.0)
+    denied = classify_handshake(refused(401), provider="deepgram/nova-3", key_vars=("K",))
+    assert denied.category == "authentication" and not denied.retryable
+    assert "deepgram/nova-3 websocket handshake HTTP 401" in str(denied) and "check K" in str(
+        denied
+    )
+    assert classify_handshake(refused(404), provider="p").category == "not_found"
+    assert classify_handshake(refused(503), provider="p").retryable
+    for never_done in (ConnectionRefusedError("refused"), TimeoutError(), InvalidMessage("bad")):
+        error = classify_handshake(never_done, provider="p")
+        assert (error.category, error.retryable) == ("connectivity", True)

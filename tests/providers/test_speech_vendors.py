@@ -52,8 +52,17 @@ async def test_deepgram_refused_key_is_an_authentication_error() -> None:
         asr = get_asr("deepgram/nova-3", api_key="wrong-key-000000", base_url=server.url)
         with pytest.raises(ProviderError) as info:
             await asyncio.to_thread(asr.transcribe, tone(0.2))
-    assert info.value.category == "authentication"
+    assert info.value.category == "authentication" and info.value.status == 401
+    assert "DEEPGRAM_API_KEY" in str(info.value)  # the shared classification names the fix
     assert "wrong-key" not in str(info.value)
+
+
+async def test_deepgram_wrong_endpoint_is_not_found() -> None:
+    async with FakeDeepgramServer(ListScript([]), api_key=KEY) as server:
+        asr = get_asr("deepgram/nova-3", api_key=KEY, base_url=server.url + "/elsewhere")
+        with pytest.raises(ProviderError) as info:
+            await asyncio.to_thread(asr.transcribe, tone(0.2))
+    assert (info.value.category, info.value.retryable) == ("not_found", False)
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """The HTTP plumbing every provider client shares: one client policy, one error classification.
 
 Every client (chat targets, judges, ASR/TTS engines, the full-duplex judge, realtime
-handshakes) turns a failed response into a ``ProviderError`` through ``classify_status``
-and a transport failure through ``classify_exception``, so a 401 reads the same everywhere
+handshakes) turns a failed response into a ``ProviderError`` through ``classify_status``,
+a transport failure through ``classify_exception`` and a failed websocket connect through
+``classify_handshake`` (its refusal is an HTTP answer), so a 401 reads the same everywhere
 (``authentication``, naming the env var to fix) and a 429 carries its ``Retry-After``.
 Targets wrap the result in a ``TargetError`` event (``target_error``); the runner owns their
 retries. Server-sent events are decoded by ``httpx-sse``.
@@ -33,6 +34,7 @@ __all__ = [
     "SSEError",
     "ServerSentEvent",
     "classify_exception",
+    "classify_handshake",
     "classify_status",
     "default_ssl_context",
     "error_from_exception",
@@ -318,6 +320,37 @@ def classify_exception(exc: BaseException, *, provider: str) -> ProviderError:
     return ProviderError(
         f"{provider}: {name}: {detail}", category=ErrorCategory.PROTOCOL, retryable=False
     )
+
+
+def classify_handshake(
+    exc: BaseException, *, provider: str, key_vars: tuple[str, ...] = (), url: str = ""
+) -> ProviderError:
+    """Classify a websocket connect that failed (``websockets``, async or blocking client).
+
+    A refused handshake is an HTTP answer: its status, headers and body go through
+    ``classify_status`` like any response's (401 names ``key_vars``, 429 carries its
+    ``Retry-After``). A handshake that never completed (refused connection, timeout, a
+    malformed answer) is a retryable connectivity failure.
+    """
+    from websockets.exceptions import InvalidHandshake, InvalidStatus
+
+    if isinstance(exc, InvalidStatus):
+        response = exc.response
+        return classify_status(
+            response.status_code,
+            {k.lower(): v for k, v in response.headers.raw_items()},
+            response.body or b"",
+            provider=f"{provider} websocket handshake",
+            key_vars=key_vars,
+            url=url,
+        )
+    if isinstance(exc, OSError | TimeoutError | InvalidHandshake):
+        return ProviderError(
+            redact_text(f"{provider}: cannot connect: {type(exc).__name__}: {exc}"),
+            category=ErrorCategory.CONNECTIVITY,
+            retryable=True,
+        )
+    return classify_exception(exc, provider=provider)
 
 
 def raise_for_status(

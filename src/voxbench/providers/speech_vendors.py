@@ -29,9 +29,14 @@ import httpx
 
 from voxbench.audio.transcript import Transcript, Word
 from voxbench.audio.wav import Audio
-from voxbench.core.errors import ProtocolError, ProviderError
-from voxbench.core.secrets import get_secret, redact_text, remember_secret
-from voxbench.providers.http import classify_exception, make_http_client, raise_for_status
+from voxbench.core.errors import ProtocolError
+from voxbench.core.secrets import get_secret, remember_secret
+from voxbench.providers.http import (
+    classify_exception,
+    classify_handshake,
+    make_http_client,
+    raise_for_status,
+)
 from voxbench.providers.registry import Capability, EnvVars, Provider, Role, register
 
 DEEPGRAM_RATE = 16_000
@@ -97,7 +102,7 @@ class DeepgramStreamingASR:
 
     def transcribe(self, audio: Audio) -> Transcript:
         """Stream ``audio`` and collect the final results; raises ``ProviderError``."""
-        from websockets.exceptions import ConnectionClosed, InvalidStatus
+        from websockets.exceptions import ConnectionClosed, InvalidHandshake
         from websockets.sync.client import connect
 
         pcm = audio.mono().resampled(DEEPGRAM_RATE).to_pcm16()
@@ -125,13 +130,9 @@ class DeepgramStreamingASR:
                         _add_results(message, texts, words, self.name)
                     elif message.get("type") == "Metadata":
                         break
-        except InvalidStatus as exc:
-            status = exc.response.status_code
-            raise ProviderError(
-                redact_text(f"{self.name}: the websocket handshake was refused ({status})"),
-                category="authentication" if status in (401, 403) else "bad_request",
-                retryable=status == 429 or status >= 500,
-                status=status,
+        except InvalidHandshake as exc:  # refused (a classified HTTP status) or never done
+            raise classify_handshake(
+                exc, provider=self.name, key_vars=("DEEPGRAM_API_KEY",), url=url
             ) from exc
         except (OSError, TimeoutError) as exc:
             raise classify_exception(exc, provider=self.name) from exc

@@ -22,13 +22,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from voxbench.core.errors import ProtocolError, ProviderError
 from voxbench.core.events import SessionEvent, TargetError
 from voxbench.core.secrets import get_secret, redact_text, remember_secret
 from voxbench.core.session import HistoryToolCall, Session
-from voxbench.providers.http import classify_status
+from voxbench.providers.http import classify_handshake
 
 log = logging.getLogger(__name__)
 
@@ -132,21 +132,10 @@ class RealtimeSession(Session, abc.ABC):
                 ),
                 timeout=self.connect_timeout + 1.0,
             )
-        except InvalidStatus as exc:
-            # The handshake is an HTTP exchange: one classification for HTTP and websockets.
-            raise classify_status(
-                exc.response.status_code,
-                {k.lower(): v for k, v in exc.response.headers.raw_items()},
-                exc.response.body or b"",
-                provider=f"{self.provider} websocket handshake",
-                key_vars=self.key_env,
-                url=url,
-            ) from exc
         except (OSError, TimeoutError, InvalidHandshake) as exc:
-            raise ProviderError(
-                redact_text(f"{self.provider}: cannot connect: {type(exc).__name__}: {exc}"),
-                category="connectivity",
-                retryable=True,
+            # The handshake is an HTTP exchange: one classification for HTTP and websockets.
+            raise classify_handshake(
+                exc, provider=self.provider, key_vars=self.key_env, url=url
             ) from exc
 
     async def recv_json(self) -> dict[str, Any]:

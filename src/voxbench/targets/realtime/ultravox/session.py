@@ -22,11 +22,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
-from voxbench.core.errors import ProtocolError, ProviderError
+from voxbench.core.errors import ProtocolError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -35,15 +34,13 @@ from voxbench.core.events import (
     TurnComplete,
     UserTranscript,
 )
-from voxbench.core.secrets import redact_text
 from voxbench.core.session import HistoryMessage, SessionSetup, TargetInfo
+from voxbench.providers.http import classify_exception, make_http_client, raise_for_status
 from voxbench.targets.realtime.audio import PcmResampler
 from voxbench.targets.realtime.base import RealtimeSession, parse_tool_arguments, tool_result_text
 from voxbench.targets.realtime.ultravox import events as ev
 
 log = logging.getLogger(__name__)
-
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 @dataclass
@@ -139,29 +136,14 @@ class UltravoxSession(RealtimeSession):
         base = (self.base_url or self.default_base_url).rstrip("/")
         url = base + ("/calls" if base.endswith("/api") else "/api/calls")
         body = self.call_request(setup).dump()
-        local = (urlsplit(url).hostname or "") in _LOOPBACK
+        where = f"{self.provider} call creation"
+        # The shared HTTP client policy (proxies, never for loopback) and classification.
         try:
-            async with httpx.AsyncClient(timeout=self.connect_timeout, trust_env=not local) as http:
+            async with make_http_client(httpx.Timeout(self.connect_timeout)) as http:
                 response = await http.post(url, json=body, headers={"X-API-Key": self.api_key()})
         except httpx.HTTPError as exc:
-            raise ProviderError(
-                redact_text(f"{self.provider}: cannot create the call: {exc}"),
-                category="connectivity",
-                retryable=True,
-            ) from exc
-        if response.status_code not in (200, 201):
-            status = response.status_code
-            category = {401: "authentication", 403: "authentication", 429: "rate_limit"}.get(
-                status, "server" if status >= 500 else "bad_request"
-            )
-            raise ProviderError(
-                redact_text(
-                    f"{self.provider}: call creation failed ({status}): {response.text[:300]}"
-                ),
-                category=category,
-                retryable=status == 429 or status >= 500,
-                status=status,
-            )
+            raise classify_exception(exc, provider=where) from exc
+        raise_for_status(response, provider=where, key_vars=self.key_env)
         try:
             created = ev.CallCreated.model_validate(response.json())
         except (ValueError, Exception) as exc:
