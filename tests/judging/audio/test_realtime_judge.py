@@ -133,3 +133,22 @@ async def test_azure_realtime_judge_uses_the_deployment_url_and_api_key_header(m
     assert server.handshakes[0] == {
         "path": "/openai/v1/realtime", "query": {"model": "my-realtime"}, "auth": "api-key"
     }  # fmt: skip
+
+
+async def test_the_judge_opens_its_session_through_the_targets_handshake(monkeypatch) -> None:
+    """One handshake for targets and judge: ``OpenAIRealtimeSession.open_session``."""
+    from voxbench.targets.realtime.openai.session import OpenAIRealtimeSession
+
+    opened: list[object] = []
+    original = OpenAIRealtimeSession.open_session
+
+    async def spy(self, config):
+        opened.append(config)
+        return await original(self, config)
+
+    monkeypatch.setattr(OpenAIRealtimeSession, "open_session", spy)
+    script = ScriptedAudioJudge([form_answer({"accent": 4})])
+    async with FakeRealtimeJudgeServer(script, api_key=KEY) as server:
+        await client(server).hear("the rubric", "judge this", spoken())
+    (config,) = opened
+    assert config.instructions == "the rubric" and config.output_modalities == ["text"]

@@ -1,7 +1,9 @@
 """The realtime judge: the OpenAI Realtime protocol (OpenAI, Azure OpenAI) with turn
 detection off, speaking the adapter's own wire models and transport.
 
-One connection per judgment::
+One connection per judgment, opened by the realtime target's own handshake
+(``OpenAIRealtimeSession.open_session``: URL, auth header, hello, ``session.update``) with
+the judge's session::
 
     → session.update {instructions: <G-Eval prompt>, output_modalities: ["text"],
                       audio.input: {format: audio/pcm 24 kHz, turn_detection: null,
@@ -33,7 +35,6 @@ from voxbench.core.errors import ProtocolError, ProviderError
 from voxbench.judging.audio.clients import HeardAnswer
 from voxbench.targets.realtime.audio import b64encode
 from voxbench.targets.realtime.openai import events as ev
-from voxbench.targets.realtime.openai.responses import classify_error
 from voxbench.targets.realtime.openai.session import OpenAIRealtimeSession
 from voxbench.targets.realtime.openai.variants import AzureOpenAIRealtimeSession
 
@@ -104,10 +105,7 @@ class RealtimeAudioJudge:
     ) -> HeardAnswer:
         session = self._session()
         try:
-            await session.open_socket(session.url(), session.auth_headers(session.api_key()))
-            await _expect(session, ("session.created", "conversation.created"))
-            await session.send_event(ev.SessionUpdate(session=_judge_session(instructions)))
-            updated = await _expect(session, ("session.updated",))
+            updated = await session.open_session(_judge_session(instructions))
             _check_turn_detection_off(self.name, updated)
             await session.send_event(ev.ConversationItemCreate(item=_text("user", request)))
             if pcm:
@@ -117,8 +115,11 @@ class RealtimeAudioJudge:
                 await session.send_event(ev.ConversationItemCreate(item=_text("assistant", answer)))
                 await session.send_event(ev.ConversationItemCreate(item=_text("user", text)))
             await session.send_event(ev.ResponseCreate(response={"output_modalities": ["text"]}))
-            session.connect_timeout = self.response_timeout
-            done = await _expect(session, ("response.done",))
+            session.connect_timeout = self.response_timeout  # recv_json's wait, from here on
+            # Deltas and item events come before it: as many as the answer needs.
+            done = await session.await_server(
+                ("response.done",), refused="the judgment failed", limit=None
+            )
             return _answer(self.name, ev.ResponseDone.model_validate(done))
         finally:
             await session.close()
@@ -158,23 +159,6 @@ def _text(role: Any, text: str) -> ev.ConversationItem:
     return ev.ConversationItem(
         type="message", role=role, content=[ev.ContentPart(type=part, text=text)]
     )
-
-
-async def _expect(session: OpenAIRealtimeSession, wanted: tuple[str, ...]) -> dict[str, Any]:
-    """Read until one of ``wanted``; an ``error`` event is a classified ``ProviderError``."""
-    while True:
-        data = await session.recv_json()
-        kind = data.get("type")
-        if kind in wanted:
-            return data
-        if kind == "error":
-            error = ev.ErrorEvent.model_validate(data).error
-            category, retryable = classify_error(error)
-            raise ProviderError(
-                f"{session.provider}: {error.message or error.code or 'error'}",
-                category=category,
-                retryable=retryable,
-            )
 
 
 def _check_turn_detection_off(name: str, updated: dict[str, Any]) -> None:

@@ -178,17 +178,35 @@ class OpenAIRealtimeSession(RealtimeSession):
         return items
 
     async def start(self, setup: SessionSetup) -> None:
-        key = self.api_key()
-        await self.open_socket(self.url(), self.auth_headers(key))
-        await self._await_server(("session.created", "conversation.created"))
-        await self.send_event(ev.SessionUpdate(session=self.session_config(setup)))
-        await self._await_server(("session.updated",))
+        await self.open_session(self.session_config(setup))
         for item in self.history_items(setup.history):
             await self.send_event(ev.ConversationItemCreate(item=item))
         self.start_receiving()
 
-    async def _await_server(self, wanted: tuple[str, ...]) -> dict[str, Any]:
-        for _ in range(_HANDSHAKE_MESSAGES):
+    async def open_session(self, config: ev.SessionConfig) -> dict[str, Any]:
+        """The handshake every user of the protocol performs (a target's ``start``, the
+        realtime audio judge): connect to ``url()`` with ``auth_headers``, wait for the
+        server's hello, send ``session.update`` with ``config`` and wait for
+        ``session.updated``, which is returned. A refused handshake or an ``error`` event is
+        a classified ``ProviderError``."""
+        await self.open_socket(self.url(), self.auth_headers(self.api_key()))
+        await self.await_server(("session.created", "conversation.created"))
+        await self.send_event(ev.SessionUpdate(session=config))
+        return await self.await_server(("session.updated",))
+
+    async def await_server(
+        self,
+        wanted: tuple[str, ...],
+        *,
+        refused: str = "session setup refused",
+        limit: int | None = _HANDSHAKE_MESSAGES,
+    ) -> dict[str, Any]:
+        """Read server events (before the receive loop runs) until one of ``wanted``, which
+        is returned; an ``error`` event raises a classified ``ProviderError`` saying
+        ``refused``. More than ``limit`` other events (None: no limit) is a protocol error."""
+        seen = 0
+        while limit is None or seen < limit:
+            seen += 1
             data = await self.recv_json()
             kind = data.get("type")
             if kind in wanted:
@@ -197,7 +215,7 @@ class OpenAIRealtimeSession(RealtimeSession):
                 error = ev.ErrorEvent.model_validate(data).error
                 category, retryable = classify_error(error)
                 raise ProviderError(
-                    f"{self.provider}: session setup refused: {error.message}",
+                    f"{self.provider}: {refused}: {error.message or error.code or 'error'}",
                     category=category,
                     retryable=retryable,
                 )
