@@ -18,7 +18,7 @@ from vad_throughput import ten_minutes
 
 from voxbench.audio.vad import detect_speech
 from voxbench.audio.wav import Audio
-from voxbench.tasks.prepare import Cut, prepare_clip
+from voxbench.tasks.engine.prepare import Cut, prepare_clip
 
 
 def main() -> None:

@@ -115,7 +115,7 @@ async def _minimal(url: str, concurrency: int, records: int, wav: bytes) -> tupl
         }
     ).encode()
     # Keep-alive clients of 8 connections each: one httpx pool of C connections is O(C) per
-    # request (see voxbench.tasks.engine.client_shards); the baseline gets the same fix.
+    # request (see voxbench.tasks.engine.work_queue.client_shards); the baseline gets the same fix.
     per = 8
     limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
     clients = [httpx.AsyncClient(limits=limits, timeout=60) for _ in range(-(-concurrency // per))]

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from voxbench.core.errors import ConfigError
+from voxbench.tasks.datasets.suite import ensure_builtin_dataset
 from voxbench.tasks.spec import TaskRegistry
-from voxbench.tasks.suite import ensure_builtin_dataset
 
 from .conftest import FakeEndpoints, run_yaml
 from .fake_judge import GullibleJudge, TrackingServer

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks import datasets
 from voxbench.tasks.config import Filters
-from voxbench.tasks.datasets import read_records, select_records
+from voxbench.tasks.datasets import readers as datasets
+from voxbench.tasks.datasets.readers import read_records, select_records
+from voxbench.tasks.datasets.suite import builtin_datasets, ensure_builtin_dataset
 from voxbench.tasks.spec import TaskSpec
-from voxbench.tasks.suite import builtin_datasets, ensure_builtin_dataset
 
 from .conftest import write_tiny_dataset
 

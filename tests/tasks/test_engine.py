@@ -214,7 +214,7 @@ def test_wide_endpoints_are_spread_over_small_keep_alive_clients(
     tmp_path: Path, tasks_dir: Path
 ) -> None:
     from voxbench.tasks.config import EndpointConfig
-    from voxbench.tasks.engine import client_shards
+    from voxbench.tasks.engine.work_queue import client_shards
 
     shards = client_shards(EndpointConfig(base_url="http://a", max_concurrency=20))
     assert [s.max_concurrency for s in shards] == [8, 8, 4]

@@ -11,7 +11,7 @@ import soundfile as sf
 
 from voxbench.core.errors import ConfigError
 from voxbench.tasks.config import Filters
-from voxbench.tasks.datasets import dataset_fingerprint, read_records, select_records
+from voxbench.tasks.datasets.readers import dataset_fingerprint, read_records, select_records
 from voxbench.tasks.spec import TaskSpec
 
 datasets = pytest.importorskip("datasets")
@@ -131,7 +131,7 @@ def hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty ``datasets`` cache of this test's own; the Hub off (as ``HF_HUB_OFFLINE=1``)."""
     import huggingface_hub.constants
 
-    from voxbench.tasks.hf import load_hub_dataset
+    from voxbench.tasks.datasets.hf import load_hub_dataset
 
     cache = tmp_path / "hf-datasets"
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)

@@ -114,7 +114,7 @@ def test_records_are_the_same_through_the_lean_client_and_httpx(
     tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch, pooled: bool
 ) -> None:
     from voxbench.providers import openai_compat
-    from voxbench.tasks import engine as engine_module
+    from voxbench.tasks.engine import work_queue as engine_module
 
     monkeypatch.setattr(engine_module, "POOL_MIN_RECORDS", 0 if pooled else 10**9)
     monkeypatch.setattr(engine_module, "POOL_FIRST", True)

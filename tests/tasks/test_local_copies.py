@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from voxbench.core.errors import ConfigError
-from voxbench.tasks.hf import local_copy_format
+from voxbench.tasks.datasets.hf import local_copy_format
 from voxbench.tasks.run import run_tasks
 
 from .conftest import run_yaml

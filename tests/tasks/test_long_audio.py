@@ -16,20 +16,20 @@ from voxbench.audio.espeak import espeak_synthesize
 from voxbench.audio.vad import SpeechSegment
 from voxbench.audio.wav import Audio, concatenate
 from voxbench.metrics.registry import METRICS, ScoringContext
-from voxbench.tasks import engine as engine_module
-from voxbench.tasks.chunking import (
+from voxbench.tasks.config import parse_config
+from voxbench.tasks.datasets.suite import DATA_DIR
+from voxbench.tasks.engine import work_queue as engine_module
+from voxbench.tasks.engine.chunking import (
     MIN_SILENCE_SECONDS,
     chunk_pieces,
     plan_pieces,
     silence_cut,
     silences,
 )
-from voxbench.tasks.config import parse_config
-from voxbench.tasks.engine import join_chunks
-from voxbench.tasks.pool import _handle
-from voxbench.tasks.prepare import Cut, audio_of_wav, prepare_clip, wav_bytes
+from voxbench.tasks.engine.pool import _handle
+from voxbench.tasks.engine.prepare import Cut, audio_of_wav, prepare_clip, wav_bytes
+from voxbench.tasks.engine.work_queue import join_chunks
 from voxbench.tasks.run import run_tasks
-from voxbench.tasks.suite import DATA_DIR
 from voxbench.testing import FakeOpenAIServer
 from voxbench.testing.scripts import Reply, Script, ScriptMessage
 

@@ -11,8 +11,8 @@ import sacrebleu
 
 from voxbench.metrics.answers import extract_calls, extract_choice, extract_label
 from voxbench.metrics.registry import METRICS, ScoringContext, values_equal
-from voxbench.tasks.chunking import plan_pieces
-from voxbench.tasks.engine import join_chunks
+from voxbench.tasks.engine.chunking import plan_pieces
+from voxbench.tasks.engine.work_queue import join_chunks
 
 
 def ctx(

@@ -13,10 +13,10 @@ import pytest
 
 from voxbench.core.errors import ConfigError
 from voxbench.tasks.config import parse_config
-from voxbench.tasks.prepare import Cut, prepare_clip
+from voxbench.tasks.datasets.suite import DATA_DIR, ensure_builtin_dataset
+from voxbench.tasks.engine.prepare import Cut, prepare_clip
 from voxbench.tasks.run import TaskRunResult, run_tasks
 from voxbench.tasks.spec import TaskRegistry
-from voxbench.tasks.suite import DATA_DIR, ensure_builtin_dataset
 from voxbench.testing import FakeGeminiServer, FakeOpenAIServer
 from voxbench.testing.scripts import ListScript, Reply, Script, ScriptMessage
 

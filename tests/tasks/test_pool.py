@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from voxbench.providers.completion import AudioCompletionRequest
-from voxbench.tasks import engine as engine_module
 from voxbench.tasks.config import EndpointConfig, ModelConfig, parse_config
-from voxbench.tasks.models import ChatEndpoint
-from voxbench.tasks.pool import WorkerPool
-from voxbench.tasks.prepare import BodySpec
+from voxbench.tasks.engine import work_queue as engine_module
+from voxbench.tasks.engine.models import ChatEndpoint
+from voxbench.tasks.engine.pool import WorkerPool
+from voxbench.tasks.engine.prepare import BodySpec
 from voxbench.tasks.run import run_tasks
 
 from .conftest import FakeEndpoints, run_yaml

@@ -376,8 +376,8 @@ def test_bfcl_possible_answers_compare_scalar_values() -> None:
 def test_worker_processes_score_sql_and_ifeval_as_the_engine_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from voxbench.tasks import engine as engine_module
-    from voxbench.tasks.pool import WorkerPool
+    from voxbench.tasks.engine import work_queue as engine_module
+    from voxbench.tasks.engine.pool import WorkerPool
 
     scored: list[str] = []
 

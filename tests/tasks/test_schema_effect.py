@@ -18,11 +18,11 @@ import pytest
 from pydantic import BaseModel
 
 from voxbench.core.errors import ConfigError
-from voxbench.providers.ratelimit import current_pacer
-from voxbench.tasks import engine as engine_module
-from voxbench.tasks.config import EvalConfig
-from voxbench.tasks.spec import TaskSpec
 from voxbench.core.yamlfile import _model_of
+from voxbench.providers.ratelimit import current_pacer
+from voxbench.tasks.config import EvalConfig
+from voxbench.tasks.engine import work_queue as engine_module
+from voxbench.tasks.spec import TaskSpec
 
 from .conftest import FakeEndpoints, run_yaml
 
@@ -558,7 +558,7 @@ def _offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: list[An
         import huggingface_hub.constants
     except ImportError:
         return
-    from voxbench.tasks.hf import load_hub_dataset
+    from voxbench.tasks.datasets.hf import load_hub_dataset
 
     from .test_hf import _dataset, prepare_hub_cache
 
@@ -755,7 +755,7 @@ AUDIO_TASK_CASES: dict[str, tuple[str, str, str]] = {
 
 
 def _audio_judge_outcome(config: str, task: str, key: str, tasks_dir: Path, tmp_path: Path) -> Any:
-    from voxbench.tasks.models import Spoken
+    from voxbench.tasks.engine.models import Spoken
     from voxbench.testing.audio_judge import ScriptedAudioJudge, form_answer
     from voxbench.testing.openai_http import spoken_wav
 

@@ -12,8 +12,8 @@ from tests.tasks.test_http import SayScript, _say_task, serving
 from voxbench.core.errors import ConfigError
 from voxbench.core.taskrun import RECORDS
 from voxbench.tasks.config import parse_config
+from voxbench.tasks.engine.shards import run_shard, shard_of
 from voxbench.tasks.run import run_tasks
-from voxbench.tasks.shards import run_shard, shard_of
 from voxbench.testing import FakeOpenAIServer
 
 

@@ -12,7 +12,7 @@ from voxbench.core.errors import ConfigError
 from voxbench.metrics.answers import extract_label, reference_label
 from voxbench.metrics.registry import METRICS, ScoringContext
 from voxbench.metrics.slots import micro_f1, normalize_slot, parse_slots, slot_stats
-from voxbench.tasks.datasets import read_records
+from voxbench.tasks.datasets.readers import read_records
 from voxbench.tasks.spec import TaskSpec
 
 

@@ -39,8 +39,8 @@ def list_command(
     from voxbench.cli.tables import Column, Listing, print_listings
     from voxbench.metrics.registry import METRICS
     from voxbench.providers.registry import Role, providers_for
+    from voxbench.tasks.datasets.suite import BUILTIN_LICENCE, builtin_size
     from voxbench.tasks.spec import TaskRegistry
-    from voxbench.tasks.suite import BUILTIN_LICENCE, builtin_size
 
     registry = TaskRegistry(tasks_dir)
     names = registry.expand(group, field="--group") if group else registry.names

@@ -2,7 +2,7 @@
 
 The run is planned, created and scored by ``tasks.run.run_tasks`` as on the local executor;
 only the answering moves: one Ray task per shard (default: one per CPU of the cluster) runs
-``tasks.shards.run_shard`` on its disjoint share of the records, writing into the run
+``tasks.engine.shards.run_shard`` on its disjoint share of the records, writing into the run
 directory (so the runs directory must be a path every node sees). Ray retries a shard whose
 worker died, and the retry redoes only the records its shard file lacks; the driver merges
 the shard files into ``records.jsonl`` and computes ``scores.json`` from them. The config's
@@ -27,8 +27,8 @@ from voxbench.scale.ray_executor import (
     RayPacer,
     import_ray,
 )
+from voxbench.tasks.engine.shards import run_shard
 from voxbench.tasks.run import Answered, config_of_run
-from voxbench.tasks.shards import run_shard
 
 
 def ray_shards(

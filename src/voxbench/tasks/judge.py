@@ -32,8 +32,8 @@ from voxbench.core.errors import ErrorCategory, ProviderError
 from voxbench.providers.backoff import backoff_delay
 from voxbench.providers.completion import CompletionRequest, TextCompletionClient
 from voxbench.providers.registry import Role, make, resolve_name
-from voxbench.tasks.cache import ResponseCache, request_key
 from voxbench.tasks.config import JudgeConfig
+from voxbench.tasks.engine.cache import ResponseCache, request_key
 
 ABORTING = frozenset({ErrorCategory.AUTHENTICATION, ErrorCategory.NOT_FOUND})
 """Judge failures that would fail every record alike: the run stops with the error."""

@@ -20,10 +20,10 @@ from voxbench.metrics.registry import METRICS, ScoringContext, check_prerequisit
 from voxbench.metrics.sql import schema_text
 from voxbench.tasks.audio_judge_metric import check_audio_judge
 from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
-from voxbench.tasks.datasets import Record, dataset_fingerprint, select_records
-from voxbench.tasks.hf import local_copy_format
+from voxbench.tasks.datasets.hf import local_copy_format
+from voxbench.tasks.datasets.readers import Record, dataset_fingerprint, select_records
+from voxbench.tasks.engine.models import Api, Prompted, model_api
 from voxbench.tasks.judge import check_judge
-from voxbench.tasks.models import Api, Prompted, model_api
 from voxbench.tasks.spec import Generation, Prompt, TaskEntry, TaskRegistry, TaskSpec
 from voxbench.tasks.sql_database import check_sql_task, database_for
 

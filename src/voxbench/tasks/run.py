@@ -20,9 +20,9 @@ from voxbench.metrics.registry import metric_setup
 from voxbench.providers.ratelimit import LocalPacer, current_pacer, install_pacer
 from voxbench.store import index_finished_run
 from voxbench.tasks.audio_judge_metric import AnswerJudge
-from voxbench.tasks.cache import ResponseCache
 from voxbench.tasks.config import EvalConfig, parse_config
-from voxbench.tasks.engine import Engine, Progress
+from voxbench.tasks.engine.cache import ResponseCache
+from voxbench.tasks.engine.work_queue import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.report import markdown_report

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from voxbench.metrics.registry import METRICS
-from voxbench.tasks.engine import score_prediction, turn_scores
+from voxbench.tasks.engine.work_queue import score_prediction, turn_scores
 from voxbench.tasks.plan import Plan
 
 

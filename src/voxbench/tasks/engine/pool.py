@@ -3,12 +3,12 @@
 Decoding, soxr, WAV encoding and hashing take ~0.3 ms a clip and WER normalisation ~0.1 ms
 a reply. In a thread of the engine's process that CPU fights the event loop for the GIL
 (every socket call then waits for it); in worker processes it runs on other cores and the
-loop only moves bytes. The workers (``python -m voxbench.tasks.pool``) read length-prefixed
-pickled requests on stdin and answer on stdout; the event loop itself writes and reads the
-pipes (no thread in the engine's process). A worker runs the same functions the engine runs
-in-process (``prepare_clip``, each metric's ``score``, the client's ``body_builder``), so
-results are the same bytes. Building the request bodies here (base64 and JSON, ~0.1 ms a
-clip) leaves the event loop only sending them.
+loop only moves bytes. The workers (``python -m voxbench.tasks.engine.pool``) read
+length-prefixed pickled requests on stdin and answer on stdout; the event loop itself writes
+and reads the pipes (no thread in the engine's process). A worker runs the same functions the
+engine runs in-process (``prepare_clip``, each metric's ``score``, the client's
+``body_builder``), so results are the same bytes. Building the request bodies here (base64
+and JSON, ~0.1 ms a clip) leaves the event loop only sending them.
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from typing import Any, BinaryIO
 
 from voxbench.core.errors import VoxbenchError
 from voxbench.metrics.registry import ScoringContext, score_reply
-from voxbench.tasks.prepare import BodySpec, Cut, Prepared, decode_encoded, prepare_clip
+from voxbench.tasks.engine.prepare import BodySpec, Cut, Prepared, decode_encoded, prepare_clip
 
 _FRAME = struct.Struct(">I")
 _READ_BUFFER = 4 << 20
 """Bytes a worker's answers may queue in the engine's reader before the pipe is paused: an
 answer (a clip's WAVs or request bodies) is ~50–100 kB, past asyncio's 64 kB default, which
 would pause and resume reading around every one."""
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 """Where ``voxbench`` is imported from: put on the workers' path."""
 
 
@@ -116,7 +116,7 @@ class WorkerPool:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "voxbench.tasks.pool",
+                "voxbench.tasks.engine.pool",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env=env,

@@ -21,7 +21,7 @@ import soundfile as sf
 
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError, PrerequisiteError
-from voxbench.tasks.prepare import decode_encoded
+from voxbench.tasks.engine.prepare import decode_encoded
 from voxbench.tasks.spec import DatasetRef
 
 

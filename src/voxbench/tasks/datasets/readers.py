@@ -1,5 +1,5 @@
 """Dataset readers: a manifest (JSONL or CSV) beside audio files, or a Hugging Face dataset on
-disk (``tasks.hf``), read lazily.
+disk (``tasks.datasets.hf``), read lazily.
 
 A ``Record`` carries its columns and where its clip is; the audio is decoded
 only when ``load_audio`` is called (by an engine worker, just before the request), so a
@@ -24,8 +24,8 @@ from voxbench.audio.wav import Audio, concatenate, read_wav
 from voxbench.core.errors import ConfigError
 from voxbench.metrics.answers import reference_label
 from voxbench.tasks.config import Filters
+from voxbench.tasks.datasets.suite import ensure_builtin_dataset
 from voxbench.tasks.spec import TaskSpec, Turns
-from voxbench.tasks.suite import ensure_builtin_dataset
 
 
 class AudioSource(Protocol):
@@ -44,7 +44,7 @@ class AudioSource(Protocol):
 
     def encoded(self) -> tuple[bytes | None, str | None, str]:
         """The encoded clip (bytes, or a file path without them) and its name, undecoded:
-        what a worker process decodes with ``tasks.prepare.decode_encoded``."""
+        what a worker process decodes with ``tasks.engine.prepare.decode_encoded``."""
         ...
 
 
@@ -162,7 +162,7 @@ def _source_rows(
     spec: TaskSpec, folder: Path | None, local_copy: Path | None, file: Path | None
 ) -> Iterator[tuple[dict[str, Any], AudioSource | None]]:
     """Each row of the dataset with its audio source (None: the audio column names a file)."""
-    from voxbench.tasks.hf import dataset_rows, open_dataset
+    from voxbench.tasks.datasets.hf import dataset_rows, open_dataset
 
     if folder is None:
         assert spec.dataset.hub is not None
@@ -179,7 +179,7 @@ def _source_rows(
 
 def hub_dataset(spec: TaskSpec, local_copy: Path | None = None) -> Any:
     """The ``datasets.Dataset`` of a Hub task: from its local copy when given, else the Hub."""
-    from voxbench.tasks.hf import load_hub_dataset, open_local_copy
+    from voxbench.tasks.datasets.hf import load_hub_dataset, open_local_copy
 
     if local_copy is not None:
         return open_local_copy(local_copy, spec.dataset)
@@ -188,7 +188,7 @@ def hub_dataset(spec: TaskSpec, local_copy: Path | None = None) -> Any:
 
 def _references_dataset(spec: TaskSpec, local_copy: Path | None) -> Any:
     """The config of a Hub dataset that ``references_from`` names (local copy or Hub)."""
-    from voxbench.tasks.hf import load_hub_dataset, open_local_copy
+    from voxbench.tasks.datasets.hf import load_hub_dataset, open_local_copy
 
     joined = spec.dataset.references_from
     assert joined is not None
@@ -361,7 +361,7 @@ def _label_reference(
 
 def dataset_fingerprint(spec: TaskSpec, local_copy: Path | None = None) -> str:
     """What identifies the dataset's content: the manifest's SHA-256, or ``datasets``' fingerprint."""
-    from voxbench.tasks.hf import fingerprint, open_dataset
+    from voxbench.tasks.datasets.hf import fingerprint, open_dataset
 
     if spec.dataset.hub is not None:
         found = "datasets:" + fingerprint(hub_dataset(spec, local_copy))

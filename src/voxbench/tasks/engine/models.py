@@ -21,7 +21,7 @@ from voxbench.providers.completion import (
 )
 from voxbench.providers.registry import Role, make, resolve_name
 from voxbench.tasks.config import EndpointConfig, ModelConfig
-from voxbench.tasks.prepare import decode_encoded
+from voxbench.tasks.engine.prepare import decode_encoded
 from voxbench.tasks.spec import Generation
 
 ORACLE = "local/oracle"

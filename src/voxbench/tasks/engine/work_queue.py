@@ -12,7 +12,7 @@ retry policy and hands the outcome to the scorer, which scores batches and appen
 each row written once complete. A model answering aloud (``output_audio``) has its answer's
 WAV kept under ``answers/<task>/<model>/<record>.wav`` in the run directory (the row's
 ``answer_audio``), its transcript as the prediction, and ``llm_judge_audio`` hears it. Large runs prepare and score in worker processes
-(``tasks.pool``), small ones in a thread and on the loop.
+(``tasks.engine.pool``), small ones in a thread and on the loop.
 """
 
 from __future__ import annotations
@@ -35,15 +35,13 @@ from voxbench.metrics.registry import METRICS, score_reply
 from voxbench.providers.backoff import backoff_delay
 from voxbench.providers.completion import ConversationTurn
 from voxbench.tasks.audio_judge_metric import AnswerJudge
-from voxbench.tasks.cache import ResponseCache, request_key
-from voxbench.tasks.chunking import Piece
 from voxbench.tasks.config import EndpointConfig
-from voxbench.tasks.datasets import Record
-from voxbench.tasks.judge import TaskJudge
-from voxbench.tasks.models import EndpointClient, Prompted, Spoken, make_endpoint
-from voxbench.tasks.plan import Job, Plan
-from voxbench.tasks.pool import PrepareError, WorkerPool
-from voxbench.tasks.prepare import (
+from voxbench.tasks.datasets.readers import Record
+from voxbench.tasks.engine.cache import ResponseCache, request_key
+from voxbench.tasks.engine.chunking import Piece
+from voxbench.tasks.engine.models import EndpointClient, Prompted, Spoken, make_endpoint
+from voxbench.tasks.engine.pool import PrepareError, WorkerPool
+from voxbench.tasks.engine.prepare import (
     BodySpec,
     Cut,
     Prepared,
@@ -52,6 +50,8 @@ from voxbench.tasks.prepare import (
     prepare_clip,
     wav_bytes,
 )
+from voxbench.tasks.judge import TaskJudge
+from voxbench.tasks.plan import Job, Plan
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ LOOKAHEAD = 64
 """Records of a model pool prepared ahead of the requests in flight, at most."""
 POOL_MIN_RECORDS = 256
 """A run sending at least this many clips to chat models prepares them and scores the replies
-in worker processes (``tasks.pool``); smaller runs are not worth starting them."""
+in worker processes (``tasks.engine.pool``); smaller runs are not worth starting them."""
 
 
 @dataclass

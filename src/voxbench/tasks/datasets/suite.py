@@ -25,7 +25,7 @@ from voxbench.benchmarks.audio import cache_root
 from voxbench.core.errors import ConfigError
 from voxbench.core.rundir import read_jsonl, write_json_atomic, write_jsonl_atomic
 
-DATA_DIR = Path(__file__).parent / "data"
+DATA_DIR = Path(__file__).parents[1] / "data"
 SYNTHESIS_FILE = "synthesis.json"
 TURN_GAP_S = 0.4
 """Silence between the turns of a several-speaker item."""

@@ -1,8 +1,8 @@
 """A record's audio made ready to send: decoded, resampled, cut, encoded as WAV, hashed.
 
 ``prepare_clip`` does it for one clip, in a thread for small runs and in the worker
-processes of ``tasks.pool`` for large ones: the same function on the same input, so both
-send the same bytes.
+processes of ``tasks.engine.pool`` for large ones: the same function on the same input, so
+both send the same bytes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import soundfile as sf
 
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import AudioError
-from voxbench.tasks.chunking import Piece, chunk_pieces
+from voxbench.tasks.engine.chunking import Piece, chunk_pieces
 
 WAV_HEADER = 44
 """Bytes before the samples in the WAVs ``wav_bytes`` writes (RIFF, fmt, data headers)."""

@@ -31,8 +31,8 @@ class ResponseCache:
         self.path = path
         # Replies are written and committed in batches (``commit``): records.jsonl, flushed per
         # record, is what resume trusts, so a kill costs the cache at most the last batch.
-        # Waits for a lock from the start: shards of one run (``tasks.shards``) open the same
-        # file at once, and switching a new file to WAL needs it to themselves.
+        # Waits for a lock from the start: shards of one run (``tasks.engine.shards``) open the
+        # same file at once, and switching a new file to WAL needs it to themselves.
         self._db = sqlite3.connect(path, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
