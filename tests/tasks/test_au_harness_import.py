@@ -358,7 +358,7 @@ models:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, "cannot read"),
+        (None, "file not found"),
         ("task_metric: [unclosed\n", "not valid YAML"),
         ("- just\n- a list\n", "must be a mapping"),
     ],

@@ -609,7 +609,9 @@ def test_task_key_is_effective(
         _offline_hub(observer.tmp_path, monkeypatch, observer.hub_loads)
     outcomes = []
     for extra in (a, b):
-        if "dataset:" in extra:
+        if "dataset:" in extra and "metrics:" in extra:
+            task = extra  # a key given twice is an error: the case brings both
+        elif "dataset:" in extra:
             task = "metrics: [wer]\n" + extra
         elif "metrics:" in extra:
             task = "dataset: {path: data}\n" + extra
