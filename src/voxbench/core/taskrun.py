@@ -7,7 +7,7 @@ of ``core.results`` (``TaskRunInfo``, ``TaskRecord``, ``TaskScores``).
 - ``records.csv``, ``scores.json``, ``report.md``: derived at the end of ``run`` and ``--resume``
 - ``report.html``: written by ``voxbench tasks show RUN --html``
 - ``.lock``: the writer lock while a process writes
-- ``shards/<i>-of-<n>.jsonl``: rows of a run sharded over Ray workers (``tasks.shards``),
+- ``shards/<i>-of-<n>.jsonl``: rows of a run sharded over Ray workers (``tasks.engine.shards``),
   merged into ``records.jsonl`` when the shards are done (or by the next ``--resume``)
 """
 

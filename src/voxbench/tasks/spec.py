@@ -121,7 +121,7 @@ class Generation(Strict):
 
 class LongAudio(Strict):
     """What to do with a clip longer than ``max_seconds``: cut it, or send it in chunks that
-    end in silences (``tasks.chunking``)."""
+    end in silences (``tasks.engine.chunking``)."""
 
     policy: Literal["truncate", "chunk"] = "truncate"
     max_seconds: float = Field(default=30.0, gt=0)
@@ -190,7 +190,7 @@ class SqlDatabase(Strict):
     ``<db_id>/<db_id>.sqlite`` (Spider's layout) picked by a column."""
 
     builtin: str | None = None
-    """A database voxbench builds on first use (``tasks.sql.BUILTIN_DATABASES``)."""
+    """A database voxbench builds on first use (``metrics.sql.BUILTIN_DATABASES``)."""
     database: str | None = None
     """A ``.sqlite`` file or a folder of them (relative to the task file; ``${VAR}`` and ``~``
     expanded when the task runs)."""
