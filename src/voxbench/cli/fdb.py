@@ -1,38 +1,46 @@
-"""``voxbench fdb run|score``: Full-Duplex-Bench with any target, scored two ways."""
+"""``voxbench fdb run|score``: Full-Duplex-Bench with any target, scored two ways.
+
+Each command parses its flags, calls one function (``fullduplex.run.run_fdb``,
+``evaluation.fdb.evaluate_fdb``), shows its progress bar, prints the result and exits with
+the result's error. What to drive, what to score, which files to write and what counts as a
+failure is decided there.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from voxbench.cli.console import make_console
-from voxbench.core.errors import ConfigError, RunIncompleteError
-from voxbench.core.session import Session
-from voxbench.fullduplex.annotations import load_gt_distribution
-from voxbench.fullduplex.corpus import DERIVED_DIR
-from voxbench.fullduplex.driver import DriveReport, drive_corpus, fdb_session_factory
-from voxbench.fullduplex.gating import compare
-from voxbench.fullduplex.html import write_fdb_html
-from voxbench.fullduplex.judge import ChatJudge
-from voxbench.fullduplex.report import REPORT_FILE, STAGE_HEADER, metric_cell, stage_rows
-from voxbench.fullduplex.sample_context import MODES
-from voxbench.fullduplex.scoring import score_directory
-from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT, StreamOptions
-from voxbench.fullduplex.summary import TIMING_METRICS, read_summary, write_csv
-from voxbench.fullduplex.timings import RunTotals, read_records, run_totals, stage_timings
-from voxbench.fullduplex.transcripts import DEFAULT_ASR, TranscriptStore
-from voxbench.scale.executors import make_executor
-from voxbench.targets.registry import canonical_name, check_target_options
+from voxbench.core.errors import ConfigError
+from voxbench.fullduplex.driver import DriveReport
+from voxbench.fullduplex.progress import ProgressView, Ticker
+from voxbench.fullduplex.report import STAGE_HEADER, metric_cell, stage_rows
+from voxbench.fullduplex.run import DEFAULT_TTS, FdbJob, FdbRunOptions, FdbRunResult, run_fdb
+from voxbench.fullduplex.score import AsrUse, FdbScoreOptions
+from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT
+from voxbench.fullduplex.summary import TIMING_METRICS, write_csv
+from voxbench.fullduplex.transcripts import DEFAULT_ASR
+
+if TYPE_CHECKING:
+    from voxbench.fullduplex.run import RemoteDrive
 
 app = typer.Typer(
     help="Full-Duplex-Bench: drive a target over FDB corpora and score the outputs.",
@@ -53,18 +61,37 @@ def _progress(out: Console) -> Progress:
     )
 
 
+class _BarTicker:
+    """A ``fullduplex.progress.Ticker`` on one task of a progress bar."""
+
+    def __init__(self, progress: Progress, task: TaskID) -> None:
+        self.progress, self.task = progress, task
+
+    def total(self, count: int, note: str | None = None) -> None:
+        if note is None:
+            self.progress.update(self.task, total=count)
+        else:
+            self.progress.update(self.task, total=count, last=note)
+
+    def advance(self, note: str) -> None:
+        self.progress.update(self.task, advance=1, last=note)
+
+
+def _progress_view(out: Console) -> ProgressView:
+    """The rooms' ``ProgressView`` as a bar on ``out``."""
+
+    @contextmanager
+    def view(title: str) -> Iterator[Ticker]:
+        with _progress(out) as progress:
+            yield _BarTicker(progress, progress.add_task(title, total=None, last=""))
+
+    return view
+
+
 def _fail() -> None:
     # SystemExit, not typer.Exit: the root runs click with standalone_mode=False, which turns
     # typer.Exit into a return value that would be lost.
     raise SystemExit(1)
-
-
-def _existing_dir(path: Path, field: str, expected: str) -> None:
-    """A directory argument that is not there is a user error, before any work starts."""
-    if not path.exists():
-        raise ConfigError("not found", file=path, field=field, expected=expected)
-    if not path.is_dir():
-        raise ConfigError("is a file", file=path, field=field, expected=expected)
 
 
 def _parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -96,7 +123,7 @@ def run_command(
     base_url: str = typer.Option(None, "--base-url", help="Endpoint override for the target."),
     option: list[str] = typer.Option([], "--option", "-o", help="Target option key=value."),
     stt: str = typer.Option(DEFAULT_ASR, "--stt", help="Text targets: the cascade's STT."),
-    tts: str = typer.Option("local/espeak", "--tts", help="Text targets: the cascade's TTS."),
+    tts: str = typer.Option(DEFAULT_TTS, "--tts", help="Text targets: the cascade's TTS."),
     system_prompt: str = typer.Option(DEFAULT_SYSTEM_PROMPT, "--system-prompt"),
     endpoint_ms: int = typer.Option(
         600, "--endpoint-ms", help="Client-side end of turn after this much user silence."
@@ -132,67 +159,38 @@ def run_command(
 ) -> None:
     """Stream every input.wav to a target and write time-aligned output.wav files."""
     console, messages = make_console(), make_console(stderr=True)
-    _existing_dir(corpus, "CORPUS", "an FDB corpus directory (samples with input.wav)")
-    options = {"stt": stt, "tts": tts, **_parse_options(option)}
-    check_target_options(target, options)
-    make = fdb_session_factory(target, base_url, options, benchmark)
-    name = canonical_name(target)
-    opts = StreamOptions(
-        realtime=realtime, system_prompt=system_prompt, endpoint_ms=endpoint_ms, barge_in=barge_in
+    options = FdbRunOptions(
+        corpus=corpus, target=target, out=out, concurrency=concurrency, realtime=realtime,
+        base_url=base_url, options=_parse_options(option), stt=stt, tts=tts,
+        system_prompt=system_prompt, endpoint_ms=endpoint_ms, barge_in=barge_in, clean=clean,
+        benchmark=benchmark, categories=tuple(category), limit=limit,
+    )  # fmt: skip
+    result = run_fdb(
+        options, remote=_executor(executor, ray_address), progress=_progress_view(messages)
     )
-    chosen = make_executor(executor, ray_address=ray_address)
-    if chosen.name == "ray":
-        from voxbench.scale.fdb import FdbJob, drive_on_ray
-
-        job = FdbJob(
-            corpus=corpus.resolve(), target=target, name=name, base_url=base_url,
-            options=options, benchmark=benchmark, out_dir=out.resolve() if out else None,
-            opts=opts, with_clean=clean, categories=tuple(category), limit=limit,
-            concurrency=concurrency, in_process=name.split("/", 1)[0] in ("local", "cascade"),
-        )  # fmt: skip
-        report = drive_on_ray(job, chosen)  # type: ignore[arg-type]
-    else:
-        report = _drive_here(
-            corpus, make, name, out, concurrency, opts, clean, category, limit, messages
-        )  # fmt: skip
-    _report_drive(report, corpus, out, console)
+    _print_drive(result, console)
 
 
-def _drive_here(
-    corpus: Path,
-    make: Callable[[], Session],
-    name: str,
-    out: Path | None,
-    concurrency: int,
-    opts: StreamOptions,
-    clean: bool,
-    category: list[str],
-    limit: int | None,
-    messages: Console,
-) -> DriveReport:
-    """``fdb run`` in this process, with a progress bar on ``messages``."""
-    with _progress(messages) as progress:
-        task = progress.add_task(f"fdb · {name}", total=None, last="")
+def _executor(name: str, ray_address: str | None) -> RemoteDrive:
+    """``--executor``: Ray drives the job in shards (``scale.fdb``); local returns None, so
+    ``run_fdb`` drives it in this process. Called once the options are checked."""
 
-        def started(todo: int, resumed: int) -> None:
-            progress.update(task, total=todo, last=f"{resumed} already done" if resumed else "")
+    def drive(job: FdbJob) -> DriveReport | None:
+        from voxbench.scale.executors import make_executor
 
-        def done(sample: Any, record: dict[str, Any]) -> None:
-            mark = "" if record["status"] == "completed" else " (failed)"
-            progress.update(task, advance=1, last=f"{sample.relative}{mark}")
+        chosen = make_executor(name, ray_address=ray_address)
+        if chosen.name != "ray":
+            return None
+        from voxbench.scale.fdb import drive_on_ray
 
-        report = asyncio.run(
-            drive_corpus(
-                corpus, make, name, out_dir=out, concurrency=concurrency, opts=opts,
-                with_clean=clean, on_start=started, on_done=done, categories=category,
-                limit=limit,
-            )
-        )  # fmt: skip
-    return report
+        return drive_on_ray(job, chosen)  # type: ignore[arg-type]
+
+    return drive
 
 
-def _report_drive(report: DriveReport, corpus: Path, out: Path | None, console: Console) -> None:
-    """What ``fdb run`` did, and its exit code."""
+def _print_drive(result: FdbRunResult, console: Console) -> None:
+    """What ``fdb run`` did; ends with its error (exit 2 or 4) when it has one."""
+    report = result.report
     console.print(
         f"completed {len(report.completed)}, already done {len(report.resumed)}, "
         f"failed {len(report.failed)}, skipped {len(report.skipped)}"
@@ -201,23 +199,13 @@ def _report_drive(report: DriveReport, corpus: Path, out: Path | None, console: 
         console.print(f"[red]✗[/red] {escape(str(path))}: {escape(why)}")
     for item in report.skipped:
         console.print(f"[yellow]skipped[/yellow] {escape(str(item.path))}: {escape(item.reason)}")
-    if not (report.completed or report.resumed or report.failed):
-        raise ConfigError(
-            "no sample to run" + (f" ({len(report.skipped)} skipped)" if report.skipped else ""),
-            file=corpus,
-            field="CORPUS",
-            expected="sample folders with input.wav and an annotation (pause.json, "
-            "turn_taking.json, interrupt.json or metadata.json)",
-        )
-    records = read_records(report.record_files)
-    _print_stage_timings({"stage_timings": stage_timings(records)}, console)
-    console.print(f"score with: voxbench fdb score {escape(str(out or corpus))}")
-    console.print(run_totals(records).line())
-    if report.failed:
-        raise RunIncompleteError(
-            f"{len(report.failed)} of {len(report.failed) + len(report.completed)} "
-            "sample(s) failed (listed above)"
-        )
+    if result.nothing_to_run is not None:
+        raise result.nothing_to_run
+    _print_stage_timings({"stage_timings": result.stage_timings}, console)
+    console.print(f"score with: voxbench fdb score {escape(str(result.scored_dir))}")
+    console.print(result.totals.line())
+    if result.incomplete is not None:
+        raise result.incomplete
 
 
 def _print_stage_timings(summary: dict[str, Any], out: Console) -> None:
@@ -310,104 +298,66 @@ def score_command(
     ),
 ) -> None:
     """Score outputs; writes fdb_scores_<mode>.jsonl, fdb_summary_<mode>.json, fdb_report.md."""
-    if mode not in MODES:
-        raise ConfigError(f"unknown mode {mode!r}", field="--mode", expected=" or ".join(MODES))
     to_stdout = csv_file == "-"
+    options = FdbScoreOptions(
+        out_dir=out_dir, mode=mode, results=results,
+        csv=Path(csv_file) if csv_file is not None and not to_stdout else None,
+        baseline=baseline, tolerance=tolerance, latency_tolerance=latency_tolerance,
+        judge=judge, judge_base_url=judge_base_url, judge_seed=judge_seed,
+        asr=None if no_asr else asr, gt=gt, target=target, vad_model=vad_model, html=html,
+        embed_audio=embed_audio,
+    )  # fmt: skip
     if json_out and to_stdout:
         raise ConfigError(
             "--json and --csv - both write to stdout", field="--csv", expected="a FILE with --json"
         )
-    _existing_dir(out_dir, "OUT_DIR", "a directory of FDB outputs")
-    if gt is not None:
-        load_gt_distribution(gt)  # a missing or broken --gt file is one error, not one per sample
-    store = TranscriptStore(None if no_asr else asr)
     # With --json or --csv -, stdout carries only that document; the rest goes to stderr.
     messages = make_console(stderr=True)
     out = messages if (json_out or to_stdout) else make_console()
-    chat_judge = ChatJudge(judge, base_url=judge_base_url, seed=judge_seed) if judge else None
-    try:
-        with _progress(messages) as progress:
-            task = progress.add_task(f"score ({mode})", total=None, last="")
-            report = score_directory(
-                out_dir, mode=mode, transcripts=store, judge=chat_judge,  # type: ignore[arg-type]
-                gt_file=gt, target=target, vad_model=vad_model, results_dir=results,
-                on_found=lambda n: progress.update(task, total=n),
-                progress=lambda s: progress.update(task, advance=1, last=s.relative),
-            )  # fmt: skip
-    finally:
-        if chat_judge is not None:
-            chat_judge.close()
-    if not report.scores:
-        raise ConfigError(
-            "nothing to score"
-            + (f" ({len(report.skipped)} sample(s) skipped)" if report.skipped else ""),
-            file=out_dir,
-            field="OUT_DIR",
-            expected="sample folders with output.wav or output.json (see voxbench fdb run)",
-        )
-    summary = report.summary
+    from voxbench.evaluation.fdb import evaluate_fdb  # the evaluation room: loaded to score
+
+    result = evaluate_fdb(options, progress=_progress_view(messages))
+    summary = result.summary
     if to_stdout:
         write_csv(summary, sys.stdout)
-    elif csv_file is not None:
-        write_csv(summary, Path(csv_file))
-    if html:
-        results = report.results_dir or Path(out_dir)
-        page = write_fdb_html(results, mode=mode, embed_audio=embed_audio, samples_dir=out_dir)
+    if result.page is not None:
         make_console(stderr=json_out or to_stdout).print(
-            f"report: {escape(str(page))}", soft_wrap=True
+            f"report: {escape(str(result.page))}", soft_wrap=True
         )
     if json_out:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         _print_summary(summary, out)  # on stderr when stdout carries the CSV
-    _say_transcribed(report, store, messages)
-    if report.results_dir is not None:
-        messages.print(f"report: {escape(str(report.results_dir / REPORT_FILE))}")
-    if baseline is not None:
-        gates = compare(
-            summary,
-            read_summary(baseline),
-            tolerance=tolerance,
-            latency_tolerance=latency_tolerance,
-        )
-        regressions = [r for r in gates if r.regressed]
-        for r in gates:
-            mark = "[red]REGRESSED[/red]" if r.regressed else "[green]ok[/green]"
-            out.print(
-                f"{mark} {r.category}/{r.subset} {r.metric}: {r.baseline:.3f} → {r.current:.3f} "
-                f"(Δ {r.delta:+.3f}, tolerance {r.tolerance:g})"
-            )
-        if regressions:
-            out.print(_final_line(report.scores, summary))
-            _fail()
-    errors = [s for s in report.scores if s.error]
-    for score in errors:
-        out.print(f"[red]✗[/red] {escape(score.sample)}: {escape(score.error)}", soft_wrap=True)
-    out.print(_final_line(report.scores, summary))
-    if errors:
-        raise RunIncompleteError(
-            f"{len(errors)} of {len(report.scores)} sample(s) could not be scored (listed above)"
-        )
-
-
-def _say_transcribed(report: Any, store: TranscriptStore, out: Console) -> None:
-    """Say whether ASR ran, with which engine, and where its transcripts went."""
-    made = len(report.transcribed)
-    reused = sum(store.engines.values()) - made
-    if made:
-        where = report.results_dir / DERIVED_DIR if report.results_dir else "memory"
+    _say_transcribed(result.asr, messages)
+    if result.report_file is not None:
+        messages.print(f"report: {escape(str(result.report_file))}")
+    if result.gate_error is not None:
+        raise result.gate_error
+    for r in result.gates:
+        mark = "[red]REGRESSED[/red]" if r.regressed else "[green]ok[/green]"
         out.print(
-            f"transcribed {made} output(s) with {escape(str(store.asr_name))} "
+            f"{mark} {r.category}/{r.subset} {r.metric}: {r.baseline:.3f} → {r.current:.3f} "
+            f"(Δ {r.delta:+.3f}, tolerance {r.tolerance:g})"
+        )
+    if result.regressions:
+        out.print(result.totals.line())
+        _fail()
+    for score in result.errors:
+        out.print(f"[red]✗[/red] {escape(score.sample)}: {escape(score.error)}", soft_wrap=True)
+    out.print(result.totals.line())
+    if result.incomplete is not None:
+        raise result.incomplete
+
+
+def _say_transcribed(asr: AsrUse, out: Console) -> None:
+    """Say whether ASR ran, with which engine, and where its transcripts went."""
+    if asr.made:
+        where = asr.saved_to if asr.saved_to is not None else "memory"
+        out.print(
+            f"transcribed {asr.made} output(s) with {escape(str(asr.engine))} "
             f"→ {escape(str(where))}"
         )
-    if reused > 0:
-        out.print(f"reused {reused} transcript(s) made earlier by {escape(report.summary['asr'])}")
-    if not store.engines:
+    if asr.reused > 0:
+        out.print(f"reused {asr.reused} transcript(s) made earlier by {escape(asr.engines_used)}")
+    if not asr.ran:
         out.print("no ASR ran: every word came from the outputs' own ASR files")
-
-
-def _final_line(scores: list[Any], summary: dict[str, Any]) -> str:
-    """Samples scored ok / with errors, and the run's average time to first audio."""
-    errors = sum(1 for s in scores if s.error)
-    ttft = (summary.get("run_totals") or {}).get("average_ttft")
-    return RunTotals(len(scores) - errors, errors, ttft).line()

@@ -11,34 +11,13 @@ The outputs are the same files ``--executor local`` writes.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from voxbench.fullduplex.driver import DriveReport, drive_corpus, fdb_session_factory
-from voxbench.fullduplex.stream import StreamOptions
+from voxbench.fullduplex.run import FdbJob
 from voxbench.scale.executors import Executor
 from voxbench.scale.ray_executor import CPU_BOUND_CPUS, WAITING_CPUS, RayExecutor
-
-
-@dataclass(frozen=True)
-class FdbJob:
-    """Everything a shard's worker needs to drive its samples (picklable)."""
-
-    corpus: Path
-    target: str
-    name: str
-    base_url: str | None
-    options: dict[str, Any]
-    benchmark: str | None
-    out_dir: Path | None
-    opts: StreamOptions
-    with_clean: bool
-    categories: tuple[str, ...]
-    limit: int | None
-    concurrency: int
-    in_process: bool
-    """An in-process target (or local speech) computes on the worker's CPU."""
 
 
 def drive_shard(job: FdbJob, index: int, count: int) -> DriveReport:
