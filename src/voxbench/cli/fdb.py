@@ -343,7 +343,9 @@ def score_command(
         out.print(result.totals.line())
         _fail()
     for score in result.errors:
-        out.print(f"[red]✗[/red] {escape(score.sample)}: {escape(score.error)}", soft_wrap=True)
+        out.print(
+            f"[red]✗[/red] {escape(score.sample)}: {escape(str(score.error))}", soft_wrap=True
+        )
     out.print(result.totals.line())
     if result.incomplete is not None:
         raise result.incomplete
@@ -358,6 +360,8 @@ def _say_transcribed(asr: AsrUse, out: Console) -> None:
             f"→ {escape(str(where))}"
         )
     if asr.reused > 0:
-        out.print(f"reused {asr.reused} transcript(s) made earlier by {escape(asr.engines_used)}")
+        out.print(
+            f"reused {asr.reused} transcript(s) made earlier by {escape(str(asr.engines_used))}"
+        )
     if not asr.ran:
         out.print("no ASR ran: every word came from the outputs' own ASR files")
