@@ -5,7 +5,7 @@ each retry (``delay``, the pure rule ``backoff_delay``) and which failures are w
 attempt (``is_retryable``: a ``ProviderError`` classified retryable by ``providers.http``,
 never a rejected key or an unknown model). ``call`` runs an async call under the policy and
 tells the caller about each retry (to log or record it); ``call_blocking`` does the same for
-blocking callers through ``stamina``. Callers never write their own retry loop.
+blocking callers through ``stamina``, so that no caller needs a retry loop of its own.
 
 Presets, for the roles whose numbers differ:
 
@@ -15,7 +15,9 @@ Presets, for the roles whose numbers differ:
 - ``TURN``: a whole conversation turn of a run, retried on a fresh session; its attempts are
   the run's ``max_retries`` + 1 (``TURN.with_retries``), since a lost turn costs the run.
 
-Both wait 1 s before the first retry, doubling up to 30 s. Tests turn our own waiting off
+Both wait 1 s before the first retry, doubling up to 30 s. A task run's model and judge
+build theirs from their config (``RetryPolicy(retries + 1, backoff_base_s)``): the user sets
+those numbers. Tests turn our own waiting off
 with ``WAIT = False`` (a provider's ``Retry-After`` is still honoured).
 """
 
