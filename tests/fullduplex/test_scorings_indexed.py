@@ -82,3 +82,31 @@ def test_the_viewer_shows_an_fdb_scoring(tmp_path: Path) -> None:
             page = http.get(f"/run/{row.run_id}/").text
     assert "fdb/smooth_turn_taking" in board and "acme/duplex" in board
     assert "tor" in page and "fdb_summary_voxbench.json" in page
+
+
+def test_a_judged_scoring_is_indexed_with_its_judge(tmp_path: Path) -> None:
+    # A scoring with an LLM judge records the judge as {name, seed, temperature}; the store
+    # read it as a plain string before and skipped the whole scoring.
+    from voxbench.fullduplex.summary import write_json
+    from voxbench.store.readers import read_runs
+
+    summary = {
+        "schema_version": 1,
+        "mode": "voxbench",
+        "judge": {"name": "openai/gpt-4o-mini", "seed": 0, "temperature": 0.0},
+        "rows": [
+            {
+                "target": "acme/duplex",
+                "category": "user_interruption",
+                "subset": "v1",
+                "samples": 2,
+                "metrics": {"relevance": {"n": 2, "mean": 3.5, "std": 0.5}},
+            }
+        ],
+    }
+    write_json(summary, tmp_path / "fdb_summary_voxbench.json")
+    (row,) = read_runs(tmp_path)
+    assert row.judges == ["openai/gpt-4o-mini"]
+    assert [(r.benchmark, r.dimension, r.value) for r in row.results] == [
+        ("fdb/user_interruption", "relevance", 3.5)
+    ]

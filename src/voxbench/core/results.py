@@ -235,6 +235,14 @@ class FdbSummaryRow(_Open):
     metrics: dict[str, FdbStats] = Field(default_factory=dict)
 
 
+class FdbJudge(_Open):
+    """The LLM judge of a scoring (relevance, v1.5 behaviour labels)."""
+
+    name: str
+    seed: int | None = None
+    temperature: float | None = None
+
+
 class FdbSummary(_Open):
     """``fdb_summary_<mode>.json``: one scoring pass of a directory of FDB outputs."""
 
@@ -243,7 +251,7 @@ class FdbSummary(_Open):
     method: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     rows: list[FdbSummaryRow] = Field(default_factory=list)
-    judge: str | None = None
+    judge: FdbJudge | None = None
     asr: str | None = None
     vad_model: dict[str, str] | None = None
     versions: dict[str, str] = Field(default_factory=dict)

@@ -261,7 +261,7 @@ def _fdb_run(path: Path, file: Path, mode: str) -> RunRow:
         started_at=stamp,
         ended_at=stamp,
         path=str(path),
-        judges=[summary.judge] if summary.judge else [],
+        judges=[summary.judge.name] if summary.judge else [],
         versions=versions,
         results=results,
         latency=latency,
