@@ -226,3 +226,15 @@ def test_a_store_url_password_is_never_shown(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         open_store("postgresql://alice:s3cret-pw@127.0.0.1:1/none", tmp_path)
     assert "s3cret-pw" not in str(caught.value)
+
+
+def test_the_readers_spell_no_result_schema_of_their_own() -> None:
+    # Every run kind is read through its contract in core (RunInfo/Scorecard, TaskRunInfo/
+    # TaskScores, FdbSummary): a field added there reaches the store without a second schema.
+    import ast
+
+    import voxbench.store.readers as readers
+
+    tree = ast.parse(Path(readers.__file__).read_text(encoding="utf-8"))
+    classes = [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    assert classes == []
