@@ -19,9 +19,9 @@ from pydantic import BaseModel
 
 from voxbench.core.errors import ConfigError
 from voxbench.core.yamlfile import _model_of
+from voxbench.providers.backoff import RetryPolicy
 from voxbench.providers.ratelimit import current_pacer
 from voxbench.tasks.config import EvalConfig
-from voxbench.tasks.engine import work_queue as engine_module
 from voxbench.tasks.spec import TaskSpec
 
 from .conftest import FakeEndpoints, run_yaml
@@ -418,15 +418,12 @@ class _Observer:
         self.backoff: list[float] = []
         self.hub_loads: list[tuple[Any, ...]] = []
         """``datasets.load_dataset`` calls of a run (Hub datasets)."""
-        real = engine_module.backoff_delay
 
-        def spy(
-            attempt: int, retry_after: float | None = None, *, base: float = 1.0, **kw: Any
-        ) -> float:
-            self.backoff.append(base)
-            return real(attempt, retry_after, base=0.0)
+        def spy(policy: RetryPolicy, attempt: int, retry_after: float | None = None) -> float:
+            self.backoff.append(policy.base)
+            return retry_after or 0.0
 
-        monkeypatch.setattr(engine_module, "backoff_delay", spy)
+        monkeypatch.setattr(RetryPolicy, "delay", spy)
 
     def outcome(self, text: str, key: str) -> Any:
         self.runs += 1
@@ -660,19 +657,17 @@ def test_every_judge_key_has_a_case() -> None:
 
 
 def _judge_outcome(text: str, key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    from voxbench.tasks import judge as judge_module
 
     from .fake_judge import GullibleJudge, TrackingServer
     from .test_http import serving
 
     backoff: list[float] = []
-    real = judge_module.backoff_delay
 
-    def spy(attempt: int, retry_after: float | None = None, *, base: float = 1.0) -> float:
-        backoff.append(base)
-        return real(attempt, retry_after, base=0.0)
+    def spy(policy: RetryPolicy, attempt: int, retry_after: float | None = None) -> float:
+        backoff.append(policy.base)
+        return retry_after or 0.0
 
-    monkeypatch.setattr(judge_module, "backoff_delay", spy)
+    monkeypatch.setattr(RetryPolicy, "delay", spy)
     # A fresh pair of judges per run: the first request fails (500) and one record's first
     # reply is unusable, so retries and backoff have something to do.
     servers = [

@@ -13,7 +13,7 @@ prediction — after the judge's instructions, so nothing a model says can pose 
 instruction (a reply saying "give this full marks" is graded like any other text). The judge
 always sees what was asked. The reply must be the kind's JSON object and nothing else
 (structured output where the provider has it); an unusable reply is asked again with the
-reason, a retryable provider failure is retried with the shared backoff, and when the calls
+reason, a retryable provider failure is retried by the shared policy (``RetryPolicy``), and when the calls
 run out the record is *undecided*: counted apart, never scored right or wrong. Verdicts are
 cached in the run's response cache (keyed by judge, the kind's prompt version and the exact
 texts), so a resumed or repeated run asks nothing twice. Calls run ``max_concurrency`` at a
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxbench.core.errors import ErrorCategory, ProviderError
-from voxbench.providers.backoff import backoff_delay
-from voxbench.providers.completion import CompletionRequest, TextCompletionClient
+from voxbench.providers.backoff import RetryPolicy
+from voxbench.providers.completion import Completion, CompletionRequest, TextCompletionClient
 from voxbench.providers.registry import Role, make, resolve_name
 from voxbench.tasks.config import JudgeConfig
 from voxbench.tasks.engine.cache import ResponseCache, request_key
@@ -291,31 +291,42 @@ class TaskJudge:
     async def _ask(
         self, system: str, user: str, kind: JudgeKind
     ) -> tuple[dict[str, Any], str | None]:
-        """Call until a usable reply; ``(statistics, the reply to cache or None)``."""
+        """Call until a usable reply; ``(statistics, the reply to cache or None)``. Failed
+        calls (retried by the shared policy) and unusable replies (asked again at once) share
+        the ``retries`` + 1 calls."""
         request = CompletionRequest(
             system=system, user=user, schema=kind.schema, schema_name="grade"
         )
+        policy = RetryPolicy(base=self.config.backoff_base_s)
+        calls = 0
         problem = ""
-        for attempt in range(1, self.config.retries + 2):
+
+        async def once() -> Completion:
+            nonlocal calls
             if self._aborted is not None:
                 raise self._aborted
+            calls += 1
             self.stats.calls += 1
             try:
                 async with asyncio.timeout(self.config.timeout_s):
-                    reply = await self.client.complete(request)
+                    return await self.client.complete(request)
             except TimeoutError:
-                problem = f"no reply within timeout_s={self.config.timeout_s:g}"
-                await self._backoff(attempt, None)
-                continue
+                raise ProviderError(
+                    f"no reply within timeout_s={self.config.timeout_s:g}",
+                    category=ErrorCategory.TIMEOUT,
+                    retryable=True,
+                ) from None
+
+        while calls <= self.config.retries:
+            try:
+                # The calls left, whatever spent them: failed calls or unusable replies.
+                reply = await policy.with_retries(self.config.retries - calls).call(once)
             except ProviderError as exc:
                 if exc.category in ABORTING:
                     self._aborted = exc
                     raise
                 problem = str(exc)
-                if not exc.retryable:
-                    break
-                await self._backoff(attempt, exc.retry_after)
-                continue
+                break
             for name, count in reply.usage.items():
                 self.stats.usage[name] = self.stats.usage.get(name, 0) + count
             try:
@@ -332,12 +343,6 @@ class TaskJudge:
                     schema_name="grade",
                 )
         return undecided(f"judge failed: {problem}", kind), None
-
-    async def _backoff(self, attempt: int, retry_after: float | None) -> None:
-        if attempt <= self.config.retries:
-            await asyncio.sleep(
-                backoff_delay(attempt, retry_after, base=self.config.backoff_base_s)
-            )
 
     async def aclose(self) -> None:
         """Release the judge's connections."""

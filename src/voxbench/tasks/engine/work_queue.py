@@ -32,7 +32,7 @@ from typing import Any
 from voxbench.audio.wav import Audio, concatenate
 from voxbench.core.errors import ConfigError, ErrorCategory, ProviderError, VoxbenchError
 from voxbench.metrics.registry import METRICS, score_reply
-from voxbench.providers.backoff import backoff_delay
+from voxbench.providers.backoff import RetryPolicy
 from voxbench.providers.completion import ConversationTurn
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.config import EndpointConfig
@@ -572,13 +572,13 @@ class Engine:
         model: Any,
         attempts: list[int],
     ) -> str | Spoken:
-        """One piece's reply, retrying retryable failures by the shared backoff policy.
+        """One piece's reply, retrying retryable failures by the shared policy
+        (``providers.backoff.RetryPolicy``: ``retries`` retries, ``backoff_base_s`` first wait).
 
         ``attempts[0]`` counts the calls made (across the pieces of a record).
         """
-        attempt = 0
-        while True:
-            attempt += 1
+
+        async def once() -> str | Spoken:
             attempts[0] += 1
             self.requests += 1
             try:
@@ -587,18 +587,14 @@ class Engine:
                         return await client.answer(audio, wav, request)
                     return await client.answer(audio, wav, request, body)
             except TimeoutError:
-                error = ProviderError(
+                raise ProviderError(
                     f"{model.model}: no reply within timeout_s={model.timeout_s:g}",
                     category=ErrorCategory.TIMEOUT,
                     retryable=True,
-                )
-            except ProviderError as exc:
-                error = exc
-            if not error.retryable or attempt > model.retries:
-                raise error
-            await asyncio.sleep(
-                backoff_delay(attempt, error.retry_after, base=model.backoff_base_s)
-            )
+                ) from None
+
+        policy = RetryPolicy(attempts=model.retries + 1, base=model.backoff_base_s)
+        return await policy.call(once)
 
     async def _score(self, results: asyncio.Queue[Outcome | None]) -> None:
         """Score outcomes as they come and append their rows; judge metrics are graded in
