@@ -17,7 +17,7 @@ from voxbench.core.records import Judgment, Scorecard, TurnRecord
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.secrets import redact, redact_text
 from voxbench.scoring.compare import Comparison, compare_runs
-from voxbench.store import LeaderRow, RunRow
+from voxbench.store import LeaderRow, Result, RunRow
 
 
 @dataclass
@@ -101,13 +101,38 @@ class ComparePage:
         default_factory=list
     )
     """(turn, user text, A's side, B's side)."""
+    scores: list[tuple[str, Result | None, Result | None]] = field(default_factory=list)
+    """Other kinds: (what is scored, A's score, B's score), matched as ``score_pairs`` says."""
     problem: str | None = None
+
+
+def score_pairs(a: RunRow, b: RunRow) -> list[tuple[str, Result | None, Result | None]]:
+    """A's and B's scores side by side, each row one (benchmark, model, metric).
+
+    Two runs of one model each compare model against model (the usual question: did B's model
+    do better than A's?); runs holding several models (a task run of three) pair each model
+    with itself, so a number is never set beside another model's."""
+    single = len({r.target for r in a.results}) <= 1 and len({r.target for r in b.results}) <= 1
+
+    def key(r: Result) -> tuple[str, ...]:
+        return (r.benchmark, r.dimension) if single else (r.benchmark, r.target, r.dimension)
+
+    rows: dict[tuple[str, ...], list[Result | None]] = {}
+    for side, results in ((0, a.results), (1, b.results)):
+        for r in results:
+            rows.setdefault(key(r), [None, None])[side] = r
+    out = []
+    for k, (ra, rb) in rows.items():
+        label = " · ".join(k)
+        out.append((label, ra, rb))
+    return out
 
 
 def compare_page(a: RunRow, b: RunRow) -> ComparePage:
     """Compare two judged conversation runs (other kinds: their scores side by side)."""
     page = ComparePage(a=a, b=b)
     if a.kind != "conversation" or b.kind != "conversation":
+        page.scores = score_pairs(a, b)
         return page
     try:
         run_a, run_b = RunDirectory(a.run_path), RunDirectory(b.run_path)
