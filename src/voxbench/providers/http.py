@@ -251,7 +251,7 @@ def error_message_from_body(body: bytes | bytearray | str) -> str:
 def classify_status(
     status: int,
     headers: httpx.Headers | dict[str, str] | None = None,
-    body: bytes | str = b"",
+    body: bytes | bytearray | str = b"",
     *,
     provider: str,
     key_vars: tuple[str, ...] = (),
