@@ -1,5 +1,6 @@
-"""The house reads top-down: a room imports only rooms below it, and no module imports itself
-back through others (every import counts: module level, in functions, for type checking)."""
+"""The house reads top-down: a room imports only rooms below it, and of those only the ones its
+allow-list names, and no module imports itself back through others (every import counts:
+module level, in functions, for type checking)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,86 @@ ROOMS = (
     "cli",
 )
 """From the ground floor up (``ARCHITECTURE.md``): each room may import the rooms before it."""
+
+ALLOWED: dict[str, frozenset[str]] = {
+    "core": frozenset(),
+    "audio": frozenset({"core"}),
+    "providers": frozenset({"core", "audio"}),
+    "benchmarks": frozenset({"core", "audio", "providers"}),
+    "metrics": frozenset({"core", "audio", "benchmarks"}),
+    "targets": frozenset({"core", "audio", "providers"}),
+    "runner": frozenset({"core", "audio", "providers", "benchmarks", "targets"}),
+    "toolserver": frozenset({"core", "benchmarks", "targets", "runner"}),
+    "analysis": frozenset({"core", "audio"}),
+    "judging": frozenset({"core", "audio", "providers", "benchmarks", "targets"}),
+    "scoring": frozenset({"core"}),
+    "store": frozenset({"core"}),
+    "report": frozenset({"core", "audio", "analysis", "scoring"}),
+    "fullduplex": frozenset(
+        {"core", "audio", "providers", "benchmarks", "targets", "runner", "store", "report"}
+    ),
+    "tasks": frozenset(
+        {"core", "audio", "providers", "benchmarks", "metrics", "judging", "store", "report"}
+    ),
+    "evaluation": frozenset(
+        {
+            "core",
+            "providers",
+            "benchmarks",
+            "runner",
+            "analysis",
+            "judging",
+            "scoring",
+            "store",
+            "report",
+            "fullduplex",
+        }
+    ),
+    "importers": frozenset({"core", "audio", "providers", "benchmarks", "metrics", "tasks"}),
+    "scale": frozenset(
+        {
+            "core",
+            "providers",
+            "benchmarks",
+            "targets",
+            "runner",
+            "judging",
+            "scoring",
+            "fullduplex",
+            "tasks",
+            "evaluation",
+        }
+    ),
+    "viewer": frozenset({"core", "scoring", "store", "report"}),
+    "testing": frozenset({"core", "audio", "targets"}),
+    "cli": frozenset(
+        {
+            "core",
+            "audio",
+            "providers",
+            "benchmarks",
+            "metrics",
+            "targets",
+            "runner",
+            "toolserver",
+            "analysis",
+            "judging",
+            "scoring",
+            "store",
+            "report",
+            "fullduplex",
+            "tasks",
+            "evaluation",
+            "importers",
+            "scale",
+            "viewer",
+            "testing",
+        }
+    ),
+}
+"""Which rooms each room imports, named one by one (today's imports, each below the room in
+``ROOMS``): a room that starts to need another one says so here, in review, and a room added
+to ``ROOMS`` gets its line."""
 
 ROOT = Path(voxbench.__file__).parent
 
@@ -86,6 +167,54 @@ def test_no_room_imports_a_room_above_it() -> None:
             if here in ROOMS and there in ROOMS and ROOMS.index(there) > ROOMS.index(here):
                 upward.append(f"{module}:{line} imports {target} ({here} → {there})")
     assert upward == []
+
+
+def _rooms_on_disk() -> set[str]:
+    return {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+
+
+def test_every_room_has_an_allow_list() -> None:
+    missing = sorted((set(ROOMS) | _rooms_on_disk()) - set(ALLOWED))
+    assert missing == [], "; ".join(f"room {room} has no allow-list" for room in missing)
+
+
+def test_allow_lists_follow_the_order() -> None:
+    wrong = []
+    for room, allowed in ALLOWED.items():
+        if room not in ROOMS:
+            wrong.append(f"room {room} has an allow-list but is not in ROOMS")
+            continue
+        for there in sorted(allowed):
+            if there not in ROOMS or ROOMS.index(there) >= ROOMS.index(room):
+                wrong.append(f"room {room} may import {there}, which is not below it in ROOMS")
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_each_room_imports_only_its_allow_list() -> None:
+    outside = []
+    for module, targets in sorted(_imports(_modules()).items()):
+        here = _room(module)
+        if here is None:
+            continue
+        if here not in ALLOWED:
+            missing = f"room {here} has no allow-list"
+            if missing not in outside:
+                outside.append(missing)
+            continue
+        allowed = ALLOWED[here]
+        for target, line in sorted(targets, key=lambda t: (t[1], t[0])):
+            there = _room(target)
+            if there is None or there == here or there in allowed:
+                continue
+            names = ", ".join(sorted(allowed, key=_floor)) or "no other room"
+            outside.append(
+                f"{module}:{line} imports {target} (room {here} may import only: {names})"
+            )
+    assert outside == [], "\n".join(outside)
+
+
+def _floor(room: str) -> int:
+    return ROOMS.index(room) if room in ROOMS else len(ROOMS)
 
 
 def test_no_import_cycles() -> None:
