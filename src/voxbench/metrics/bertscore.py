@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import PrerequisiteError
+from voxbench.metrics.stats import RecordStats
 
 NAME = "bertscore"
 EXTRA = "bertscore"
@@ -174,12 +175,12 @@ def make_scorer(setup: Setup, language: str) -> Scorer:
     return score
 
 
-def record_stats(prediction: str, reference: str, language: str) -> dict[str, Any]:
+def record_stats(prediction: str, reference: str, language: str) -> RecordStats:
     """What a record keeps until its task is pooled: the texts (scored together, batched)."""
     return {"prediction": prediction, "reference": reference, "language": language}
 
 
-def f1_scores(stats: Sequence[dict[str, Any]]) -> tuple[list[float], dict[str, Any]]:
+def f1_scores(stats: Sequence[RecordStats]) -> tuple[list[float], dict[str, Any]]:
     """Every record's F1 (0–1), one scorer call per target language, and the setup used."""
     setup = setup_from_env()
     by_language: dict[str, list[int]] = {}

@@ -30,10 +30,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
+
+from voxbench.metrics.stats import Pooled, RecordStats
 
 _LABEL = re.compile(r"^\s*([^\s:][^:]{0,31}?)\s*:\s*(.*)$")
 """``LABEL: text`` — a label of at most 32 characters and three words (so a sentence with a
@@ -101,7 +102,7 @@ def _edit_counts(ref: list[str], hyp: list[str]) -> tuple[int, int, int]:
     return subs, dels, ins
 
 
-def cpwer_counts(reference: Turns, prediction: Turns) -> dict[str, Any]:
+def cpwer_counts(reference: Turns, prediction: Turns) -> RecordStats:
     """cpWER's counts: the best speaker pairing's S, D, I and the reference's N."""
     ref = _speaker_words(reference)
     hyp = _speaker_words(prediction)
@@ -133,7 +134,7 @@ def cpwer_counts(reference: Turns, prediction: Turns) -> dict[str, Any]:
     }
 
 
-def wder_counts(reference: Turns, prediction: Turns) -> dict[str, Any]:
+def wder_counts(reference: Turns, prediction: Turns) -> RecordStats:
     """WDER's counts: aligned words, and those whose speaker is wrong under the best mapping."""
     pairs: list[tuple[str, str]] = []  # (reference speaker, predicted speaker) of aligned words
     for op in Levenshtein.opcodes(reference.words, prediction.words):
@@ -162,7 +163,7 @@ def wder_counts(reference: Turns, prediction: Turns) -> dict[str, Any]:
 
 def score_record(
     kind: str, prediction: str, reference: str, normalize: Callable[[str], str], normalizer: str
-) -> dict[str, Any]:
+) -> RecordStats:
     """One record's ``cpwer`` or ``wder`` statistics (``errors`` / ``units``, pooled as a
     ratio), with the speaker counts and whether either transcript was unreadable."""
     try:
@@ -192,7 +193,7 @@ def score_record(
     }
 
 
-def summary(stats: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(stats: list[RecordStats]) -> Pooled:
     """What the pooled value leaves out: unreadable transcripts and the speaker-count error
     (mean absolute difference, and % of records with the right count)."""
     scored = [s for s in stats if not s.get("unparsable_reference")]

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from voxbench.metrics.stats import Pooled, RecordStats
+
 Check = Callable[..., bool]
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -332,7 +334,7 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
-def score(prediction: str, ctx: Any) -> dict[str, Any]:
+def score(prediction: str, ctx: Any) -> RecordStats:
     """Per instruction: strictly and loosely followed; unchecked ids apart, with why."""
     ids = [str(i) for i in _as_list(ctx.columns.get("instruction_id_list"))]
     all_kwargs = _as_list(ctx.columns.get("kwargs"))
@@ -362,12 +364,12 @@ def score(prediction: str, ctx: Any) -> dict[str, Any]:
 
 
 def pool(
-    stats: Sequence[dict[str, Any]],
+    stats: Sequence[RecordStats],
     rng: np.random.Generator | None,
     *,
-    mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
-    ratio_pool: Callable[..., dict[str, Any]],
-) -> dict[str, Any]:
+    mean_pool: Callable[[str], Callable[..., Pooled]],
+    ratio_pool: Callable[..., Pooled],
+) -> Pooled:
     """Prompt-level strict accuracy as the value; loose and instruction levels beside it, each
     with its interval; per-instruction accuracy; unchecked instructions counted per id (the
     pools are passed in by ``metrics.registry``, which imports this module)."""

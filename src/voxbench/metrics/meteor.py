@@ -32,6 +32,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from voxbench.metrics.stats import RecordStats
+
 ALPHA = 0.9
 BETA = 3.0
 GAMMA = 0.5
@@ -197,7 +199,7 @@ def align(
 def sentence_meteor(
     prediction: Sequence[str], reference: Sequence[str], stages: Sequence[str] = ("exact", "stem"),
     synonyms: Synonyms | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> RecordStats:  # fmt: skip
     """One sentence's METEOR (0–1) and how it was reached."""
     if not prediction and not reference:
         return {"score": 1.0, "matches": 0, "chunks": 0, "stages": "+".join(stages)}

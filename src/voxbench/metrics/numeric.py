@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from voxbench.metrics.stats import Pooled, RecordStats
+
 TOLERANCE = 1e-6
 """Relative difference under which two numbers are equal (decimals written out to 6 places)."""
 
@@ -148,7 +150,7 @@ def _show(value: Fraction | None) -> str | None:
     return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
 
 
-def score(prediction: str, ctx: Any) -> dict[str, Any]:
+def score(prediction: str, ctx: Any) -> RecordStats:
     """``correct`` and both numbers as read (``answer`` None: the reply holds no number)."""
     expected = reference_number(ctx.reference)
     got = extract_number(prediction)
@@ -157,11 +159,11 @@ def score(prediction: str, ctx: Any) -> dict[str, Any]:
 
 
 def pool(
-    stats: Sequence[dict[str, Any]],
+    stats: Sequence[RecordStats],
     rng: np.random.Generator | None,
     *,
-    mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
-) -> dict[str, Any]:
+    mean_pool: Callable[[str], Callable[..., Pooled]],
+) -> Pooled:
     """Accuracy (%), and how many replies held no number at all (``mean_pool``: the mean with
     its interval, passed in by ``metrics.registry``, which imports this module)."""
     out = mean_pool("correct")(stats, rng)

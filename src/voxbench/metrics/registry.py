@@ -24,6 +24,7 @@ from voxbench.core.errors import ConfigError
 from voxbench.metrics import bertscore, diarisation, ifeval, meteor, numeric, refusal, sql
 from voxbench.metrics.answers import basic_normalize, extract_calls, extract_choice, extract_label
 from voxbench.metrics.slots import micro_f1, slot_stats
+from voxbench.metrics.stats import Pooled, RecordStats
 
 BOOTSTRAP_SAMPLES = 1000
 NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "km", "yue", "bo"})
@@ -60,8 +61,8 @@ class Metric:
     name: str
     description: str
     higher_is_better: bool
-    score: Callable[[str, ScoringContext], dict[str, Any]]
-    pool: Callable[[Sequence[dict[str, Any]], np.random.Generator | None], dict[str, Any]]
+    score: Callable[[str, ScoringContext], RecordStats]
+    pool: Callable[[Sequence[RecordStats], np.random.Generator | None], Pooled]
     judged: bool = False
     """Scored by the LLM judge (``tasks.judge``), not by ``score``: ``score`` then only says
     the record was not judged (it is left undecided)."""
@@ -114,15 +115,15 @@ def mixed_units(text: str) -> list[str]:
     return _MIXED_UNIT.findall(basic_normalize(text))
 
 
-def _edit_counts(ref: list[str], hyp: list[str], normalizer: str) -> dict[str, Any]:
+def _edit_counts(ref: list[str], hyp: list[str], normalizer: str) -> RecordStats:
     return {"errors": Levenshtein.distance(ref, hyp), "units": len(ref), "normalizer": normalizer}
 
 
-def _mixed_edit_stats(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _mixed_edit_stats(prediction: str, ctx: ScoringContext) -> RecordStats:
     return _edit_counts(mixed_units(ctx.reference), mixed_units(prediction), "mixed")
 
 
-def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> dict[str, Any]:
+def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> RecordStats:
     return _edit_counts(
         _units(ctx.reference, ctx.language, chars),
         _units(prediction, ctx.language, chars),
@@ -130,7 +131,7 @@ def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> dict[str, 
     )
 
 
-def _ratio_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+def _ratio_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     errors = np.array([s["errors"] for s in stats], dtype=float)
     units = np.array([s["units"] for s in stats], dtype=float)
 
@@ -143,8 +144,8 @@ def _ratio_pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
     return {**pooled, "normalizer": ", ".join(names)} if names else pooled
 
 
-def _mean_pool(key: str) -> Callable[..., dict[str, Any]]:
-    def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+def _mean_pool(key: str) -> Callable[..., Pooled]:
+    def pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
         values = np.array([float(s[key]) for s in stats])
         return _with_interval(lambda idx: 100 * values[idx].mean(axis=-1), len(stats), rng)
 
@@ -153,7 +154,7 @@ def _mean_pool(key: str) -> Callable[..., dict[str, Any]]:
 
 def _with_interval(
     statistic: Callable[[np.ndarray], Any], n: int, rng: np.random.Generator | None
-) -> dict[str, Any]:
+) -> Pooled:
     """The statistic on every record, and its 95% percentile-bootstrap interval."""
     if n == 0:
         return {"value": None, "ci": None, "n": 0}
@@ -207,19 +208,17 @@ def _reference_answer(ctx: ScoringContext) -> str:
     return basic_normalize(ctx.reference)
 
 
-def _accuracy(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _accuracy(prediction: str, ctx: ScoringContext) -> RecordStats:
     answer = _answer_of(prediction, ctx)
     reference = _reference_answer(ctx)
     return {"correct": int(answer == reference), "answer": answer, "label": reference}
 
 
-def _exact_match(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _exact_match(prediction: str, ctx: ScoringContext) -> RecordStats:
     return {"correct": int(basic_normalize(prediction) == basic_normalize(ctx.reference))}
 
 
-def _macro_f1_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
+def _macro_f1_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     refs = [s["label"] for s in stats]
     preds = [s["answer"] for s in stats]
     classes = sorted({*refs, *(p for p in preds if p is not None)})
@@ -351,7 +350,7 @@ def _call_matches(call: dict[str, Any], got: dict[str, Any], params: dict[str, A
     )
 
 
-def _function_calls(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _function_calls(prediction: str, ctx: ScoringContext) -> RecordStats:
     expected = expected_calls(ctx.reference)
     got = extract_calls(prediction)
     if not expected:  # irrelevance: right when the reply calls nothing
@@ -388,9 +387,7 @@ def _function_calls(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
     return {"correct": int(all_ok), "parsed": 1, "name": int(names_ok), "fields": fields}
 
 
-def _function_call_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
+def _function_call_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     out = _mean_pool("correct")(stats, rng)
     if not stats:
         return out
@@ -430,8 +427,8 @@ def _sacrebleu_metric(kind: str, language: str) -> Any:
     return TER(asian_support=language.split("-")[0] in NO_SPACE_LANGUAGES)
 
 
-def _sacrebleu_score(kind: str) -> Callable[[str, ScoringContext], dict[str, Any]]:
-    def score(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _sacrebleu_score(kind: str) -> Callable[[str, ScoringContext], RecordStats]:
+    def score(prediction: str, ctx: ScoringContext) -> RecordStats:
         metric = _sacrebleu_metric(kind, ctx.target_language)
         stats = metric._extract_corpus_statistics([prediction], [[ctx.reference]])[0]
         return {"stats": [float(x) for x in stats], "language": ctx.target_language}
@@ -439,8 +436,8 @@ def _sacrebleu_score(kind: str) -> Callable[[str, ScoringContext], dict[str, Any
     return score
 
 
-def _sacrebleu_pool(kind: str) -> Callable[..., dict[str, Any]]:
-    def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+def _sacrebleu_pool(kind: str) -> Callable[..., Pooled]:
+    def pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
         if not stats:
             return {"value": None, "ci": None, "n": 0}
         metric = _sacrebleu_metric(kind, stats[0]["language"])
@@ -457,19 +454,17 @@ def _sacrebleu_pool(kind: str) -> Callable[..., dict[str, Any]]:
     return pool
 
 
-def _decided_mean_pool(key: str) -> Callable[..., dict[str, Any]]:
+def _decided_mean_pool(key: str) -> Callable[..., Pooled]:
     """The mean of ``key`` (%) over decided records; the undecided are counted apart."""
 
-    def pool(stats: Sequence[dict[str, Any]], rng: np.random.Generator | None) -> dict[str, Any]:
+    def pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
         decided = [s for s in stats if not s.get("undecided")]
         return {**_mean_pool(key)(decided, rng), "undecided": len(stats) - len(decided)}
 
     return pool
 
 
-def _spoken_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
+def _spoken_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     """``llm_judge_audio``: the decided mean, and how many answers came without audio."""
     no_audio = sum(int(s.get("no_audio", 0)) for s in stats)
     return {**_decided_mean_pool("score")(stats, rng), "no_audio": no_audio}
@@ -478,7 +473,7 @@ def _spoken_pool(
 # -- METEOR, BERTScore ------------------------------------------------------------------------
 
 
-def _meteor(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _meteor(prediction: str, ctx: ScoringContext) -> RecordStats:
     language = ctx.target_language
     synonyms = meteor.local_wordnet()
     stages = meteor.stages_for(language, synonyms)
@@ -497,22 +492,18 @@ def _meteor_tokens(text: str, language: str) -> list[str]:
     return norm.split()
 
 
-def _meteor_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
+def _meteor_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     out = _mean_pool("score")(stats, rng)
     stages = sorted({s["stages"] for s in stats}, key=len, reverse=True)
     return {**out, "stages": ", ".join(stages) if stages else None,
             "synonyms": any("synonym" in s for s in stages)}  # fmt: skip
 
 
-def _bertscore(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _bertscore(prediction: str, ctx: ScoringContext) -> RecordStats:
     return bertscore.record_stats(prediction, ctx.reference, ctx.target_language)
 
 
-def _bertscore_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
+def _bertscore_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     if not stats:
         return {"value": None, "ci": None, "n": 0, **bertscore.setup_from_env().describe()}
     f1, setup = bertscore.f1_scores(stats)
@@ -522,8 +513,8 @@ def _bertscore_pool(
 # -- diarisation (``metrics.diarisation``) ----------------------------------------------------
 
 
-def _diarisation(kind: str) -> Callable[[str, ScoringContext], dict[str, Any]]:
-    def score(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _diarisation(kind: str) -> Callable[[str, ScoringContext], RecordStats]:
+    def score(prediction: str, ctx: ScoringContext) -> RecordStats:
         return diarisation.score_record(
             kind, prediction, ctx.reference, lambda t: normalize_for(t, ctx.language),
             normalizer_for(ctx.language),
@@ -532,9 +523,7 @@ def _diarisation(kind: str) -> Callable[[str, ScoringContext], dict[str, Any]]:
     return score
 
 
-def _diarisation_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
+def _diarisation_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     """The ratio over records with a readable reference; the rest counted, never dropped."""
     readable = [s for s in stats if not s.get("unparsable_reference")]
     return {**_ratio_pool(readable, rng), **diarisation.summary(list(stats))}
@@ -543,9 +532,7 @@ def _diarisation_pool(
 # -- slot filling (the pairs and their matching are metrics.slots) ----------------------------
 
 
-def _slot_f1_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
+def _slot_f1_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     """Micro F1 over the summed (slot, value) counts, with precision, recall and parse rate."""
     counts = np.array([[s["tp"], s["fp"], s["fn"]] for s in stats], dtype=float).reshape(-1, 3)
     out = _with_interval(_rowwise(lambda idx: micro_f1(*counts[idx].sum(axis=0))), len(stats), rng)
@@ -560,15 +547,15 @@ def _slot_f1_pool(
 # -- LLM judge (the grading itself is tasks.judge) --------------------------------------------
 
 
-def _not_judged(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _not_judged(prediction: str, ctx: ScoringContext) -> RecordStats:
     return {"correct": 0, "undecided": 1, "reason": "not judged"}
 
 
-def _not_judged_detailed(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _not_judged_detailed(prediction: str, ctx: ScoringContext) -> RecordStats:
     return {"score": 0, "undecided": 1, "reason": "not judged"}
 
 
-def _not_judged_refusal(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _not_judged_refusal(prediction: str, ctx: ScoringContext) -> RecordStats:
     return {"refused": 0, "undecided": 1, "reason": "not judged"}
 
 
@@ -576,15 +563,13 @@ AUDIO_JUDGE = "llm_judge_audio"
 """Graded by ear (``tasks.audio_judge_metric``) on the model's spoken answer."""
 
 
-def _not_judged_audio(prediction: str, ctx: ScoringContext) -> dict[str, Any]:
+def _not_judged_audio(prediction: str, ctx: ScoringContext) -> RecordStats:
     """What a text prediction gets: the metric grades audio, never text (left undecided)."""
     return {"score": 0.0, "passed": 0, "undecided": 1, "means": {},
             "reason": "no spoken answer to judge"}  # fmt: skip
 
 
-def _detailed_pool(
-    stats: Sequence[dict[str, Any]], rng: np.random.Generator | None
-) -> dict[str, Any]:
+def _detailed_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     """The mean 0–5 score of decided records (and as %: ×20); the undecided counted apart."""
     decided = [s for s in stats if not s.get("undecided")]
     values = np.array([float(s["score"]) for s in decided])
@@ -698,6 +683,6 @@ def metric_setup(names: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def score_reply(metrics: Sequence[str], prediction: str, context: ScoringContext) -> dict[str, Any]:
+def score_reply(metrics: Sequence[str], prediction: str, context: ScoringContext) -> RecordStats:
     """Each named metric's statistics of one reply (judge metrics: not judged yet)."""
     return {name: METRICS[name].score(prediction, context) for name in metrics}

@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any
 
 from voxbench.metrics.answers import basic_normalize, json_values
+from voxbench.metrics.stats import RecordStats
 
 Pair = tuple[str, str]
 
@@ -79,7 +80,7 @@ def parse_slots(text: str) -> list[Pair] | None:
     return None
 
 
-def slot_stats(prediction: str, reference: str) -> dict[str, Any]:
+def slot_stats(prediction: str, reference: str) -> RecordStats:
     """One record's true positives, false positives and false negatives over its pairs."""
     expected = Counter(parse_slots(reference) or [])
     parsed = parse_slots(prediction)

@@ -29,6 +29,7 @@ import numpy as np
 
 from voxbench.benchmarks.audio import cache_root
 from voxbench.core.errors import ConfigError
+from voxbench.metrics.stats import Pooled, RecordStats
 
 MAX_ROWS = 100_000
 """A result larger than this is an error (a cross join returning millions of rows)."""
@@ -285,7 +286,7 @@ def is_ordered(query: str) -> bool:
 # -- the metric -----------------------------------------------------------------------------------
 
 
-def score(prediction: str, ctx: Any) -> dict[str, Any]:
+def score(prediction: str, ctx: Any) -> RecordStats:
     """One record: ``correct``, or why not (``outcome``); a failing gold is ``gold_error``."""
     database, timeout = ctx.database, ctx.query_timeout_s
     if database is None:
@@ -310,11 +311,11 @@ def score(prediction: str, ctx: Any) -> dict[str, Any]:
 
 
 def pool(
-    stats: Sequence[dict[str, Any]],
+    stats: Sequence[RecordStats],
     rng: np.random.Generator | None,
     *,
-    mean_pool: Callable[[str], Callable[..., dict[str, Any]]],
-) -> dict[str, Any]:
+    mean_pool: Callable[[str], Callable[..., Pooled]],
+) -> Pooled:
     """Execution accuracy (%) over records whose gold ran; the others counted and named
     (``mean_pool`` is passed in by ``metrics.registry``)."""
     ran = [s for s in stats if s["outcome"] != "gold_error"]
