@@ -250,3 +250,22 @@ def test_no_import_cycles() -> None:
         if module not in index:
             visit(module)
     assert cycles == []
+
+
+def test_docs_architecture_lists_the_allow_lists_enforced_here() -> None:
+    # docs/architecture.md is the plan people read: its rooms table says what each room may
+    # import, and must say what this file enforces.
+    import re
+
+    doc = (ROOT.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    documented: dict[str, set[str]] = {}
+    for room, allowed in re.findall(r"^\| `([a-z]+)/` \| ([^|]*) \|", doc, re.M):
+        allowed = allowed.strip()
+        if allowed == "nothing":
+            documented[room] = set()
+        elif allowed == "every room":
+            documented[room] = set(ROOMS) - {room}
+        else:
+            documented[room] = {name.strip() for name in allowed.split(",")}
+    assert list(documented) == list(ROOMS)  # the table is in the house's order
+    assert documented == {room: set(allowed) for room, allowed in ALLOWED.items()}
