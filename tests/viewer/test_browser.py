@@ -7,6 +7,7 @@ test's temporary directory).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -43,29 +44,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture
 def viewer_url(runs: Runs) -> Iterator[str]:
     """The viewer served by uvicorn on 127.0.0.1, on a free port."""
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    store = open_store(str(runs.root / "voxbench.db"), runs.root)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(runs.root, store), host="127.0.0.1", port=port, log_level="warning"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "the viewer did not start"
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        store.close()
+    with _serve(runs) as url:
+        yield url
 
 
 @pytest.fixture
@@ -114,6 +94,76 @@ def test_leaderboard_sorts_filters_and_opens_a_run(
     assert "local/oracle" in page.locator("body").inner_text()
     assert console.errors == []
     page.close()
+
+
+def _task_run(root: Path, wer: dict[str, float]) -> None:
+    """A finished task run of one task (``tiny``, WER) with these models' values."""
+    run = root / "tasks" / "20261127T000000Z_abc123"
+    run.mkdir(parents=True)
+    info = {
+        "schema": "voxbench.tasks/1",
+        "id": run.name,
+        "started": "2026-11-27T00:00:00+00:00",
+        "finished": "2026-11-27T00:01:00+00:00",
+        "status": "finished",
+        "models": [{"name": m, "model": m, "api": "chat", "endpoints": 1} for m in wer],
+        "tasks": {"tiny": {"fingerprint": "sha256:0", "records": 3, "metrics": ["wer"]}},
+    }
+    metrics = {
+        m: {"records": 3, "metrics": {"wer": {"value": v, "ci": [v - 1, v + 1], "n": 3,
+                                             "higher_is_better": False}}}
+        for m, v in wer.items()
+    }  # fmt: skip
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    (run / "scores.json").write_text(json.dumps({"tasks": {"tiny": metrics}}), encoding="utf-8")
+
+
+def test_a_lower_is_better_column_ranks_the_lowest_first_and_empty_cells_last(
+    browser: Any, runs: Runs
+) -> None:
+    # WER: the first click must put the lowest first; cells without a value stay at the end
+    # both ways (they sorted first on the way up before).
+    _task_run(runs.root, {"acme/good": 5.0, "acme/bad": 30.0, "acme/mid": 12.0})
+    with _serve(runs) as url:
+        page = browser.new_page()
+        page.goto(url + "/")
+        header = page.locator('#leaderboard th[data-benchmark="tiny"]')
+        assert header.get_attribute("data-better") == "lower"
+        header.click()
+        assert _row_targets(page)[:3] == ["acme/good", "acme/mid", "acme/bad"]
+        assert header.get_attribute("aria-sort") == "ascending"
+        header.click()
+        order = _row_targets(page)
+        assert order[:3] == ["acme/bad", "acme/mid", "acme/good"]
+        assert set(order[3:]) == {"local/baseline", "local/oracle"}  # no tiny value: last
+        page.close()
+
+
+@contextlib.contextmanager
+def _serve(runs: Runs) -> Iterator[str]:
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = open_store(str(runs.root / "voxbench.db"), runs.root)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(runs.root, store), host="127.0.0.1", port=port, log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "the viewer did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        store.close()
 
 
 LOAD_AND_PLAY = """audio => new Promise((resolve, reject) => {

@@ -3,13 +3,14 @@
   "use strict";
   var script = document.currentScript;
 
+  // A cell without a number is null: it sorts last whichever way a column is sorted.
   function cellValue(row, index, numeric) {
     var cell = row.children[index];
-    if (!cell) return numeric ? -Infinity : "";
+    if (!cell) return numeric ? null : "";
     var raw = cell.hasAttribute("data-value") ? cell.getAttribute("data-value") : cell.textContent;
     if (!numeric) return raw.trim().toLowerCase();
     var n = parseFloat(raw);
-    return isNaN(n) ? -Infinity : n;
+    return isNaN(n) ? null : n;
   }
 
   function makeSortable(table) {
@@ -20,14 +21,21 @@
       function sort() {
         var index = Array.prototype.indexOf.call(th.parentNode.children, th);
         var numeric = th.getAttribute("data-sort") === "number";
-        var descending = th.getAttribute("aria-sort") !== "descending";
+        // The first click ranks the best first: a lower-is-better metric (WER, latency)
+        // ascending, any other descending; the next click turns it round.
+        var first = th.getAttribute("data-better") === "lower" ? "ascending" : "descending";
+        var current = th.getAttribute("aria-sort");
+        var order = current ? (current === "ascending" ? "descending" : "ascending") : first;
+        var descending = order === "descending";
         headers.forEach(function (h) { h.removeAttribute("aria-sort"); });
-        th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+        th.setAttribute("aria-sort", order);
         var body = table.tBodies[0];
         var rows = Array.prototype.slice.call(body.rows);
         rows.sort(function (a, b) {
           var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
           if (x === y) return 0;
+          if (x === null) return 1;
+          if (y === null) return -1;
           return (x < y ? -1 : 1) * (descending ? -1 : 1);
         });
         rows.forEach(function (r) { body.appendChild(r); });
