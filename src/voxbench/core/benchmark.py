@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from voxbench.core.names import SafeName
+
 CORE_DIMENSIONS = ("tool_use", "instruction_following", "kb_grounding")
 """Dimensions scored on every turn."""
 
@@ -296,7 +298,8 @@ class CompatProfile(Strict):
 class Benchmark(Strict):
     """A loaded benchmark package."""
 
-    id: str
+    id: SafeName
+    """A name, never a path: runs are written under ``<runs_dir>/<id>/``."""
     version: str
     description: str
     system_prompt: str

@@ -11,13 +11,81 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic_core import PydanticCustomError
 
 from voxbench.core.errors import ConfigError
 
 _PROVIDER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
+SAFE_NAME_EXPECTED = (
+    "a name, not a path: letters, digits, '.', '_', '+' and '-', starting with a letter or "
+    "digit, at most 128 characters"
+)
+_WINDOWS_DEVICES = frozenset(
+    {"con", "prn", "aux", "nul"}
+    | {f"com{i}" for i in range(1, 10)}
+    | {f"lpt{i}" for i in range(1, 10)}
+)
+
+
+def name_problem(text: object) -> str | None:
+    """Why ``text`` cannot be a user-given name that becomes one path part, or None.
+
+    Benchmark ids, task and model names, matrix labels and run names become directory and
+    file names; a name with a separator (``/``, ``\\``, ``:``), a leading ``.`` (``..``) or
+    an absolute spelling (``/tmp/x``, ``C:\\x``) would write outside the runs directory.
+    """
+    if not isinstance(text, str):
+        return f"{text!r} is not a string"
+    if not _SAFE_NAME.fullmatch(text):
+        return f"{text!r} is not a name"
+    if text.split(".")[0].lower() in _WINDOWS_DEVICES:
+        return f"{text!r} is a reserved device name on Windows"
+    return None
+
+
+def safe_name(text: object, *, field: str = "name", file: str | Path | None = None) -> str:
+    """``text`` when it is a name that can be one path part; else a ``ConfigError`` naming
+    ``file`` and ``field``."""
+    problem = name_problem(text)
+    if problem is not None:
+        raise ConfigError(problem, file=file, field=field, expected=SAFE_NAME_EXPECTED)
+    assert isinstance(text, str)
+    return text
+
+
+def _checked_name(text: str) -> str:
+    problem = name_problem(text)
+    if problem is not None:
+        raise PydanticCustomError(
+            "safe_name",
+            "{problem} (expected {expected})",
+            {"problem": problem, "expected": SAFE_NAME_EXPECTED},
+        )
+    return text
+
+
+SafeName = Annotated[str, AfterValidator(_checked_name)]
+"""A pydantic field that holds a name which becomes a path part (see ``name_problem``)."""
+
+
+def child_path(root: Path, *names: str, field: str = "name") -> Path:
+    """``root / name / …`` with each name checked by ``safe_name``, and the result checked to
+    lie under ``root`` (the last guard before anything is written)."""
+    path = root
+    for name in names:
+        path = path / safe_name(name, field=field)
+    base = root.resolve()
+    resolved = path.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise ConfigError(f"{path} lies outside {root}", field=field, expected=SAFE_NAME_EXPECTED)
+    return path
 
 
 @dataclass(frozen=True)

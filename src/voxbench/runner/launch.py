@@ -17,6 +17,7 @@ from typing import Any
 from voxbench.benchmarks.loader import load_benchmark, load_run_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ProviderError, RunError, RunIncompleteError, VoxbenchError
+from voxbench.core.names import child_path
 from voxbench.core.records import ComponentSpec, RunInfo, TurnRecord
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.runlog import run_log
@@ -35,7 +36,14 @@ def new_run_path(config: RunConfig, benchmark: Benchmark) -> Path:
     """``runs/<benchmark>/<UTC timestamp>_<target>_<short id>``."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     target = canonical_name(config.target).replace("/", "-").replace(":", "-").replace(".", "-")
-    return config.runs_dir / benchmark.id / f"{stamp}_{target}_{_random_ids.token_hex(3)}"
+    # child_path: the benchmark id is a name (validated on load); checked again here, the
+    # last guard before anything is written, so a run never lands outside ``runs_dir``.
+    return child_path(
+        config.runs_dir,
+        benchmark.id,
+        f"{stamp}_{target}_{_random_ids.token_hex(3)}",
+        field="benchmark id",
+    )
 
 
 def target_options(config: RunConfig) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.errors import ConfigError, VoxbenchError
+from voxbench.core.names import SafeName, child_path
 from voxbench.core.rundir import write_json_atomic, write_text_atomic
 from voxbench.core.yamlfile import read_yaml, substitute_env, validate
 from voxbench.judging.llm_judge import make_judge_client
@@ -73,8 +74,8 @@ class TargetEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     target: str
-    name: str | None = None
-    """What the leaderboard calls it (default: the target)."""
+    name: SafeName | None = None
+    """What the leaderboard calls it (default: the target): a name, never a path."""
     base_url: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -261,7 +262,9 @@ def plan_groups(plan: MatrixPlan, *, source: Path | None = None) -> list[MatrixG
                     data["only_turns"] = entry.only_turns
                 config = build_config(data, source=source)
                 key = content_key(config, benchmark.content_hash)
-                path = plan.runs_dir / benchmark.id / f"{_slug(target.label)}_{mode}_{key}"
+                path = child_path(
+                    plan.runs_dir, benchmark.id, f"{_slug(target.label)}_{mode}_{key}"
+                )
                 group = plan_group(config, plan.repeats, path, "matrix")
                 if (path / REPEATS_FILE).is_file():
                     group = group.model_copy(update={"started_at": read_group(path).started_at})
@@ -485,7 +488,9 @@ def run_task_entries(plan: MatrixPlan) -> list[TaskLeaderboardRow]:
         output_dir = (plan.runs_dir / "tasks" / f"{_slug(file.stem)}_{key}").resolve()
         config = config.model_copy(update={"output_dir": str(output_dir)})
         previous = sorted(p for p in output_dir.glob("*") if (p / RUN_JSON).is_file())
-        finished = [p for p in previous if TaskRunDirectory.open(p).info().get("status") == "finished"]
+        finished = [
+            p for p in previous if TaskRunDirectory.open(p).info().get("status") == "finished"
+        ]
         action: Literal["ran", "resumed", "reused"]
         if finished:
             run, action = TaskRunDirectory.open(finished[-1]), "reused"

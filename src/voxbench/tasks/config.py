@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from voxbench.core.names import SafeName
 from voxbench.core.yamlfile import parse_yaml, read_text_file, substitute_env, validate
 from voxbench.providers.ratelimit import RateLimit, normalise_origin
 from voxbench.tasks.spec import Generation, Prompt, Strict
@@ -39,8 +40,8 @@ class OutputAudio(Strict):
 class ModelConfig(Strict):
     """A model under test: a registered ``provider/model`` served by one or more endpoints."""
 
-    name: str = Field(min_length=1)
-    """What tables and files call it (unique in the config)."""
+    name: SafeName
+    """What tables and files call it (unique in the config): a name, never a path."""
     model: str
     """``provider/model``: any audio-in completion or ASR provider, or ``local/oracle``."""
     api: Literal["chat", "transcription"] | None = None

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from voxbench.core.errors import ConfigError
+from voxbench.core.names import safe_name
 from voxbench.core.yamlfile import read_yaml, validate
 
 REGISTRY_DIR = Path(__file__).parent / "registry"
@@ -328,6 +329,8 @@ class TaskRegistry:
                 if file.name.startswith("_"):
                     continue
                 rel = file.relative_to(root)
+                # A task's name (the file's stem) becomes part of file names in a run.
+                safe_name(file.stem, field="task name (the file's name)", file=file)
                 family = rel.parts[0] if len(rel.parts) > 1 else "tasks"
                 self._files[file.stem] = (family, file)
                 for folder in rel.parts[:-1]:
