@@ -238,3 +238,26 @@ def test_the_readers_spell_no_result_schema_of_their_own() -> None:
     tree = ast.parse(Path(readers.__file__).read_text(encoding="utf-8"))
     classes = [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
     assert classes == []
+
+
+def test_the_store_reconnects_after_the_server_drops_its_connection() -> None:
+    # A PostgreSQL restart (here: the server ending our session) left every later request a
+    # bare 500 until the viewer was restarted; the next read now opens a new connection.
+    import os
+
+    dsn = os.environ.get("VOXBENCH_TEST_POSTGRES")
+    if not dsn:
+        pytest.skip("no PostgreSQL: set VOXBENCH_TEST_POSTGRES to a DSN (.ci/run starts one)")
+    import psycopg
+
+    from voxbench.store.database import Database
+
+    db = Database(dsn)
+    try:
+        assert db.query("SELECT 1") == [(1,)]
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (db._conn.info.backend_pid,))
+        assert db.query("SELECT 2") == [(2,)]  # read again on a fresh connection
+        assert db.version() >= 1  # and every later transaction works
+    finally:
+        db.close()

@@ -14,7 +14,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -116,27 +116,48 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         """A cursor whose statements commit together, or roll back on an error; a database
-        error becomes a ``StoreError`` naming the store."""
+        error becomes a ``StoreError`` naming the store.
+
+        A PostgreSQL connection the server dropped (a restart, an idle timeout) is opened again
+        on the next transaction: the one under way fails, the ones after it work."""
         with self._lock:
+            if self.postgres and self._conn.closed:
+                self._conn = _connect_postgres(self.url)
             cur = self._conn.cursor()
             try:
                 yield _Cursor(cur, self._sql)
                 self._conn.commit()
             except BaseException as exc:
-                self._conn.rollback()
+                with suppress(Exception):  # a dropped connection cannot roll back
+                    self._conn.rollback()
                 if _is_database_error(exc):
+                    if self.postgres and _connection_lost(self._conn):
+                        with suppress(Exception):
+                            self._conn.close()  # reopened by the next transaction
+                        raise StoreConnectionLost(
+                            f"results store {describe_url(self.url)}: the connection was "
+                            f"lost ({redact_text(str(exc)).strip()})"
+                        ) from exc
                     raise StoreError(
                         f"results store {describe_url(self.url)}: {redact_text(str(exc)).strip()}"
                     ) from exc
                 raise
             finally:
-                cur.close()
+                with suppress(Exception):
+                    cur.close()
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """The rows of one SELECT."""
-        with self.transaction() as cur:
-            cur.execute(sql, params)
-            return list(cur.fetchall())
+        """The rows of one SELECT (asked once more on a new connection when the server dropped
+        the old one: a read is safe to repeat)."""
+        for attempt in (1, 2):
+            try:
+                with self.transaction() as cur:
+                    cur.execute(sql, params)
+                    return list(cur.fetchall())
+            except StoreConnectionLost:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def version(self) -> int:
         """How many migrations this database has run."""
@@ -193,6 +214,15 @@ class _Cursor:
 
     def fetchall(self) -> list[Any]:
         return self._cur.fetchall()
+
+
+class StoreConnectionLost(StoreError):
+    """The server dropped the connection; the next transaction opens a new one."""
+
+
+def _connection_lost(conn: Any) -> bool:
+    """Whether a PostgreSQL connection is gone (closed, or broken by the server)."""
+    return bool(getattr(conn, "closed", False) or getattr(conn, "broken", False))
 
 
 def _is_database_error(exc: BaseException) -> bool:
