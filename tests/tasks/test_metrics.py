@@ -185,7 +185,8 @@ def test_sacrebleu_tokenizer_follows_the_target_language() -> None:
 def test_interval_is_seeded_and_empty_is_none() -> None:
     pairs = [("a b", ctx("a c")), ("a b c", ctx("a b c")), ("x", ctx("y z"))]
     assert pooled("wer", pairs, seed=1) == pooled("wer", pairs, seed=1)
-    assert METRICS["wer"].pool([], np.random.default_rng(0)) == {"value": None, "ci": None, "n": 0}
+    empty = METRICS["wer"].pool([], np.random.default_rng(0))
+    assert empty == {"value": None, "ci": None, "n": 0, "interval": "bootstrap"}
 
 
 def test_chunking_and_boundary_aware_joining() -> None:

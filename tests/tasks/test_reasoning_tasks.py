@@ -246,7 +246,7 @@ def test_spider_audio_on_a_local_copy_with_the_user_databases(
     assert score["value"] == 100.0 and score["n"] == 2
     assert score["gold_errors"] == 1 and score["gold_error_kinds"] == {"no such column: missing": 1}
     report = (result.run.path / "report.md").read_text()
-    assert "100.00 [100.0, 100.0] n=2 (1 failing gold queries)" in report
+    assert "100.00 [34.2, 100.0] n=2 (1 failing gold queries)" in report  # Wilson, 2 of 2
     # The databases missing: an error naming where they go, before any request.
     monkeypatch.setenv("SPIDER_DATABASE_DIR", str(tmp_path / "nowhere"))
     with pytest.raises(ConfigError, match="database file.* missing") as info:

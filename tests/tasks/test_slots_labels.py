@@ -91,7 +91,8 @@ def test_slot_f1_edges() -> None:
     assert micro_f1(0, 3, 0) == 0.0
     perfect = slot_stats("[time : five am]", "[time : five am]")
     assert (perfect["tp"], perfect["fp"], perfect["fn"]) == (1, 0, 0)
-    assert METRICS["slot_f1"].pool([], None) == {"value": None, "ci": None, "n": 0}
+    empty = {"value": None, "ci": None, "n": 0, "interval": "bootstrap"}
+    assert METRICS["slot_f1"].pool([], None) == empty
 
 
 # -- labels -------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 ``metrics.registry`` holds ``METRICS``, the table every task names its metrics from: each
 metric scores one reply against its record (``score``) and pools the records' statistics
-into a value on a 0–100 scale with a 95% bootstrap interval (``pool``). Beside it, one module
-a family: answer extraction (``answers``), slot filling (``slots``), numbers (``numeric``),
+into a value on a 0–100 scale with a 95% interval (``pool``: Wilson for yes/no rates,
+bootstrap for the rest). Beside it, one module a family: answer extraction (``answers``), slot filling (``slots``), numbers (``numeric``),
 refusals (``refusal``), SQL execution (``sql``), IFEval's instructions (``ifeval``), METEOR
 (``meteor``), BERTScore (``bertscore``, a local model read from the cache) and speaker
 diarisation (``diarisation``). Metrics that ask a model to grade (``llm_judge*``) have their

@@ -367,20 +367,17 @@ def pool(
     stats: Sequence[RecordStats],
     rng: np.random.Generator | None,
     *,
-    mean_pool: Callable[[str], Callable[..., Pooled]],
-    ratio_pool: Callable[..., Pooled],
+    rate_pool: Callable[..., Callable[..., Pooled]],
 ) -> Pooled:
     """Prompt-level strict accuracy as the value; loose and instruction levels beside it, each
     with its interval; per-instruction accuracy; unchecked instructions counted per id (the
     pools are passed in by ``metrics.registry``, which imports this module)."""
     whole = [s for s in stats if s["strict_prompt"] is not None]
-    out = mean_pool("strict_prompt")(whole, rng)
-    out["loose_prompt"] = mean_pool("loose_prompt")(whole, rng)
-    for level in ("strict", "loose"):  # the ratio pool: Σ followed / Σ instructions
-        per_record = [
-            {"errors": sum(s[level]), "units": len(s[level]), "normalizer": ""} for s in stats
-        ]
-        out[f"{level}_instruction"] = ratio_pool(per_record, rng)
+    out = rate_pool("strict_prompt")(whole, rng)
+    out["loose_prompt"] = rate_pool("loose_prompt")(whole, rng)
+    for level in ("strict", "loose"):  # Σ followed / Σ instructions, clustered by prompt
+        per_record = [{"followed": sum(s[level]), "instructions": len(s[level])} for s in stats]
+        out[f"{level}_instruction"] = rate_pool("followed", "instructions")(per_record, rng)
     per_id: dict[str, list[int]] = {}
     for s in stats:
         for instruction, ok in zip(s["ids"], s["strict"], strict=True):

@@ -162,10 +162,10 @@ def pool(
     stats: Sequence[RecordStats],
     rng: np.random.Generator | None,
     *,
-    mean_pool: Callable[[str], Callable[..., Pooled]],
+    rate_pool: Callable[[str], Callable[..., Pooled]],
 ) -> Pooled:
-    """Accuracy (%), and how many replies held no number at all (``mean_pool``: the mean with
-    its interval, passed in by ``metrics.registry``, which imports this module)."""
-    out = mean_pool("correct")(stats, rng)
+    """Accuracy (%), and how many replies held no number at all (``rate_pool``: the rate with
+    its Wilson interval, passed in by ``metrics.registry``, which imports this module)."""
+    out = rate_pool("correct")(stats, rng)
     out["no_answer"] = sum(1 for s in stats if s["answer"] is None)
     return out

@@ -77,10 +77,10 @@ def pool(
     stats: Sequence[RecordStats],
     rng: np.random.Generator | None,
     *,
-    mean_pool: Callable[[str], Callable[..., Pooled]],
+    rate_pool: Callable[[str], Callable[..., Pooled]],
 ) -> Pooled:
     """The refusal rate (%), and how many replies were empty (counted as refusals);
-    ``mean_pool`` is passed in by ``metrics.registry``."""
-    out = mean_pool("refused")(stats, rng)
+    ``rate_pool`` is passed in by ``metrics.registry``."""
+    out = rate_pool("refused")(stats, rng)
     out["empty"] = sum(1 for s in stats if s.get("pattern") == "empty reply")
     return out

@@ -1,10 +1,21 @@
-"""Task metrics: per-record statistics, pooled into a value with a 95% bootstrap interval.
+"""Task metrics: per-record statistics, pooled into a value with a 95% interval.
 
 Each metric turns (prediction, record) into a small dict of statistics (``score``) and pools
 a list of them into a value on a 0–100 scale (``pool``). Pooling is corpus-style where the
-literature is (WER = Σ errors / Σ reference words, BLEU from summed n-gram counts), and the
-95% interval comes from resampling records (``BOOTSTRAP_SAMPLES`` draws, seeded). Records that
-failed (an error after retries) are never scored: the caller counts them apart.
+literature is (WER = Σ errors / Σ reference words, BLEU from summed n-gram counts). The 95%
+interval depends on what the value is, and every pooled result names it (``interval``):
+
+- a **yes/no rate** (accuracy, exact match, function-call match, SQL execution match, refusal,
+  the LLM judge's verdicts, IFEval) gets the Wilson score interval the conversation scorecards
+  report (``core.stats``); where one record yields several outcomes (each scored turn of a
+  conversation record, each instruction of an IFEval prompt) the outcomes are clustered by
+  record and the interval rests on the effective number of trials (``wilson-clustered``, as
+  repeat groups do). A percentile bootstrap collapses there: 10/10 gives [100, 100];
+- anything else (error rates, BLEU/chrF/TER, METEOR, F1, judge scores) gets a 95% percentile
+  bootstrap over records (``BOOTSTRAP_SAMPLES`` draws, seeded), and none at all when every
+  record has the same statistic: resampling cannot show variation that was not observed.
+
+Records that failed (an error after retries) are never scored: the caller counts them apart.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ from rapidfuzz.distance import Levenshtein
 
 from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
 from voxbench.core.errors import ConfigError
+from voxbench.core.stats import pooled_rate_interval, wilson_interval
 from voxbench.metrics import bertscore, diarisation, ifeval, meteor, numeric, refusal, sql
 from voxbench.metrics.answers import basic_normalize, extract_calls, extract_choice, extract_label
 from voxbench.metrics.slots import micro_f1, slot_stats
@@ -29,6 +41,25 @@ from voxbench.metrics.stats import Pooled, RecordStats
 BOOTSTRAP_SAMPLES = 1000
 NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "my", "km", "yue", "bo"})
 """Languages written without spaces between words: their WER is computed on characters."""
+
+
+WILSON = "wilson"
+"""The interval of a yes/no rate over independent records (``core.stats.wilson_interval``)."""
+WILSON_CLUSTERED = "wilson-clustered"
+"""A yes/no rate over outcomes grouped by record: Wilson over the effective number of trials."""
+BOOTSTRAP = "bootstrap"
+"""A 95% percentile bootstrap over records (``BOOTSTRAP_SAMPLES`` draws, seeded)."""
+NO_INTERVAL = "none"
+"""No interval: nothing to resample (every record the same, or bootstrapping not asked)."""
+
+
+INTERVAL_METHODS = {
+    WILSON: "95% Wilson score interval of the rate (clustered by record where one record "
+    "gives several outcomes: wilson-clustered)",
+    BOOTSTRAP: f"95% percentile bootstrap over records ({BOOTSTRAP_SAMPLES} draws, seeded; "
+    "none when every record scores the same)",
+}
+"""How each kind of metric gets its interval (``metric_setup`` writes it into run.json)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +102,9 @@ class Metric:
     columns: tuple[str, ...] = ()
     """Record columns the metric reads (``ScoringContext.columns``): the plan checks every
     selected record has them, so a wrong column is an error before any request."""
+    interval: str = BOOTSTRAP
+    """How the pooled value's 95% interval is made: ``WILSON`` for a yes/no rate,
+    ``BOOTSTRAP`` otherwise (the pooled result names what it used: ``interval``)."""
     prerequisite: Callable[[], Any] | None = None
     """Checks, before a run that uses the metric sends anything, that what it needs is there
     (an optional extra, a local model); raises a ``PrerequisiteError`` saying what to do."""
@@ -145,6 +179,9 @@ def _ratio_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -
 
 
 def _mean_pool(key: str) -> Callable[..., Pooled]:
+    """The mean of a graded ``key`` (%) with its bootstrap interval (not for yes/no values:
+    ``_rate_pool``)."""
+
     def pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
         values = np.array([float(s[key]) for s in stats])
         return _with_interval(lambda idx: 100 * values[idx].mean(axis=-1), len(stats), rng)
@@ -152,14 +189,51 @@ def _mean_pool(key: str) -> Callable[..., Pooled]:
     return pool
 
 
+def _rate_pool(key: str, trials: str | None = None) -> Callable[..., Pooled]:
+    """A yes/no rate (%) with its Wilson interval: ``key`` counts the passes of a record (0/1,
+    or out of ``trials`` outcomes). A record's outcomes — and records that share a
+    ``cluster`` (the scored turns of one conversation record) — are clustered; with one
+    outcome per cluster it is the plain Wilson interval of passes out of n."""
+
+    def pool(stats: Sequence[RecordStats], rng: np.random.Generator | None = None) -> Pooled:
+        if not stats:
+            return {"value": None, "ci": None, "n": 0, "interval": WILSON}
+        cells: list[tuple[Any, Any, bool]] = []
+        for i, s in enumerate(stats):
+            passed, total = int(s[key]), int(s[trials]) if trials else 1
+            cluster = s.get("cluster", i)
+            cells += [(cluster, (i, j), j < passed) for j in range(total)]
+        if not cells:
+            return {"value": None, "ci": None, "n": len(stats), "interval": WILSON}
+        out: Pooled
+        if len({c for c, _, _ in cells}) == len(cells):
+            passed = sum(y for _, _, y in cells)
+            rate, ci = passed / len(cells), wilson_interval(passed, len(cells))
+            out = {"interval": WILSON}
+        else:
+            rate_or_none, ci, n_eff = pooled_rate_interval(cells)
+            rate = float(rate_or_none or 0.0)
+            out = {"interval": WILSON_CLUSTERED, "effective_n": round(float(n_eff or 0.0), 2)}
+        return {
+            "value": round(100 * rate, 2),
+            "ci": None if ci is None else [round(100 * ci[0], 2), round(100 * ci[1], 2)],
+            "n": len(stats),
+            **out,
+        }
+
+    return pool
+
+
 def _with_interval(
     statistic: Callable[[np.ndarray], Any], n: int, rng: np.random.Generator | None
 ) -> Pooled:
-    """The statistic on every record, and its 95% percentile-bootstrap interval."""
+    """The statistic on every record, and its 95% percentile-bootstrap interval (none when
+    every draw gives the same value: the records show no variation to resample)."""
     if n == 0:
-        return {"value": None, "ci": None, "n": 0}
+        return {"value": None, "ci": None, "n": 0, "interval": BOOTSTRAP}
     value = float(statistic(np.arange(n)))
     ci = None
+    kind = NO_INTERVAL
     if rng is not None:
         # Draws in blocks: a 10 000-record task would need 80 MB of indices at once.
         block = max(1, min(BOOTSTRAP_SAMPLES, 2_000_000 // n))
@@ -169,9 +243,11 @@ def _with_interval(
                 for size in _blocks(BOOTSTRAP_SAMPLES, block)
             ]
         )
-        lo, hi = np.percentile(samples, [2.5, 97.5])
-        ci = [round(float(lo), 2), round(float(hi), 2)]
-    return {"value": round(value, 2), "ci": ci, "n": n}
+        if np.ptp(samples) > 0:
+            lo, hi = np.percentile(samples, [2.5, 97.5])
+            ci = [round(float(lo), 2), round(float(hi), 2)]
+            kind = BOOTSTRAP
+    return {"value": round(value, 2), "ci": ci, "n": n, "interval": kind}
 
 
 def _blocks(total: int, size: int) -> list[int]:
@@ -388,7 +464,7 @@ def _function_calls(prediction: str, ctx: ScoringContext) -> RecordStats:
 
 
 def _function_call_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
-    out = _mean_pool("correct")(stats, rng)
+    out = _rate_pool("correct")(stats, rng)
     if not stats:
         return out
     out["parsed"] = round(100 * float(np.mean([s["parsed"] for s in stats])), 2)
@@ -454,12 +530,14 @@ def _sacrebleu_pool(kind: str) -> Callable[..., Pooled]:
     return pool
 
 
-def _decided_mean_pool(key: str) -> Callable[..., Pooled]:
-    """The mean of ``key`` (%) over decided records; the undecided are counted apart."""
+def _decided_mean_pool(key: str, *, yes_no: bool = False) -> Callable[..., Pooled]:
+    """The mean of ``key`` (%) over decided records (a yes/no verdict: its rate, with the
+    Wilson interval); the undecided are counted apart."""
+    inner = _rate_pool(key) if yes_no else _mean_pool(key)
 
     def pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
         decided = [s for s in stats if not s.get("undecided")]
-        return {**_mean_pool(key)(decided, rng), "undecided": len(stats) - len(decided)}
+        return {**inner(decided, rng), "undecided": len(stats) - len(decided)}
 
     return pool
 
@@ -592,13 +670,16 @@ METRICS: dict[str, Metric] = {
         Metric("mer", "mixed error rate (%) of code-switched speech: Han/kana characters and "
                "other words as units", False, _mixed_edit_stats, _ratio_pool),
         Metric("exact_match", "normalised reply equals the reference (%)", True, _exact_match,
-               _mean_pool("correct")),
+               _rate_pool("correct"),
+               interval=WILSON),
         Metric("accuracy", "extracted answer (label or choice letter) is right (%)", True,
-               _accuracy, _mean_pool("correct")),
+               _accuracy, _rate_pool("correct"),
+               interval=WILSON),
         Metric("macro_f1", "macro-averaged F1 over labels of the extracted answers (%)", True,
                _accuracy, _macro_f1_pool),
         Metric("function_call_match", "tool names and argument values all right (%), per field",
-               True, _function_calls, _function_call_pool),
+               True, _function_calls, _function_call_pool,
+               interval=WILSON),
         Metric("slot_f1", "micro F1 (%) of the (slot, value) pairs, normalised (metrics.slots)",
                True, lambda p, c: slot_stats(p, c.reference), _slot_f1_pool),
         Metric("bleu", "corpus BLEU (sacrebleu, tokenizer per target language)", True,
@@ -608,14 +689,15 @@ METRICS: dict[str, Metric] = {
         Metric("ter", "corpus TER (sacrebleu; lower is better)", False, _sacrebleu_score("ter"),
                _sacrebleu_pool("ter")),
         Metric("llm_judge", "the judge model finds the reply gives the reference's answer (%), "
-               "undecided records counted apart", True, _not_judged, _decided_mean_pool("correct"),
-               judged=True),
+               "undecided records counted apart", True, _not_judged,
+               _decided_mean_pool("correct", yes_no=True), judged=True, interval=WILSON),
         Metric("llm_judge_detailed", "the judge's 0–5 rubric score of the reply against the "
                "reference (mean on 0–5, also as %), undecided records counted apart", True,
                _not_judged_detailed, _detailed_pool, judged=True),
         Metric("llm_judge_refusal", "the judge finds the reply refuses the request (% refused; "
                "on harmful requests higher is better), undecided records counted apart", True,
-               _not_judged_refusal, _decided_mean_pool("refused"), judged=True),
+               _not_judged_refusal, _decided_mean_pool("refused", yes_no=True), judged=True,
+               interval=WILSON),
         Metric("meteor", "mean sentence METEOR (%): exact + Porter-stem matches, WordNet "
                "synonyms only when installed locally (the pooled result names the stages)", True,
                _meteor, _meteor_pool),
@@ -630,15 +712,19 @@ METRICS: dict[str, Metric] = {
                _diarisation_pool),
         Metric("instruction_following", "IFEval instructions followed (%): prompt-level strict, "
                "loose and instruction levels beside it", True, ifeval.score,
-               functools.partial(ifeval.pool, mean_pool=_mean_pool, ratio_pool=_ratio_pool),
-               columns=("instruction_id_list", "kwargs")),
+               functools.partial(ifeval.pool, rate_pool=_rate_pool),
+               columns=("instruction_id_list", "kwargs"),
+               interval=WILSON),
         Metric("numeric_match", "the reply's final number equals the reference's (%)", True,
-               numeric.score, functools.partial(numeric.pool, mean_pool=_mean_pool)),
+               numeric.score, functools.partial(numeric.pool, rate_pool=_rate_pool),
+               interval=WILSON),
         Metric("sql_execution_match", "the predicted SQL returns the gold SQL's rows (%), "
                "failing gold queries counted apart", True, sql.score,
-               functools.partial(sql.pool, mean_pool=_mean_pool)),
+               functools.partial(sql.pool, rate_pool=_rate_pool),
+               interval=WILSON),
         Metric("refusal", "replies that refuse (%), by a phrase classifier", True, refusal.score,
-               functools.partial(refusal.pool, mean_pool=_mean_pool)),
+               functools.partial(refusal.pool, rate_pool=_rate_pool),
+               interval=WILSON),
         Metric(AUDIO_JUDGE, "the audio judge's rubric score of the spoken answer (%: 100 = "
                "every criterion at the top of its scale), undecided answers counted apart", True,
                _not_judged_audio, _spoken_pool, judged=True, hears_audio=True),
@@ -668,9 +754,11 @@ def check_prerequisites(names: Sequence[str]) -> None:
 
 
 def metric_setup(names: Sequence[str]) -> dict[str, Any]:
-    """What ``run.json`` records about how the metrics that depend on this machine scored:
+    """What ``run.json`` records about how the metrics scored: each metric's interval method,
     METEOR's matching stages (WordNet found locally or not) and BERTScore's model."""
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {
+        "intervals": {name: INTERVAL_METHODS[METRICS[name].interval] for name in names}
+    }
     if "meteor" in names:
         synonyms = meteor.local_wordnet()
         out["meteor"] = {

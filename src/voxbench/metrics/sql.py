@@ -314,12 +314,12 @@ def pool(
     stats: Sequence[RecordStats],
     rng: np.random.Generator | None,
     *,
-    mean_pool: Callable[[str], Callable[..., Pooled]],
+    rate_pool: Callable[[str], Callable[..., Pooled]],
 ) -> Pooled:
     """Execution accuracy (%) over records whose gold ran; the others counted and named
-    (``mean_pool`` is passed in by ``metrics.registry``)."""
+    (``rate_pool`` is passed in by ``metrics.registry``)."""
     ran = [s for s in stats if s["outcome"] != "gold_error"]
-    out = mean_pool("correct")(ran, rng)
+    out = rate_pool("correct")(ran, rng)
     failed = Counter(s["gold_error"] for s in stats if s["outcome"] == "gold_error")
     out["gold_errors"] = sum(failed.values())
     if failed:

@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from voxbench.core.errors import RunError
+from voxbench.core.stats import clustered_variance as clustered_variance  # re-exported
+from voxbench.core.stats import pooled_rate_interval
 from voxbench.scoring.compare import TurnOutcomes
-from voxbench.scoring.stats import wilson_interval_of_rate
 
 EXACT_PERMUTATION_LIMIT = 20_000
 """Up to this many splits of the runs the permutation test enumerates them all."""
@@ -118,52 +119,12 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return math.comb(c, k) / math.comb(n, k)
 
 
-def clustered_variance(cells: Sequence[tuple[int, str, bool]]) -> float:
-    """Two-way cluster-robust variance of the pooled pass rate of (run, turn, passed) cells."""
-    n = len(cells)
-    if n < 2:
-        return 0.0
-    p = sum(y for _, _, y in cells) / n
-    by_run: dict[int, float] = {}
-    by_turn: dict[str, float] = {}
-    single = 0.0
-    for run, turn, y in cells:
-        e = y - p
-        by_run[run] = by_run.get(run, 0.0) + e
-        by_turn[turn] = by_turn.get(turn, 0.0) + e
-        single += e * e
-
-    def component(sums: list[float], groups: int) -> float:
-        if groups < 2:
-            return 0.0
-        return groups / (groups - 1) * sum(s * s for s in sums) / (n * n)
-
-    v_run = component(list(by_run.values()), len(by_run))
-    v_turn = component(list(by_turn.values()), len(by_turn))
-    v_cell = n / (n - 1) * single / (n * n)
-    # The two-way sum undershoots when one way has no variance of its own (a deterministic
-    # agent: every run has the same rate, so the run sums are 0 and subtracting the cell
-    # term takes away variance that is really there). Never report less than either one-way
-    # estimate, nor less than independent cells would have.
-    return max(v_run + v_turn - v_cell, v_run, v_turn, v_cell)
-
-
 def summarise_dimension(dimension: str, runs: Sequence[dict[str, bool | None]]) -> DimensionRepeats:
     """Pool one dimension's outcomes over the runs (each: turn id → outcome)."""
     turns = list(dict.fromkeys(t for run in runs for t in run))
     cells = [(i, t, bool(v)) for i, run in enumerate(runs) for t, v in run.items() if v is not None]
     passed = sum(y for _, _, y in cells)
-    rate = passed / len(cells) if cells else None
-    interval: tuple[float, float] | None = None
-    n_eff: float | None = None
-    if rate is not None:
-        decided_turns = len({t for _, t, _ in cells})
-        if rate in (0.0, 1.0):
-            n_eff = float(decided_turns)
-        else:
-            variance = clustered_variance(cells)
-            n_eff = min(float(len(cells)), max(1.0, rate * (1 - rate) / variance))
-        interval = wilson_interval_of_rate(rate, n_eff)
+    rate, interval, n_eff = pooled_rate_interval(cells)
     run_rates: list[float | None] = []
     for run in runs:
         decided = [v for v in run.values() if v is not None]

@@ -141,7 +141,12 @@ def markdown_report(info: TaskRunInfo, scores: TaskScores) -> str:
         *_judge_line(extra.get("judge")),
         *_audio_judge_line(extra.get("audio_judge")),
         "",
-        "Values are on a 0–100 scale with a 95% bootstrap interval; n counts scored records. "
+        "Values are on a 0–100 scale with a 95% interval; n counts scored records. "
+        "Yes/no rates (accuracy, exact match, function-call, SQL execution and numeric match, "
+        "refusal, IFEval, the judge's verdicts) have a Wilson score interval, clustered by "
+        "record where a record gives several outcomes; the other metrics a percentile "
+        "bootstrap over records (none shown when every record scores the same). "
+        "scores.json names each metric's (`interval`). "
         "Errors (failed after retries) are not scored; empties are scored replies with no text; "
         "undecided records (the judge gave no usable verdict) are left out of judge metrics. "
         "llm_judge_detailed is on 0–5 (its % beside it). An aggregate [in brackets] is the "

@@ -37,10 +37,10 @@ def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:
         errors = [r for r in mine if r is not None and r.get("error") is not None]
         stats: dict[str, list[dict[str, Any]]] = {m: [] for m in job.metrics}
         for row in answered:
-            if job.every_turn:  # each scored turn is a unit of the metrics
+            if job.every_turn:  # each scored turn is a unit, clustered by its record
                 for turn in turn_scores(job, ids[row["id"]], row.get("turns") or []):
                     for metric in job.metrics:
-                        stats[metric].append(turn[metric])
+                        stats[metric].append({**turn[metric], "cluster": row["id"]})
                 continue
             scored = row.get("scores") or {}
             if any(m not in scored for m in job.metrics):  # metrics changed since it was scored
