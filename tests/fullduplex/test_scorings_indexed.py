@@ -110,3 +110,40 @@ def test_a_judged_scoring_is_indexed_with_its_judge(tmp_path: Path) -> None:
     assert [(r.benchmark, r.dimension, r.value) for r in row.results] == [
         ("fdb/user_interruption", "relevance", 3.5)
     ]
+
+
+def test_a_scoring_outside_the_served_folder_is_listed_without_dead_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``fdb score`` beside a corpus anywhere joins the store of ./runs; the viewer serves only
+    # ./runs, so its cells linked to a 404 and the Runs page left it out.
+    from starlette.testclient import TestClient
+
+    from voxbench.viewer.app import create_app
+
+    monkeypatch.delenv("VOXBENCH_STORE")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "elsewhere" / "outputs"
+    folder = out / "candor_turn_taking" / "1"
+    folder.mkdir(parents=True)
+    (folder / "turn_taking.json").write_text(
+        json.dumps([{"text": "[TURN-TAKING]", "timestamp": [2.0, 2.4]}])
+    )
+    (folder / "output.json").write_text(
+        json.dumps({"text": "", "chunks": [{"text": "w0", "timestamp": [2.6, 3.0]}]})
+    )
+    score_directory(
+        out,
+        mode="voxbench",
+        transcripts=TranscriptStore("local/none-such", write=False),
+        target="acme/duplex",
+    )
+    runs = tmp_path / "runs"
+    with open_store(None, runs) as store:
+        (row,) = store.runs()
+        with TestClient(create_app(runs, store), base_url="http://127.0.0.1") as http:
+            board = http.get("/").text
+            listing = http.get("/runs").text
+    assert "acme/duplex" in board and f"/run/{row.run_id}/" not in board
+    assert "outside the folder this viewer serves" in board
+    assert row.run_id in listing and f"/run/{row.run_id}/" not in listing

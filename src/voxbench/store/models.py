@@ -115,6 +115,8 @@ class LeaderRow(BaseModel):
     started_at: str | None = None
     runs: int = 1
     """How many finished runs of this target on this benchmark match the filters."""
+    path: str | None = None
+    """Where the cell's run is (a viewer links only to the runs under the folder it serves)."""
 
 
 class Skipped(BaseModel):

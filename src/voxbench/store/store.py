@@ -175,7 +175,7 @@ class Store:
         statuses = ", ".join("?" for _ in RESULT_STATUSES)
         sql = (
             f"SELECT s.benchmark, s.target, s.dimension, s.value, s.ci_low, s.ci_high, s.n, "
-            f"s.unit, s.higher_is_better, r.run_id, r.kind, r.mode, r.started_at, s.note "
+            f"s.unit, s.higher_is_better, r.run_id, r.kind, r.mode, r.started_at, s.note, r.path "
             f"FROM results s JOIN runs r ON r.run_id = s.run_id "
             f"{where} {'AND' if where else 'WHERE'} s.headline = 1 "
             f"AND r.status IN ({statuses})"
@@ -202,6 +202,7 @@ class Store:
                 mode=row[11],
                 started_at=row[12],
                 note=row[13],
+                path=row[14],
                 judges=judges.get(row[9], []),
                 runs=len(cells[key]),
             )

@@ -116,9 +116,11 @@ class Viewer:
         pick = "best" if q.get("pick") == "best" else "latest"
         rows = self.store.leaderboard(filters, pick=pick)
         choices = self.store.choices()
+        served = {c.run_id for c in rows if c.path and inside(self.root, Path(c.path))}
         return _page(
             "leaderboard.html",
             board=board(rows),
+            served=served,
             filters=filters,
             pick=pick,
             choices=choices,
@@ -131,7 +133,10 @@ class Viewer:
         rows = self.store.runs(
             RunFilters(benchmark=q.get("benchmark") or None, target=q.get("target") or None)
         )
-        return _page("runs.html", runs=[r for r in rows if inside(self.root, r.run_path)])
+        # Runs indexed from elsewhere (an FDB scoring beside its corpus) are listed, unlinked:
+        # this viewer serves only the files under its own folder.
+        served = {r.run_id for r in rows if inside(self.root, r.run_path)}
+        return _page("runs.html", runs=rows, served=served, root=self.root)
 
     def run_page(self, request: Request) -> Response:
         row = self.run(request.path_params["run_id"])
