@@ -15,14 +15,20 @@ from typer.core import TyperGroup
 from voxbench.audio.wav import read_wav
 from voxbench.cli.console import escape, make_console
 from voxbench.cli.fake_server import FakeServerKind, register_fake_server
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, RunIncompleteError
 from voxbench.judging.audio.calibrate import calibrate, load_labelled_set, render_calibration
 from voxbench.judging.audio.clients import AudioJudgeClient
-from voxbench.judging.audio.engine import DEFAULT_MAX_SECONDS, ClipResult, RubricJudge
+from voxbench.judging.audio.engine import (
+    CONCURRENCY,
+    DEFAULT_MAX_SECONDS,
+    ClipResult,
+    RubricJudge,
+)
 from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.labelled_set import SETS, ensure_labelled_set
+from voxbench.judging.audio.realtime_judge import RESPONSE_TIMEOUT
 from voxbench.judging.audio.rubric import load_rubric, parse_options
-from voxbench.judging.audio.segments import Clip
+from voxbench.judging.audio.segments import Clip, scoped_audio
 from voxbench.judging.cache import JudgmentCache
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
@@ -63,8 +69,26 @@ app = typer.Typer(
 )
 
 
-def _client(judge: str, base_url: str | None, options: dict[str, str]) -> AudioJudgeClient:
+TIMEOUT_HELP = (
+    f"Seconds a realtime judge may take to answer one clip (default {RESPONSE_TIMEOUT:g})."
+)
+CONCURRENCY_HELP = "Judge calls at the same time (clips and samples are judged concurrently)."
+
+
+def _client(judge: str, base_url: str | None, timeout: float | None) -> AudioJudgeClient:
+    options = {} if timeout is None else {"response_timeout": timeout}
     return make_audio_judge(judge, base_url=base_url, options=options)
+
+
+def _cost(results: list[ClipResult]) -> str:
+    """``N calls made, M from cache``: what a judging cost, in every output."""
+    calls = sum(r.calls for r in results)
+    cached = sum(r.from_cache for r in results)
+    return f"{calls} calls made, {cached} from cache"
+
+
+def _all_undecided(results: list[ClipResult]) -> bool:
+    return bool(results) and all(c.mean is None for r in results for c in r.criteria.values())
 
 
 def _audio_files(path: Path) -> list[Path]:
@@ -98,12 +122,17 @@ def judge_files(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask again even if judged before."),
+    timeout: float = typer.Option(None, "--timeout", min=1, help=TIMEOUT_HELP),
+    concurrency: int = typer.Option(CONCURRENCY, "--concurrency", min=1, help=CONCURRENCY_HELP),
 ) -> None:
-    """Judge audio files with a rubric: a table per file and criterion."""
+    """Judge audio files with a rubric: a table per file and criterion. A two-channel file
+    (a run's conversation.wav: caller left, agent right) is judged on the agent channel alone
+    under the rubric's scope: agent. Exits 4 when every judgment is undecided."""
     bound = load_rubric(rubric).bind(parse_options(option))
     files = _audio_files(path)
-    clips = [Clip(f.name, read_wav(f), _transcript(f)) for f in files]
-    client = _client(judge, judge_base_url, {})
+    scope = bound.rubric.scope
+    clips = [Clip(f.name, scoped_audio(read_wav(f), scope), _transcript(f)) for f in files]
+    client = _client(judge, judge_base_url, timeout)
 
     async def run() -> list[ClipResult]:
         engine = RubricJudge(
@@ -112,29 +141,40 @@ def judge_files(
             samples=samples,
             cache=None if no_cache else JudgmentCache(),
             max_seconds=max_seconds,
+            concurrency=concurrency,
         )
         try:
-            return [await engine.judge_clip(c) for c in clips]
+            return await engine.judge_clips(clips)
         finally:
             await client.aclose()
 
     results = asyncio.run(run())
     if as_json:
         print(json.dumps({"rubric": bound.name, "rubric_hash": bound.digest(), "judge": client.name,
+                          "calls": sum(r.calls for r in results),
+                          "from_cache": sum(r.from_cache for r in results),
                           "files": [r.as_dict() for r in results]}, indent=1, ensure_ascii=False))  # fmt: skip
-        return
-    table = Table(title=escape(f"{bound.name} · {client.name} · {samples} sample(s)"))
-    for column in ("file", "criterion", "score", "spread", "weighted", "explanation"):
-        table.add_column(column, overflow="fold")
-    for r in results:
-        for name, c in r.criteria.items():
-            score = "undecided" if c.mean is None else f"{c.mean:g} / {c.scale[1]}"
-            spread = "" if c.std is None else f"± {c.std:g} {c.distribution}"
-            weighted = "" if c.weighted_mean is None else f"{c.weighted_mean:g}"
-            table.add_row(
-                escape(r.label), name, score, escape(spread), weighted, escape(c.explanation)
-            )
-    make_console().print(table)
+    else:
+        table = Table(
+            title=escape(f"{bound.name} · {client.name} · {samples} sample(s)"),
+            caption=escape(_cost(results)),
+        )
+        for column in ("file", "criterion", "score", "spread", "weighted", "explanation"):
+            table.add_column(column, overflow="fold")
+        for r in results:
+            for name, c in r.criteria.items():
+                score = "undecided" if c.mean is None else f"{c.mean:g} / {c.scale[1]}"
+                spread = "" if c.std is None else f"± {c.std:g} {c.distribution}"
+                weighted = "" if c.weighted_mean is None else f"{c.weighted_mean:g}"
+                table.add_row(
+                    escape(r.label), name, score, escape(spread), weighted, escape(c.explanation)
+                )
+        make_console().print(table)
+    if _all_undecided(results):
+        reasons = sorted({why for r in results for why in r.as_dict()["undecided_reasons"]})
+        raise RunIncompleteError(
+            "every judgment is undecided" + (f": {'; '.join(reasons)}" if reasons else "")
+        )
 
 
 @app.command("calibrate")
@@ -150,6 +190,9 @@ def calibrate_command(
         2, "--samples", "-n", min=1, help="Samples per file (2+: test-retest)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask again even if judged before."),
+    timeout: float = typer.Option(None, "--timeout", min=1, help=TIMEOUT_HELP),
+    concurrency: int = typer.Option(CONCURRENCY, "--concurrency", min=1, help=CONCURRENCY_HELP),
 ) -> None:
     """Agreement of a judge with a labelled set: accuracy, Spearman/Kendall with CIs,
     confusion matrix, test-retest."""
@@ -167,10 +210,16 @@ def calibrate_command(
     values = {**peek.options, **parse_options(option)}
     bound = rubric_spec.bind({k: v for k, v in values.items() if k in rubric_spec.parameters})
     labelled_set = load_labelled_set(directory, bound)
-    client = _client(judge, judge_base_url, {})
+    client = _client(judge, judge_base_url, timeout)
 
     async def run() -> dict[str, Any]:
-        engine = RubricJudge(client, bound, samples=samples, cache=JudgmentCache())
+        engine = RubricJudge(
+            client,
+            bound,
+            samples=samples,
+            cache=None if no_cache else JudgmentCache(),
+            concurrency=concurrency,
+        )
         try:
             return await calibrate(engine, labelled_set)
         finally:

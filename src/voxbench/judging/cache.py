@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,13 @@ def cache_key(*parts: str) -> str:
     return digest.hexdigest()
 
 
+def fields_key(kind: str, fields: Mapping[str, Any]) -> str:
+    """SHA-256 of ``kind`` and every field (canonical JSON, keys sorted), hex: two sets of
+    fields that differ in any value — an endpoint, a temperature, a sample index — never
+    share a key. The fields are stored with the entry, and ``get_matching`` checks them."""
+    return cache_key(kind, json.dumps(dict(fields), sort_keys=True, ensure_ascii=False))
+
+
 class JudgmentCache:
     """Reads and writes cached judge replies."""
 
@@ -50,6 +58,14 @@ class JudgmentCache:
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) and data.get("key") == key else None
+
+    def get_matching(self, key: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The entry for ``key`` when it was stored with exactly ``fields`` (an entry written
+        under other fields — another endpoint, temperature or sample — is a miss)."""
+        entry = self.get(key)
+        if entry is None or entry.get("fields") != json.loads(json.dumps(dict(fields))):
+            return None
+        return entry
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
         """Store ``entry`` under ``key`` (atomically; a failed write is not an error)."""

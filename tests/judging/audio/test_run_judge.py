@@ -162,8 +162,10 @@ def test_judge_audio_on_files_prints_a_table_and_json(monkeypatch, capsys, tmp_p
     write_wav(folder / "us.wav", spoken(voice="en-us"))
     answers = [form_answer({"accent": s}, "vowels") for s in (5, 4, 1, 2)]
     with realtime_judge_server(ScriptedAudioJudge(answers)) as server:
+        # One call at a time: the script answers in order (rp.wav 5, 4; us.wav 1, 2).
         args = ["judge-audio", str(folder), "--rubric", "accent", "-o", "target_accent=RP",
-                "--judge", "openai-realtime/gpt-realtime", "--judge-base-url", server.url]  # fmt: skip
+                "--judge", "openai-realtime/gpt-realtime", "--judge-base-url", server.url,
+                "--concurrency", "1"]  # fmt: skip
         code, out, err = invoke(monkeypatch, capsys, *args, "--samples", "2")
         assert code == 0, err
         assert "rp.wav" in out and "us.wav" in out and "4.5 / 5" in out and "± 0.5" in out

@@ -33,7 +33,7 @@ from voxbench.core.errors import ConfigError
 from voxbench.core.yamlfile import read_yaml
 from voxbench.judging.audio.engine import ClipResult, RubricJudge
 from voxbench.judging.audio.rubric import BoundRubric
-from voxbench.judging.audio.segments import Clip
+from voxbench.judging.audio.segments import Clip, scoped_audio
 
 BOOTSTRAP = 1000
 SEED = 0
@@ -171,16 +171,21 @@ def agreement(
 
 async def calibrate(judge: RubricJudge, labelled: LabelledSet) -> dict[str, Any]:
     """Judge every file of the set and measure the agreement with its labels."""
-    results = []
-    for item in labelled.items:
-        clip = Clip(item.file.name, read_wav(item.file), item.transcript)
-        results.append(await judge.judge_clip(clip))
+    scope = judge.bound.rubric.scope
+    clips = [
+        Clip(item.file.name, scoped_audio(read_wav(item.file), scope), item.transcript)
+        for item in labelled.items
+    ]
+    results = await judge.judge_clips(clips)
     return {
         "rubric": judge.bound.name,
         "rubric_hash": judge.bound.digest(),
         "judge": judge.client.name,
+        "endpoint": judge.endpoint,
         "samples": judge.samples,
         "set": str(labelled.directory),
+        "calls": sum(r.calls for r in results),
+        "from_cache": sum(r.from_cache for r in results),
         "criteria": agreement(judge.bound, labelled.items, results),
         "files": [
             {
@@ -199,6 +204,7 @@ def render_calibration(report: dict[str, Any]) -> str:
         f"calibration of {report['judge']} on rubric {report['rubric']} "
         f"({report['rubric_hash']}), {report['samples']} sample(s) per file",
         f"labelled set: {report['set']}",
+        f"{report.get('calls', 0)} calls made, {report.get('from_cache', 0)} from cache",
     ]
     for name, c in report["criteria"].items():
 

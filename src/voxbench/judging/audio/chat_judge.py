@@ -54,6 +54,12 @@ class ChatAudioJudge:
         )
         return cls(client, name, base_url)
 
+    @property
+    def endpoint(self) -> str:
+        """The base URL the judge is reached at (explicit, from the environment, or the
+        provider's default): part of every cached judgment's key."""
+        return str(getattr(self.audio, "base_url", None) or self._base_url or "")
+
     async def hear(
         self,
         instructions: str,

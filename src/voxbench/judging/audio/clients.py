@@ -30,6 +30,11 @@ class AudioJudgeClient(Protocol):
     name: str
     """``provider/model``."""
 
+    @property
+    def endpoint(self) -> str:
+        """Where it is reached (base URL, no credentials): part of the cache key."""
+        ...
+
     async def hear(
         self,
         instructions: str,

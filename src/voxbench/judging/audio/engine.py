@@ -8,8 +8,14 @@ provider that keeps failing — leaves that sample *undecided*: counted apart, n
 A rejected key (``AuthenticationError``, exit code 3) or an unknown model (``ConfigError``)
 stops everything.
 
-Decided samples are cached by (audio hash, rubric hash, judge model, sample index) plus the
-prompt version and the transcript, so judging the same clip again asks nothing.
+Decided samples are cached by everything that changes an answer (``judgment_fields``): the
+judge's endpoint and model, the rubric hash, the hash of the instructions (its evaluation
+steps), the temperature, the sample index, the audio hash, the prompt version and the request
+text (transcript, part note) — so judging the same clip again asks nothing, and a judgment is
+never served across endpoints, temperatures or samples. The temperature is fixed by the
+number of samples: one sample is greedy (0), several are all sampled at ``SAMPLE_TEMPERATURE``
+— ``--samples 3`` after ``--samples 1`` asks three new samples, never mixing the greedy
+answer into the spread.
 
 Where the judge returns token logprobs, each score also gets G-Eval's probability-weighted
 value: Σ p(s)·s over the scale's values among the score token's alternatives.
@@ -41,13 +47,16 @@ from voxbench.judging.audio.prompt import (
 from voxbench.judging.audio.rubric import BoundRubric, Criterion
 from voxbench.judging.audio.segments import Clip, split_on_silences
 from voxbench.judging.audio.steps import ensure_steps
-from voxbench.judging.cache import JudgmentCache, cache_key
+from voxbench.judging.cache import JudgmentCache, fields_key
 from voxbench.providers.backoff import PROVIDER_CALL
 from voxbench.providers.completion import TokenLogprob
 
 DEFAULT_MAX_SECONDS = 300.0
 """Longest clip sent at once; longer ones are split on silences."""
 CONCURRENCY = 4
+SAMPLE_TEMPERATURE = 1.0
+"""The temperature of every sample when a clip is judged more than once."""
+CACHE_KIND = "audio-rubric/2"
 
 
 @dataclass
@@ -202,6 +211,8 @@ class RubricJudge:
         self._gate = asyncio.Semaphore(max(1, concurrency))
         self._steps_dir = steps_dir
         self._instructions: str | None = None
+        self._endpoint: str | None = None
+        self._prepared = asyncio.Lock()
 
     @property
     def version(self) -> str:
@@ -209,11 +220,19 @@ class RubricJudge:
         return f"{self.bound.digest()}-{prompt_version()}"
 
     async def prepare(self) -> str:
-        """The instructions (writing the steps first when the rubric asks for that)."""
-        if self._instructions is None:
-            steps = await ensure_steps(self.bound, self.client, self._steps_dir)
-            self._instructions = instructions(self.bound, steps)
+        """The instructions (writing the steps first when the rubric asks for that; once,
+        however many clips are judged at the same time)."""
+        async with self._prepared:
+            if self._instructions is None:
+                steps = await ensure_steps(self.bound, self.client, self._steps_dir)
+                self._instructions = instructions(self.bound, steps)
         return self._instructions
+
+    async def judge_clips(self, clips: list[Clip]) -> list[ClipResult]:
+        """Every clip, judged at the same time: the calls share the judge's concurrency
+        limit (``concurrency``), so N clips cost about N / concurrency calls' time."""
+        await self.prepare()
+        return list(await asyncio.gather(*(self.judge_clip(c) for c in clips)))
 
     async def judge_clip(self, clip: Clip) -> ClipResult:
         """Every sample of every piece of ``clip``, combined per criterion."""
@@ -266,23 +285,42 @@ class RubricJudge:
             undecided=undecided,
         )
 
-    def _key(self, audio: Audio, transcript: str | None, index: int) -> str:
-        return cache_key(
-            "audio-rubric",
-            audio_digest(audio),
-            self.bound.digest(),
-            self.client.name,
-            str(index),
-            prompt_version(),
-            transcript or "",
-        )
+    @property
+    def temperature(self) -> float:
+        """Greedy for one sample; every sample at ``SAMPLE_TEMPERATURE`` for several."""
+        return 0.0 if self.samples == 1 else SAMPLE_TEMPERATURE
+
+    @property
+    def endpoint(self) -> str:
+        """Where the judge is reached (its base URL), part of every cache key."""
+        if self._endpoint is None:
+            self._endpoint = str(getattr(self.client, "endpoint", "") or "")
+        return self._endpoint
+
+    def judgment_fields(self, audio: Audio, request: str, index: int) -> dict[str, Any]:
+        """Everything that changes the judge's answer to one sample: the cache key's fields."""
+        assert self._instructions is not None
+        return {
+            "endpoint": self.endpoint,
+            "model": self.client.name,
+            "rubric": self.bound.digest(),
+            "steps": hashlib.sha256(self._instructions.encode("utf-8")).hexdigest()[:16],
+            "temperature": self.temperature,
+            "sample": index,
+            "audio": audio_digest(audio),
+            "prompt_version": prompt_version(),
+            "request": hashlib.sha256(request.encode("utf-8")).hexdigest()[:16],
+        }
 
     async def _sample(
         self, audio: Audio, transcript: str | None, piece: int, pieces: int, index: int
     ) -> SampleJudgment:
-        key = self._key(audio, transcript, index)
+        note = f"This is part {piece + 1} of {pieces} of a longer recording." if pieces > 1 else ""
+        request = request_text(self.bound, transcript, note)
+        fields = self.judgment_fields(audio, request, index)
+        key = fields_key(CACHE_KIND, fields)
         if self.cache is not None:
-            hit = self.cache.get(key)
+            hit = self.cache.get_matching(key, fields)
             if hit is not None and isinstance(hit.get("scores"), dict):
                 return SampleJudgment(
                     index=index,
@@ -291,17 +329,13 @@ class RubricJudge:
                     explanations=dict(hit.get("explanations") or {}),
                     cached=True,
                 )
-        note = f"This is part {piece + 1} of {pieces} of a longer recording." if pieces > 1 else ""
-        request = request_text(self.bound, transcript, note)
         async with self._gate:
             result = await self._ask(audio, request, index)
         if result.undecided is None and self.cache is not None:
             self.cache.put(
                 key,
                 {
-                    "judge": self.client.name,
-                    "rubric": self.bound.digest(),
-                    "sample": index,
+                    "fields": fields,
                     "scores": result.scores,
                     "weighted": result.weighted,
                     "explanations": result.explanations,
@@ -363,7 +397,7 @@ class RubricJudge:
                 audio,
                 followup=followup,
                 logprobs=True,
-                temperature=0.0 if self.samples == 1 else 1.0,
+                temperature=self.temperature,
             )
 
         # A rejected key or an unknown model is never retried (``NEVER_RETRIED``): the

@@ -31,7 +31,7 @@ import numpy as np
 
 from voxbench.audio.resample import resample
 from voxbench.audio.wav import Audio
-from voxbench.core.errors import ProtocolError, ProviderError
+from voxbench.core.errors import ConfigError, ProtocolError, ProviderError
 from voxbench.judging.audio.clients import HeardAnswer
 from voxbench.targets.realtime.audio import b64encode
 from voxbench.targets.realtime.openai import events as ev
@@ -78,6 +78,15 @@ class RealtimeAudioJudge:
         self.options = dict(options or {})
         self.pace = float(self.options.pop("pace", 0) or 0)
         self.response_timeout = float(self.options.pop("response_timeout", RESPONSE_TIMEOUT))
+
+    @property
+    def endpoint(self) -> str:
+        """The URL the judge's sessions open (explicit, from the environment, or the
+        default): part of every cached judgment's key."""
+        try:
+            return self._session().url()
+        except ConfigError:
+            return self.base_url or ""
 
     def _session(self) -> OpenAIRealtimeSession:
         return _SESSIONS[self.provider](self.model, base_url=self.base_url, options=self.options)

@@ -112,11 +112,18 @@ def turn_clips(
     return clips, missing
 
 
+def scoped_audio(audio: Audio, scope: str = "agent") -> Audio:
+    """What the judge may hear of a recording: a two-channel ``conversation.wav``-style file
+    (user left, agent right) gives the agent channel alone under ``scope: agent`` — the
+    caller's voice is never sent — and both channels mixed under ``both``; mono is as is."""
+    if audio.channels == 1:
+        return audio
+    samples = audio.samples[:, AGENT_CHANNEL] if scope == "agent" else audio.samples.mean(axis=1)
+    return Audio(np.ascontiguousarray(samples), audio.sample_rate)
+
+
 def whole_clip(run_dir: RunDirectory, records: list[TurnRecord], scope: str = "agent") -> Clip:
     """The whole recording (the agent channel, or both mixed) as one clip."""
-    recording = read_wav(run_dir.recording_file)
-    samples = recording.samples
-    if recording.channels > 1:
-        samples = samples[:, AGENT_CHANNEL] if scope == "agent" else samples.mean(axis=1)
+    recording = scoped_audio(read_wav(run_dir.recording_file), scope)
     transcript = "\n".join(r.assistant_text for r in records if r.assistant_text)
-    return Clip("run", Audio(np.ascontiguousarray(samples), recording.sample_rate), transcript)
+    return Clip("run", recording, transcript)
