@@ -15,13 +15,19 @@ from tests.toolserver.test_tools_serve import Served, http_client
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.testing.agent_ws import FakeAgentServer
 from voxbench.testing.scripts import GoldenScript
+from voxbench.toolserver.guard import TOKEN_ENV
 
 
 @pytest.fixture
-def tool_owning_agent(free_tcp_port: int) -> Iterator[tuple[str, int]]:
-    """A fake agent that calls the tools at 127.0.0.1:``port`` itself; (its URL, the port)."""
+def tool_owning_agent(
+    free_tcp_port: int, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, int]]:
+    """A fake agent that calls the tools at 127.0.0.1:``port`` itself with the token it was
+    configured with (``VOXBENCH_TOOLS_TOKEN``); (its URL, the port)."""
     served = Served()
     served.url = f"http://127.0.0.1:{free_tcp_port}"
+    served.token = "agent-knows-this-token"
+    monkeypatch.setenv(TOKEN_ENV, served.token)
     loop = asyncio.new_event_loop()
     agent = FakeAgentServer(GoldenScript(load_benchmark("smoke")), tool_client=http_client(served))
     loop.run_until_complete(agent.start())
@@ -43,6 +49,7 @@ def test_tools_serve_runs_and_scores(monkeypatch, capsys, tmp_path, tool_owning_
     )  # fmt: skip
     assert code == 0, out + err
     assert f"tools served at http://127.0.0.1:{port}" in out
+    assert "token for the agent: agent-knows-this-token" in out
     assert "strict per-turn pass" in out and str(run_dir) in " ".join(out.split())
     card = json.loads((run_dir / "scorecard.json").read_text())
     assert card["strict_pass"]["rate"] == 1.0

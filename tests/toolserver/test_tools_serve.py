@@ -40,15 +40,20 @@ tools:
 
 
 class Served:
-    """Where the tool server is, once the run has started it."""
+    """Where the tool server is, and the token it requires, once the run has started it."""
 
     url = ""
+    token: str | None = None
 
 
 def http_client(served: Served):
     async def call(name: str, arguments: dict[str, Any]) -> Any:
         async with httpx.AsyncClient(trust_env=False, timeout=30) as http:
-            response = await http.post(f"{served.url}/tools/{name}", json=arguments)
+            response = await http.post(
+                f"{served.url}/tools/{name}",
+                json=arguments,
+                headers={"Authorization": f"Bearer {served.token}"},
+            )
         response.raise_for_status()
         return response.json()["result"]
 
@@ -91,8 +96,8 @@ async def serve_and_run(
             **config_extra,
         )
 
-        def ready(url: str) -> None:
-            served.url = url
+        def ready(url: str, token: str | None) -> None:
+            served.url, served.token = url, token
 
         path = await run_with_served_tools(config, on_ready=ready, **kwargs)
     return agent, RunDirectory.open_existing(path)
@@ -166,10 +171,16 @@ async def test_mcp_lists_mapped_tools_and_serves_the_instructions(smoke: Benchma
 
 async def test_http_tool_server_answers_bad_requests_clearly(smoke: Benchmark) -> None:
     bridge = ToolBridge(ToolMapping(list(smoke.tools)), instructions="the instructions")
-    async with HTTPToolServer(bridge) as server, httpx.AsyncClient(trust_env=False) as http:
+    server = HTTPToolServer(bridge)
+    auth = {"Authorization": f"Bearer {server.token}"}
+    async with server, httpx.AsyncClient(trust_env=False, headers=auth) as http:
         listed = (await http.get(server.url + "/tools")).json()["tools"]
         instructions = await http.get(server.url + "/instructions")
-        not_json = await http.post(server.url + "/tools/end_session", content=b"{nope")
+        not_json = await http.post(
+            server.url + "/tools/end_session",
+            content=b"{nope",
+            headers={"Content-Type": "application/json"},
+        )
         not_object = await http.post(server.url + "/tools/end_session", json=[1])
         wrong_method = await http.get(server.url + "/tools/end_session")
         missing = await http.get(server.url + "/nothing")

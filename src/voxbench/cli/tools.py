@@ -31,7 +31,13 @@ def serve_command(
     ),
     mcp: bool = typer.Option(False, "--mcp", help="Serve the tools as an MCP server (at /mcp)."),
     http: bool = typer.Option(False, "--http", help="Serve the tools as plain HTTP (default)."),
-    port: int = typer.Option(8900, "--port", "-p", help="Port on 127.0.0.1 (0 picks a free one)."),
+    port: int = typer.Option(8900, "--port", "-p", help="Port to listen on (0 picks a free one)."),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
+        help="Address to listen on (default loopback only; another address exposes the tools "
+        "to the network, behind the token).",
+    ),
     run: Path = typer.Option(
         None, "--run", help="The run directory to record into (default: a new one in runs/)."
     ),
@@ -54,6 +60,7 @@ def serve_command(
 
     Every call the agent makes to the served tools is recorded on the run's turn and judged
     like a call made over its session; the end state is the served backend's."""
+    from voxbench.toolserver.guard import TOKEN_ENV, is_loopback
     from voxbench.toolserver.serve import build_bridge, run_with_served_tools
 
     console = make_console()
@@ -79,10 +86,24 @@ def serve_command(
     path = run or new_run_path(config, load_benchmark(config.benchmark))
     path.mkdir(parents=True, exist_ok=True)
 
-    def ready(url: str) -> None:
+    if not is_loopback(host):
+        console.print(
+            f"[yellow]warning:[/yellow] listening on {escape(host)}: the tools are reachable "
+            "from the network (every request still needs the token)",
+            highlight=False,
+        )
+
+    def ready(url: str, token: str | None) -> None:
         where = "MCP (streamable HTTP)" if mcp else "HTTP: GET /tools, POST /tools/NAME"
         console.print(f"tools served at {escape(url)}  ({where}; instructions: ", end="")
         console.print("resource voxbench://instructions)" if mcp else "GET /instructions)")
+        if token is not None:
+            console.print(
+                f"token for the agent: {escape(token)}  (send Authorization: Bearer TOKEN "
+                f"with every request; set {TOKEN_ENV} to choose it)",
+                highlight=False,
+                soft_wrap=True,
+            )
 
     with _progress(make_console(stderr=True)) as progress:
         on_turn = _progress_callback(progress, progress.add_task(target, total=None, last=""))
@@ -91,6 +112,7 @@ def serve_command(
                 config,
                 transport="mcp" if mcp else "http",
                 port=port,
+                host=host,
                 bridge=bridge,
                 agent_owns_prompt=agent_owns_prompt,
                 run_path=path,

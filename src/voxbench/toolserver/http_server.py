@@ -8,8 +8,11 @@
 - ``GET /instructions`` → the benchmark's instructions and knowledge base as
   ``text/markdown`` (for an agent that keeps its own prompt: ``--agent-owns-prompt``)
 
-A body that is not a JSON object is answered 400, an unknown path 404, each with
-``{"error": ...}``. The server listens on 127.0.0.1 only.
+Every request must address the server (``Host``, else 421), come from no other web origin
+(``Origin``, else 403) and carry the run's token (``Authorization: Bearer TOKEN``, else 401);
+a POST's body must be ``application/json`` (else 415): see ``toolserver.guard``. A body that
+is not a JSON object is answered 400, an unknown path 404, each with ``{"error": ...}``. The
+server listens on 127.0.0.1 unless told another address.
 """
 
 from __future__ import annotations
@@ -21,22 +24,33 @@ from typing import Any
 from urllib.parse import unquote
 
 from voxbench.toolserver.bridge import ToolBridge
+from voxbench.toolserver.guard import RequestGuard, new_token
 
 MAX_BODY = 1 << 20
 
 
 class HTTPToolServer:
-    """``async with HTTPToolServer(bridge) as server: server.url``."""
+    """``async with HTTPToolServer(bridge) as server: server.url``; every request must carry
+    ``Authorization: Bearer {server.token}``."""
 
-    def __init__(self, bridge: ToolBridge, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        bridge: ToolBridge,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+    ) -> None:
         self.bridge = bridge
         self.host = host
         self.port = port
+        self.token = token or new_token()
         self._server: asyncio.Server | None = None
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, self.host, self.port)
@@ -62,13 +76,21 @@ class HTTPToolServer:
                 request = await _read_request(reader)
                 if request is None:
                     break
-                method, path, body, keep_alive = request
-                status, payload, kind = await self._route(method, path, body)
+                method, path, headers, body, keep_alive = request
+                guard = RequestGuard(self.host, self.port, self.token)
+                refusal = guard.check(method, headers)
+                extra: dict[str, str] = {}
+                if refusal is not None:  # never reaches the tools
+                    status, payload = refusal.status, {"error": refusal.message}
+                    kind, extra = "application/json", refusal.headers
+                else:
+                    status, payload, kind = await self._route(method, path, body)
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 head = (
                     f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}\r\n"
                     f"Content-Type: {kind}\r\nContent-Length: {len(data)}\r\n"
-                    f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
+                    + "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+                    + f"Connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
                 )
                 writer.write(head.encode() + data)
                 await writer.drain()
@@ -103,10 +125,21 @@ class HTTPToolServer:
         return 404, {"error": "GET /tools, POST /tools/NAME or GET /instructions"}, json_type
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    415: "Unsupported Media Type",
+    421: "Misdirected Request",
+}
 
 
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes, bool] | None:
+async def _read_request(
+    reader: asyncio.StreamReader,
+) -> tuple[str, str, dict[str, str], bytes, bool] | None:
     line = await reader.readline()
     if not line:
         return None
@@ -123,4 +156,4 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes, 
         raise ValueError("request body too large")
     body = await reader.readexactly(length) if length else b""
     keep_alive = headers.get("connection", "").lower() != "close" and "1.1" in version
-    return method.upper(), path, body, keep_alive
+    return method.upper(), path, headers, body, keep_alive

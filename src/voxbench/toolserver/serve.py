@@ -28,12 +28,18 @@ def build_bridge(config: RunConfig, mapping_file: Path | None = None) -> ToolBri
 
 
 def tool_server(
-    bridge: ToolBridge, transport: Transport, port: int = 0
+    bridge: ToolBridge,
+    transport: Transport,
+    port: int = 0,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
 ) -> HTTPToolServer | MCPToolServer:
-    """The server of ``transport`` for ``bridge`` (not started)."""
+    """The server of ``transport`` for ``bridge`` (not started), on loopback unless ``host``
+    says otherwise; the HTTP server requires ``token`` (a fresh one when None)."""
     if transport == "mcp":
-        return MCPToolServer(bridge, port=port)
-    return HTTPToolServer(bridge, port=port)
+        return MCPToolServer(bridge, host=host, port=port)
+    return HTTPToolServer(bridge, host=host, port=port, token=token)
 
 
 async def run_with_served_tools(
@@ -41,16 +47,19 @@ async def run_with_served_tools(
     *,
     transport: Transport,
     port: int = 0,
+    host: str = "127.0.0.1",
+    token: str | None = None,
     mapping_file: Path | None = None,
     bridge: ToolBridge | None = None,
     agent_owns_prompt: bool = False,
     run_path: Path | None = None,
-    on_ready: Callable[[str], None] | None = None,
+    on_ready: Callable[[str, str | None], None] | None = None,
     progress: ProgressCallback | None = None,
 ) -> Path:
     """Serve the benchmark's tools, then run it against ``config.target``; the run directory.
 
-    The server is up (``on_ready`` gets its URL) before the first session opens, and every
+    The server is up (``on_ready`` gets its URL and the token the agent must send as
+    ``Authorization: Bearer TOKEN``; None for MCP) before the first session opens, and every
     call it gets during the run is recorded on the run's turn like an in-process call.
     ``bridge`` (from ``build_bridge``, validated beforehand) wins over ``mapping_file``."""
     check_run_credentials(config)
@@ -59,9 +68,9 @@ async def run_with_served_tools(
     factory = resolve_target(
         config.target, benchmark=benchmark, base_url=config.base_url, options=target_options(config)
     )
-    async with tool_server(bridge, transport, port) as server:
+    async with tool_server(bridge, transport, port, host=host, token=token) as server:
         if on_ready is not None:
-            on_ready(server.url)
+            on_ready(server.url, getattr(server, "token", None))
         return await run_conversation(
             config,
             progress=progress,
