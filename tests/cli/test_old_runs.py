@@ -57,3 +57,21 @@ def test_resuming_an_old_run_migrates_its_timeline(monkeypatch, capsys, old_run:
     events = RunDirectory(old_run).events()
     assert len(events) == before + 3  # header, run_resumed, run_finished
     assert [r.turn for r in RunDirectory(old_run).turns()] == [str(i) for i in range(10)]
+
+
+def test_piped_show_and_compare_keep_every_text_on_its_line(
+    monkeypatch, capsys, old_run: Path
+) -> None:
+    # Into a pipe or a file the tables print at their natural width: a sentence, a tool call
+    # or a dimension name is never folded across lines (grep finds it whole).
+    code, out = voxbench(monkeypatch, capsys, "show", str(old_run))
+    assert code == 0, out
+    lines = out.splitlines()
+    assert any(
+        "Hi! What time do the doors open tomorrow, and where do I check in?" in line
+        for line in lines
+    )
+    assert any("register_for_session(" in line for line in lines)
+    code, out = voxbench(monkeypatch, capsys, "compare", str(old_run), str(old_run))
+    assert code == 0, out
+    assert any("strict per-turn pass" in line for line in out.splitlines())

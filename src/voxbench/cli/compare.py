@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from voxbench.cli.console import make_console
 from voxbench.cli.repeats import compare_groups
+from voxbench.cli.tables import print_table
 from voxbench.core.errors import ConfigError
 from voxbench.core.rundir import RunDirectory, write_text_atomic
 from voxbench.evaluation import load_or_evaluate
@@ -76,7 +77,7 @@ def compare_command(
     if as_json:
         print(document, end="")
     else:
-        make_console().print(comparison_table(comparison))
+        print_table(make_console(), comparison_table(comparison))
     judges_a = sorted(set(a.card.judges))
     judges_b = sorted(set(b.card.judges))
     if judges_a != judges_b:

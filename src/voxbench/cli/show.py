@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from voxbench.cli.console import make_console
 from voxbench.cli.repeats import show_group
+from voxbench.cli.tables import print_table
 from voxbench.core.rundir import RunDirectory
 from voxbench.evaluation import load_or_evaluate
 from voxbench.report.terminal import scorecards_table, turns_table
@@ -40,5 +41,5 @@ def show_command(
         f"[b]{escape(info.benchmark)}[/b] v{escape(info.benchmark_version)} · "
         f"[b]{escape(info.target.name)}[/b] · {info.status} · started {info.started_at}"
     )
-    console.print(turns_table(records, judgments, verbose=verbose))
-    console.print(scorecards_table([card]))
+    print_table(console, turns_table(records, judgments, verbose=verbose))
+    print_table(console, scorecards_table([card]))

@@ -21,6 +21,7 @@ from typing import Any
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from voxbench.cli.console import make_console
@@ -162,3 +163,18 @@ def _print_blocks(listing: Listing, console: Console) -> None:
         _line(console, cell_text(row.get(first.key)))
         for column in rest:
             _line(console, f"  {column.title}: {cell_text(row.get(column.key))}")
+
+
+def print_table(console: Console, table: Table) -> None:
+    """A Rich table on a terminal as Rich fits it; into a pipe or a file at its natural width,
+    so no name or sentence is folded across lines (``grep`` finds every row whole)."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    natural = Measurement.get(console, console.options.update_width(100_000), table).maximum
+    width = console.width  # print(width=) is capped at the console's own width
+    console.width = max(width, natural)
+    try:
+        console.print(table, crop=False)
+    finally:
+        console.width = width
