@@ -13,7 +13,7 @@ from voxbench.core.errors import PrerequisiteError
 from voxbench.core.results import TaskScores
 from voxbench.metrics import bertscore
 from voxbench.metrics.registry import METRICS, ScoringContext, metric_setup
-from voxbench.tasks.report import metric_notes
+from voxbench.report.tasks import metric_notes
 
 from .conftest import run_yaml
 

@@ -8,7 +8,7 @@ import pytest
 from voxbench.core.results import TaskScores
 from voxbench.metrics.diarisation import UnparsableTranscript, parse_transcript
 from voxbench.metrics.registry import METRICS, ScoringContext
-from voxbench.tasks.report import table_rows
+from voxbench.report.tasks import table_rows
 
 REFERENCE = "A: hello there\nB: good morning to you\nA: how are you"
 """Speaker a: 5 words, speaker b: 4 words; N = 9."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.cli_invoke import invoke
 from tests.report.html_checks import external_links, parse, player_files
 from tests.tasks.conftest import FakeEndpoints, run_yaml
-from voxbench.tasks.html import badness, render_tasks_html
+from voxbench.report.tasks_html import badness, render_tasks_html
 
 TWO_MODELS = (
     "models: [{name: good, model: vllm/a, endpoints: [{base_url: 'http://good'}]},"
@@ -39,7 +39,7 @@ def test_worst_records_come_first_with_players(
     bad = FakeEndpoints(reply=lambda r: MISHEARD.get(r.reference, r.reference))
     result = run_yaml(TWO_MODELS, tmp_path, PerModel(good=FakeEndpoints(), bad=bad))
     run = result.run.path
-    page = parse(render_tasks_html(run, worst=2))
+    page = parse(render_tasks_html(run, worst=2, copy_clips=True))
     # The table: one row per (task, metric) with a cell per model.
     rows = page.find("tr", class_="tasks-row")
     assert len(rows) == 1 and "tiny" in rows[0].text and "wer" in rows[0].text
@@ -55,8 +55,13 @@ def test_worst_records_come_first_with_players(
         "tiny · bad (2 of 6"
     )
     assert "Every record right." in page.find("p", class_="muted")[-1].text
+    # The clips (beside the dataset, outside the run) are copied into the run and played
+    # from there: no link climbs out of the run folder (it failed in the viewer and in a
+    # folder sent to someone).
     files = player_files(page, run)
-    assert [f.name for f in files] == ["b.wav", "c.wav"] and all(f.is_file() for f in files)
+    assert [f.name.split("-", 1)[1] for f in files] == ["b.wav", "c.wav"]
+    assert all(f.is_file() and f.parent == run / "clips" for f in files)
+    assert all(".." not in a.attrs["src"] for a in page.find("audio"))
     assert not external_links(page)
     code, out, err = invoke(monkeypatch, capsys, "tasks", "show", str(run), "--html")
     assert code == 0, err
@@ -74,3 +79,29 @@ def test_badness_ranks_errors_then_empty_then_wrong() -> None:
     half = {"error": None, "prediction": "x", "scores": {"wer": {"errors": 1, "units": 2}}}
     right = {"error": None, "prediction": "x", "scores": {"exact_match": {"correct": 1}}}
     assert [badness(r) for r in (error, empty, wrong, half, right)] == [2.0, 1.5, 1.0, 0.5, 0.0]
+
+
+def test_the_viewer_shows_a_task_run_with_its_players(tmp_path: Path, tasks_dir: Path) -> None:
+    # The viewer's task-run page had no players: it now shows the run's page, whose players
+    # reach the clips copied into the run, served under /run/<id>/.
+    from starlette.testclient import TestClient
+
+    from voxbench.report.tasks_html import write_tasks_html
+    from voxbench.store import open_store
+    from voxbench.viewer.app import create_app
+
+    bad = FakeEndpoints(reply=lambda r: MISHEARD.get(r.reference, r.reference))
+    text = TWO_MODELS + "output_dir: runs/tasks\n"
+    run = run_yaml(text, tmp_path, PerModel(good=FakeEndpoints(), bad=bad)).run.path
+    write_tasks_html(run)
+    runs = run.parent.parent
+    with (
+        open_store(str(tmp_path / "v.db"), runs) as store,
+        TestClient(create_app(runs, store), base_url="http://127.0.0.1") as http,
+    ):
+        page = parse(http.get(f"/run/{run.name}/").text)
+        sources = [a.attrs["src"] for a in page.find("audio")]
+        assert len(sources) == 2 and all(s.startswith("clips/") for s in sources)
+        for src in sources:
+            clip = http.get(f"/run/{run.name}/{src}")
+            assert clip.status_code == 200 and clip.content[:4] == b"RIFF"

@@ -8,7 +8,7 @@ import pytest
 from voxbench.core.results import TaskScores
 from voxbench.metrics import meteor
 from voxbench.metrics.registry import METRICS, ScoringContext, metric_setup
-from voxbench.tasks.report import metric_notes
+from voxbench.report.tasks import metric_notes
 
 
 def _w(text: str) -> list[str]:

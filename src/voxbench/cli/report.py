@@ -54,7 +54,7 @@ def report_command(
     never judged); task runs and FDB scorings get their HTML page."""
     html = html or embed_audio
     if run_dir.is_dir() and _is_task_run(run_dir):
-        from voxbench.tasks.html import write_tasks_html
+        from voxbench.report.tasks_html import write_tasks_html
 
         page = write_tasks_html(run_dir, embed_audio=embed_audio)
         _written(page.name, page)

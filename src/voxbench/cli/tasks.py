@@ -242,7 +242,7 @@ class _Progress:
 def _print_table(scores: TaskScores, models: list[str], console: Console) -> None:
     """The scores as a table in a terminal wide enough, one block per row in a narrower one,
     aligned lines when piped: task and metric names are never cut."""
-    from voxbench.tasks.report import table_rows
+    from voxbench.report.tasks import table_rows
 
     columns = [Column("task", name=True), Column("metric", name=True)]
     columns += [Column(f"model_{i}", header=model) for i, model in enumerate(models)]
@@ -278,7 +278,7 @@ def show_command(
 ) -> None:
     """Per-record table: audio, reference, prediction, scores (errors shown as errors)."""
     from voxbench.tasks.run import find_run
-    from voxbench.tasks.scores import latest_rows
+    from voxbench.core.taskrun import latest_rows
 
     found = find_run(run)
     info = found.info()
@@ -320,7 +320,7 @@ def show_command(
         console.print()
         _print_table(found.score_table(), [m.name for m in found.run_info().models], console)
     if html:
-        from voxbench.tasks.html import write_tasks_html
+        from voxbench.report.tasks_html import write_tasks_html
 
         page = write_tasks_html(found.path, embed_audio=embed_audio)
         console.print(f"report: {escape(str(page))}", soft_wrap=True)

@@ -225,6 +225,14 @@ def _typed(model: Any, data: Any, file: Path, line: int | None = None) -> Any:
         raise RunError(f"{at}: {where}: {problem['msg']}") from None
 
 
+def latest_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The last row of each (task, model, record id): a resumed record's retry wins."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        out[(row["task"], row["model"], row["id"])] = row
+    return out
+
+
 class ShardTail:
     """Follows shard files as their workers append: each call returns the complete lines
     written since the last one (a line still being written waits for the next call)."""

@@ -25,7 +25,7 @@ from voxbench.tasks.engine.cache import ResponseCache
 from voxbench.tasks.engine.work_queue import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
 from voxbench.tasks.plan import Plan, build_plan
-from voxbench.tasks.report import markdown_report
+from voxbench.report.tasks import markdown_report
 from voxbench.tasks.scores import compute_scores
 
 CACHE_FILE = "cache.sqlite"

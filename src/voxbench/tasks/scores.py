@@ -13,17 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from voxbench.core.taskrun import latest_rows
 from voxbench.metrics.registry import METRICS
 from voxbench.tasks.engine.work_queue import score_prediction, turn_scores
 from voxbench.tasks.plan import Plan
-
-
-def latest_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """The last row of each (task, model, record id): a resumed record's retry wins."""
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for row in rows:
-        out[(row["task"], row["model"], row["id"])] = row
-    return out
 
 
 def compute_scores(plan: Plan, rows: list[dict[str, Any]]) -> dict[str, Any]:

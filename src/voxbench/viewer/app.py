@@ -36,6 +36,7 @@ from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.core.secrets import redact_text
 from voxbench.report.audio_links import AudioLinks
 from voxbench.report.html import render_compare_html, render_run_html
+from voxbench.report.tasks_html import render_tasks_html
 from voxbench.store import RunFilters, RunRow, Store
 from voxbench.store.readers import signature_of
 from voxbench.viewer import LOOPBACK
@@ -143,7 +144,10 @@ class Viewer:
         if row is None:
             return _not_found("no such run")
         try:
-            html = render_run_html(row.run_path)
+            if row.kind == "tasks":  # its players play the clips copied into the run
+                html = render_tasks_html(row.run_path)
+            else:
+                html = render_run_html(row.run_path)
         except VoxbenchError as exc:  # a run the report cannot show yet: the viewer's page
             log.info("no HTML report for %s: %s", row.run_id, exc)
         else:

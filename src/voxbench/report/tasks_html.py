@@ -1,21 +1,26 @@
 """A task run's ``report.html``: the tasks × models table and the worst records with players.
 
-It reads the run's own files (``run.json``, ``records.jsonl``, ``scores.json``) and draws
-with the report room's page and players. A record's clip is linked (or embedded) when it is a
-file on this machine; a clip read from a Hugging Face dataset has no file to play.
+It reads the run's own files through the contract (``core.taskrun``) and draws with the report
+room's page and players. A record's clip is played from inside the run directory: writing the
+page copies each clip it shows into ``clips/`` (the built-in suite's clips live in the user's
+cache, and a link climbing out of the run folder works neither in the viewer nor in a folder
+sent to someone), or embeds it with ``--embed-audio``. A clip read from a Hugging Face dataset
+has no file to play.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from voxbench.core.rundir import write_text_atomic
-from voxbench.core.taskrun import REPORT_HTML, SCORES, TaskRunDirectory
+from voxbench.core.taskrun import REPORT_HTML, SCORES, TaskRunDirectory, latest_rows
 from voxbench.report.audio_links import AudioLinks
 from voxbench.report.page import render_page
-from voxbench.tasks.report import table_rows
-from voxbench.tasks.scores import latest_rows
+from voxbench.report.tasks import table_rows
 
 WORST = 5
 """Records shown per task and model."""
@@ -47,6 +52,31 @@ def _clip(row: dict[str, Any], info: dict[str, Any]) -> Path:
     return path
 
 
+CLIPS_DIR = "clips"
+"""Copies of the clips the page plays, inside the run directory."""
+
+
+def _clip_copy(run_path: Path, clip: Path) -> Path:
+    """Where the page's copy of ``clip`` lives in the run (named by the source's path, so two
+    datasets' ``0001.wav`` do not meet)."""
+    digest = hashlib.sha256(str(clip.resolve()).encode()).hexdigest()[:10]
+    return run_path / CLIPS_DIR / f"{digest}-{clip.name}"
+
+
+def _playable(run_path: Path, clip: Path, copy: bool) -> Path:
+    """The file a player reaches: the clip itself when it is inside the run, else its copy
+    in ``clips/`` (made now when ``copy``)."""
+    if not clip.is_file() or clip.resolve().is_relative_to(run_path.resolve()):
+        return clip
+    local = _clip_copy(run_path, clip)
+    if copy and not local.is_file():
+        local.parent.mkdir(exist_ok=True)
+        tmp = local.with_name(local.name + ".tmp")
+        shutil.copyfile(clip, tmp)
+        os.replace(tmp, local)
+    return local
+
+
 def _scores_text(scores: dict[str, Any]) -> str:
     parts = []
     for name, stats in scores.items():
@@ -65,8 +95,10 @@ def render_tasks_html(
     worst: int = WORST,
     embed_audio: bool = False,
     links: AudioLinks | None = None,
+    copy_clips: bool = False,
 ) -> str:
-    """The page of a task run (links relative to the run directory)."""
+    """The page of a task run (links relative to the run directory; ``copy_clips`` copies the
+    clips it shows into the run first, as writing the page does)."""
     run = TaskRunDirectory.open(Path(run_dir))
     info = run.info()
     models = [m.name for m in run.run_info().models]
@@ -94,7 +126,11 @@ def render_tasks_html(
                         **r,
                         "badness": badness(r),
                         "scores_text": _scores_text(r.get("scores") or {}),
-                        "player": links.src(_clip(r, info)),
+                        "player": links.src(
+                            _clip(r, info)
+                            if embed_audio
+                            else _playable(run.path, _clip(r, info), copy_clips)
+                        ),
                     }
                     for r in ranked[:worst]
                 ],
@@ -113,5 +149,6 @@ def render_tasks_html(
 def write_tasks_html(run_dir: str | Path, *, embed_audio: bool = False) -> Path:
     """Write the run's ``report.html``; return its path."""
     path = Path(run_dir) / REPORT_HTML
-    write_text_atomic(path, render_tasks_html(run_dir, embed_audio=embed_audio))
+    page = render_tasks_html(run_dir, embed_audio=embed_audio, copy_clips=not embed_audio)
+    write_text_atomic(path, page)
     return path
