@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -165,22 +166,54 @@ def audio_digest(audio: Audio) -> str:
     return digest.hexdigest()
 
 
+def _alternatives(token: TokenLogprob) -> list[tuple[str, float]]:
+    return list(token.top or ((token.token, token.logprob),))
+
+
+def _score_weights(
+    token: TokenLogprob, following: TokenLogprob | None, criterion: Criterion
+) -> dict[int, float]:
+    """Probability per scale value from the score's token (and the next, for two digits)."""
+    weights: dict[int, float] = {}
+
+    def add(value: int, p: float) -> None:
+        if criterion.low <= value <= criterion.high:
+            weights[value] = weights.get(value, 0.0) + p
+
+    for alternative, logprob in _alternatives(token):
+        value = alternative.strip()
+        if not value.isdigit():
+            continue
+        p = math.exp(logprob)
+        if alternative == token.token and following is not None and criterion.high >= 10:
+            for after, after_logprob in _alternatives(following):
+                more = re.match(r"\d+", after)
+                add(int(value + more.group()) if more else int(value), p * math.exp(after_logprob))
+        else:
+            add(int(value), p)
+    return weights
+
+
 def weighted_score(
     form: FormAnswer, logprobs: list[TokenLogprob] | None, criterion: Criterion
 ) -> float | None:
     """Σ p(s)·s / Σ p(s) over the scale's values among the alternatives of the token that
-    holds the score (None when the answer came without logprobs or the token is not found)."""
+    holds the score (None when the answer came without logprobs or the token is not found).
+
+    On a scale that reaches 10 a number can span two tokens (``1`` + ``0``): the mass of the
+    sampled first token is split by the next token's alternatives — a digit continues the
+    number (``10``), anything else ends it (``1``). The other first-token alternatives are
+    whole values."""
     if not logprobs or form.score_at < 0:
         return None
     offset = 0
-    for token in logprobs:
+    for i, token in enumerate(logprobs):
         end = offset + len(token.token)
         if offset <= form.score_at < end:
-            weights: dict[int, float] = {}
-            for alternative, logprob in token.top or ((token.token, token.logprob),):
-                value = alternative.strip()
-                if value.isdigit() and criterion.low <= int(value) <= criterion.high:
-                    weights[int(value)] = weights.get(int(value), 0.0) + math.exp(logprob)
+            if not token.token[form.score_at - offset :].strip()[:1].isdigit():
+                return None  # the offset does not point at the score's digits
+            following = logprobs[i + 1] if i + 1 < len(logprobs) else None
+            weights = _score_weights(token, following, criterion)
             total = sum(weights.values())
             return round(sum(v * p for v, p in weights.items()) / total, 4) if total > 0 else None
         offset = end

@@ -11,7 +11,14 @@ Accepted shapes, each criterion matched by name (case, ``_`` and spaces alike):
   criterion, ``{"score": 4, "explanation": …}``.
 
 A score that is not a whole number (``4.5``), is out of range, a criterion missing or given
-twice, or an empty explanation is an error, never a guess.
+twice, or an empty explanation is an error, never a guess. So is a range or a choice of two
+scores in the lines form (``3-4``, ``3–4``, ``3 to 4``, ``3 or 4``: the second number within
+the scale): the judge is asked once for one score, then the sample is undecided — it is
+never read as the first number.
+
+Each answer keeps where its score stands in the text (``score_at``) so that the logprob
+weighting reads the score's own token: in the JSON form, the value of the criterion's
+``"score"`` key (never a digit of an explanation written before it).
 """
 
 from __future__ import annotations
@@ -44,6 +51,24 @@ _SCORE_TAIL = re.compile(
     r"^\s*(?:\*\*)?\s*" + _NUMBER + r"(?:\s*(?:/|out of)\s*\d+)?(?:\*\*)?\s*(?:[-–—:,.]\s*)?(.*)$",
     re.S | re.I,
 )
+
+
+_RANGE = re.compile(r"^\s*(?:\*\*)?\s*(\d+)\s*(?:-|–|—|to|or)\s*(\d+)(?!\d)", re.I)
+_SCORE_KEY = re.compile(r'(?<!\\)"score"\s*:\s*"?\s*(-?\d+)')
+"""A ``"score"`` key of the JSON answer (a quote inside a string value is escaped)."""
+
+
+def _no_range(criterion: Criterion, tail: str) -> None:
+    """``FormError`` when ``tail`` starts with a range or a choice of two scores."""
+    match = _RANGE.match(tail)
+    if match is None:
+        return
+    first, second = int(match.group(1)), int(match.group(2))
+    if first != second and criterion.low <= second <= criterion.high:
+        raise FormError(
+            f"{criterion.name}: {match.group(0).strip()!r} is a range or a choice of two "
+            "scores; give one whole score"
+        )
 
 
 def _key(name: str) -> str:
@@ -86,15 +111,6 @@ def _check(criterion: Criterion, raw: Any, explanation: Any, at: int) -> FormAns
     return FormAnswer(score, explanation.strip(), at)
 
 
-def _position(text: str, name: str, score: Any) -> int:
-    """Where ``score`` follows the criterion's name in ``text`` (-1 when not found)."""
-    pattern = re.escape(name).replace("_", "[ _]") + r"[^0-9]{0,40}?(\d+)"
-    match = re.search(pattern, text, re.I)
-    if match is None:
-        match = re.search(r"score\W{0,5}(\d+)", text, re.I)
-    return match.start(1) if match is not None and match.group(1) == str(score) else -1
-
-
 def _from_json(body: str, text: str, bound: BoundRubric) -> dict[str, FormAnswer]:
     try:
         data = json.loads(body)
@@ -117,6 +133,7 @@ def _from_json(body: str, text: str, bound: BoundRubric) -> dict[str, FormAnswer
         entries = {_key(bound.criteria[0].name): data}
     else:
         entries = {_key(k): v for k, v in data.items()}
+    positions = _score_positions(text, entries)
     out: dict[str, FormAnswer] = {}
     for c in bound.criteria:
         entry = entries.get(_key(c.name))
@@ -125,7 +142,27 @@ def _from_json(body: str, text: str, bound: BoundRubric) -> dict[str, FormAnswer
         if not isinstance(entry, dict):
             raise FormError(f'{c.name}: expected {{"score": …, "explanation": …}}')
         score = entry.get("score")
-        out[c.name] = _check(c, score, entry.get("explanation"), _position(text, c.name, score))
+        out[c.name] = _check(c, score, entry.get("explanation"), positions.get(_key(c.name), -1))
+    return out
+
+
+def _score_positions(text: str, entries: dict[str, Any]) -> dict[str, int]:
+    """Where each entry's score value stands in ``text``: the n-th ``"score"`` key of the
+    text is the n-th entry's (entries keep the answer's order). When the keys and the entries
+    do not pair up one to one, or a value differs, that score has no position (no weighting,
+    never a digit read from elsewhere)."""
+    scored = [(k, e) for k, e in entries.items() if isinstance(e, dict) and "score" in e]
+    found = list(_SCORE_KEY.finditer(text))
+    if len(found) != len(scored):
+        return {}
+    out: dict[str, int] = {}
+    for (key, entry), match in zip(scored, found, strict=True):
+        value = entry["score"]
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            same = False
+        else:
+            same = str(value).strip() == match.group(1)
+        out[key] = match.start(1) if same else -1
     return out
 
 
@@ -150,6 +187,7 @@ def _from_lines(text: str, bound: BoundRubric) -> dict[str, FormAnswer]:
             raise FormError(f"{c.name}: given twice")
         if hits:
             i, match = hits[0]
+            _no_range(c, match.group(1))
             tail = _SCORE_TAIL.match(match.group(1))
             if tail is None:
                 raise FormError(f"{c.name}: no score after its name")
@@ -175,6 +213,7 @@ def _single(text: str, c: Criterion, lines: list[str], offsets: list[int]) -> Fo
     if len(hits) > 1:
         raise FormError("score given twice")
     i, match = hits[0]
+    _no_range(c, match.group(1))
     tail = _SCORE_TAIL.match(match.group(1))
     if tail is None:
         raise FormError(f"{c.name}: no score after 'Score:'")
