@@ -6,7 +6,9 @@ import pytest
 
 from voxbench.audio.textnorm import (
     ENGLISH_WER_NORMALIZER,
+    SPOKEN_ENGLISH_NORMALIZER,
     normalize_english,
+    normalize_english_spoken,
     normalize_text,
     number_to_words,
 )
@@ -51,7 +53,7 @@ def test_normalize_text(text, normal):
     ("text", "normal"),
     [
         # times written with a dot, as in British English
-        ("Doors open at 9.30", "doors open at nine thirty"),
+        ("Doors open at 9.30 am", "doors open at nine thirty am"),
         ("the talk starts 9.30 am", "the talk starts nine thirty am"),
         ("from 10.05 until 11.45", "from ten oh five until eleven forty five"),
         # times written as bare digits (24-hour or glued to am/pm)
@@ -84,7 +86,7 @@ def test_spoken_times_and_number_ranges_normalise_like_their_written_forms(text,
 @pytest.mark.parametrize(
     ("written", "heard"),
     [
-        ("Doors open at 9.30", "doors open at nine thirty"),
+        ("Doors open at 9.30 am", "doors open at nine thirty am"),
         ("Lunch is at 1245", "Lunch is at 12:45."),
         ("The shuttle leaves at 115pm", "The shuttle leaves at 1:15 p.m."),
         ("Open 1-3pm", "open one to three pm"),
@@ -155,7 +157,7 @@ def test_english_wer_uses_whispers_normaliser(reference, hypothesis, wer):
         ("Doors open at 8:30 a.m.", "doors open at eight thirty am"),
         ("at five o'clock", "at 5:00"),
         ("12:45 p.m.", "twelve forty five pm"),
-        ("at 9.30", "at nine thirty"),
+        ("at 9.30 pm", "at nine thirty pm"),
         ("I can't", "I cannot"),
         ("okay", "OK"),
         ("50 %", "fifty percent"),
@@ -171,7 +173,8 @@ def test_voxbench_adds_what_whispers_normaliser_lacks(written, said):
 
     whisper = EnglishTextNormalizer()
     assert whisper(written) != whisper(said)  # Whisper's normaliser alone leaves an error
-    assert normalize_english(written) == normalize_english(said)
+    assert normalize_english(written) == whisper(written)  # the default is Whisper's exactly
+    assert normalize_english_spoken(written) == normalize_english_spoken(said)
     assert word_error_rate(written, said) == 0.0
 
 
@@ -181,5 +184,31 @@ def test_square_bracketed_tags_are_not_words():
 
 
 def test_english_normaliser_is_named_for_outputs():
-    assert ENGLISH_WER_NORMALIZER == "whisper-english+voxbench"
+    assert ENGLISH_WER_NORMALIZER == "whisper-english"
+    assert SPOKEN_ENGLISH_NORMALIZER == "whisper-english+voxbench"
     assert normalize_english("Hello, World! Um, I'm here.") == "hello world i am here"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "before 1900",
+        "from 2000 to 2010",
+        "at 1200 feet",
+        "1.25 million",
+        "at 1.25 million",
+        "around 2.45 percent",
+        "between 10 and 20",
+        "by 2030 we will",
+        "ages 5-10",
+        "the score was 3-2",
+        "at 9.30",
+        "by 0930",
+    ],
+)
+def test_spoken_forms_never_rewrite_a_number_that_is_not_a_time(text):
+    # Issue 26 item 3: "before 1900" became "before 19", "at 1200 feet" "at 12 feet".
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    assert normalize_english_spoken(text) == EnglishTextNormalizer()(text)
+    assert normalize_english(text) == EnglishTextNormalizer()(text)

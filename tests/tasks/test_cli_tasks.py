@@ -176,8 +176,23 @@ def test_a_narrow_terminal_never_cuts_task_names(monkeypatch, capsys, tmp_path: 
         assert any(name in line for line in lines), (name, out)
     # Piped, each score is one grep-able line (the cells were once folded a character wide).
     (row,) = [line for line in lines if "builtin_speaker_gender" in line and "macro_f1" in line]
-    assert row.split() == ["builtin_speaker_gender", "macro_f1", "↑", "100.00", "[100.0,",
-                           "100.0]", "n=12"]  # fmt: skip
+    # Every record right: a bootstrap has nothing to resample, so no interval is shown.
+    assert row.split() == ["builtin_speaker_gender", "macro_f1", "↑", "100.00", "n=12"]
     (done,) = [line for line in lines if "model requests in" in line]
     (run,) = (tmp_path / "runs" / "tasks").glob("*/run.json")
     assert done.endswith(str(run.parent))  # never cut
+
+
+def test_show_prints_the_inference_phase_and_run_takes_no_cache(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    (tmp_path / "eval.yaml").write_text(
+        "models: [{name: oracle, model: local/oracle}]\ntasks: [builtin_passage_qa]\n"
+    )
+    code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml", "--no-cache")
+    assert code == 0, out
+    (run,) = (tmp_path / "runs" / "tasks").glob("*/run.json")
+    assert json.loads(run.read_text())["no_cache"] is True
+    code, out = voxbench(monkeypatch, capsys, "tasks", "show", str(run.parent))
+    assert code == 0 and "inference: 8 records, 8 requests (0 retries, 0 from the cache)" in out
+    assert "in flight; first request 20" in out

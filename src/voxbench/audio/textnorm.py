@@ -12,8 +12,10 @@ forty five", "one fifteen pm"; a dash between small numbers or times is said "to
 ("after-party", "afterparty", "after party") differ in spacing only, which no single-text
 rule can undo; ``join_compounds`` lines two texts up word by word before they are compared.
 
-WER uses ``normalize_english``: Whisper's English normaliser (the field's reference, which
-expands contractions and writes numbers as digits) after the time rules above.
+WER uses ``normalize_english``: Whisper's English normaliser exactly (the field's reference,
+which expands contractions and writes numbers as digits). ``normalize_english_spoken`` is
+voxbench's named option (``wer_spoken``, the conversation's heard-vs-transcript WER): Whisper's
+after the time rules that cannot touch a number (am/pm, colons) and a few spoken forms.
 ``normalize_text`` (numbers spelled out) stays the spoken form facts are checked in.
 """
 
@@ -141,16 +143,36 @@ def _clock_words(hour: int, minute: int) -> str:
     return f" {number_to_words(hour)} {number_to_words(minute)} "
 
 
-def _spoken_times(t: str) -> str:
-    """Times written with a dot or as bare digits, and dashed ranges, as they are said."""
-    # "1-3pm", "9am-5pm", "10:30–11:15", "ages 5-10": the dash is said "to" (not in dates,
-    # phone numbers or decimals: a side is one or two digits, maybe with minutes).
-    t = re.sub(
-        rf"(?<![\d.:{_DASHES}])({_RANGE_SIDE})(\s?[ap]m)?\s?[{_DASHES}]\s?"
-        rf"(?=({_RANGE_SIDE})(?![\d.:]?\d|\s?[{_DASHES}]\s?\d))",
-        lambda m: f"{m.group(1)}{m.group(2) or ''} to ",
-        t,
-    )
+_AMPM_RANGE = re.compile(
+    rf"(?<![\d.:{_DASHES}])({_RANGE_SIDE})(\s?[ap]m)?\s?[{_DASHES}]\s?"
+    rf"(?=\d{{1,2}}(?:[:.]\d{{2}})?\s?[ap]m\b)"
+)
+"""A dashed range whose end says am/pm ("1-3pm", "9am-5pm", "9.30-11.00 am")."""
+_CLOCK_RANGE = re.compile(
+    rf"(?<![\d.:{_DASHES}])(\d{{1,2}}:\d{{2}})()\s?[{_DASHES}]\s?(?=\d{{1,2}}:\d{{2}}\b)"
+)
+"""A dashed range of clock times ("10:30–11:15")."""
+
+
+def _spoken_times(t: str, *, bare: bool = True) -> str:
+    """Times written with a dot or as bare digits, and dashed ranges, as they are said.
+
+    ``bare=False`` (the WER normaliser ``normalize_english_spoken``) keeps only what cannot be
+    a number: a time with am/pm ("9.30 am", "115pm", "1-3pm") or a colon ("10:30–11:15").
+    "9.30" or "1245" after "at"/"before"/"from"… and "5-10" stay numbers there: "before 1900",
+    "from 2000 to 2010", "at 1200 feet" and "around 2.45 percent" are numbers, not times."""
+    if bare:
+        # "1-3pm", "9am-5pm", "10:30–11:15", "ages 5-10": the dash is said "to" (not in dates,
+        # phone numbers or decimals: a side is one or two digits, maybe with minutes).
+        t = re.sub(
+            rf"(?<![\d.:{_DASHES}])({_RANGE_SIDE})(\s?[ap]m)?\s?[{_DASHES}]\s?"
+            rf"(?=({_RANGE_SIDE})(?![\d.:]?\d|\s?[{_DASHES}]\s?\d))",
+            lambda m: f"{m.group(1)}{m.group(2) or ''} to ",
+            t,
+        )
+    else:
+        for pattern in (_AMPM_RANGE, _CLOCK_RANGE):
+            t = pattern.sub(lambda m: f"{m.group(1)}{m.group(2) or ''} to ", t)
 
     def dotted(m: re.Match[str]) -> str:
         spoken = _time_or_none(m.group(2), m.group(3))
@@ -159,18 +181,21 @@ def _spoken_times(t: str) -> str:
     # "9.30 am", "9.30 to 11.00 am", "at 9.30", "to 11.45"
     t = re.sub(r"()\b(\d{1,2})\.(\d{2})\b(?=\s?to \d{1,2}\.\d{2}\s?[ap]m\b)", dotted, t)
     t = re.sub(r"()\b(\d{1,2})\.(\d{2})\b(?=\s?[ap]m\b)", dotted, t)
-    t = re.sub(rf"(\b{_TIME_WORDS}\s)(\d{{1,2}})\.(\d{{2}})\b(?!\.\d)", dotted, t)
+    if bare:
+        t = re.sub(rf"(\b{_TIME_WORDS}\s)(\d{{1,2}})\.(\d{{2}})\b(?!\.\d)", dotted, t)
     # "115pm", "1245 pm", "at 1245", "by 0930"
     t = re.sub(r"()\b(\d{1,2})(\d{2})\b(?=\s?[ap]m\b)", dotted, t)
-    t = re.sub(rf"(\b{_TIME_WORDS}\s)(\d{{2}})(\d{{2}})\b(?![.,:]\d)", dotted, t)
+    if bare:
+        t = re.sub(rf"(\b{_TIME_WORDS}\s)(\d{{2}})(\d{{2}})\b(?![.,:]\d)", dotted, t)
     return t
 
 
-def _times_said(text: str) -> str:
-    """Lower-cased ``text`` with times, a.m./p.m., o'clock and dotted acronyms as they are said."""
+def _times_said(text: str, *, bare: bool = True) -> str:
+    """Lower-cased ``text`` with times, a.m./p.m., o'clock and dotted acronyms as they are said
+    (``bare``: also "9.30" and "1245" after time words, see ``_spoken_times``)."""
     t = unicodedata.normalize("NFKC", text).lower()
     t = re.sub(r"(?<=\d)\s?([ap])\.?m\b\.?", r" \1m ", t)  # "5pm", "5 p.m." → "5 pm"
-    t = _spoken_times(t)
+    t = _spoken_times(t, bare=bare)
     t = (
         t.replace("\u2019", "'")
         .replace("\u2018", "'")
@@ -216,11 +241,15 @@ def join_compounds(words: list[str], other: list[str]) -> list[str]:
     return out
 
 
-# -- WER: Whisper's English normaliser, with what it lacks ----------------------------------------
+# -- WER: Whisper's English normaliser, and voxbench's spoken-form option ------------------------
 
-ENGLISH_WER_NORMALIZER = "whisper-english+voxbench"
-"""The name outputs give the normaliser of English WER: Whisper's ``EnglishTextNormalizer``
-(package ``whisper-normalizer``) after voxbench's pass over times."""
+ENGLISH_WER_NORMALIZER = "whisper-english"
+"""The name outputs give the default normaliser of English WER: Whisper's
+``EnglishTextNormalizer`` (package ``whisper-normalizer``) exactly, as AU-Harness and the public
+ASR leaderboards apply it."""
+SPOKEN_ENGLISH_NORMALIZER = "whisper-english+voxbench"
+"""The name of the option ``normalize_english_spoken``: Whisper's after voxbench's spoken
+forms (metric ``wer_spoken``; the conversation's heard-vs-transcript WER)."""
 
 
 @cache
@@ -233,17 +262,31 @@ def _whisper_english() -> Callable[[str], str]:
 
 @lru_cache(maxsize=1024)  # WER and CER of one record normalise the same two texts
 def normalize_english(text: str) -> str:
-    """English text as the field compares it for WER: Whisper's English normaliser (contractions
-    expanded, "ninety dollars" → "$90", British → American spelling, fillers and
-    ``[tags]`` out), after voxbench says times the way they are spoken, which Whisper's leaves
-    half-done ("8:30 a.m." → "8 30 a m" but "eight thirty am" → "830 am"; "five o'clock" →
-    "50 clock"), and keeps words in round brackets, which Whisper's drops."""
-    t = _times_said(text)
-    # Whisper's drops text in round brackets as a non-speech note ("(laughs)"); an agent's
-    # "(student ID checked at the door)" is spoken by its TTS. Square-bracketed tags
-    # ("[laughter]") are still dropped.
+    """English text as the field compares it for WER: Whisper's English normaliser and nothing
+    else (contractions expanded, "ninety dollars" → "$90", British → American spelling,
+    fillers and bracketed text out)."""
+    return _whisper_english()(text)
+
+
+@lru_cache(maxsize=1024)
+def normalize_english_spoken(text: str) -> str:
+    """Whisper's English normaliser after voxbench's spoken forms, for text a TTS speaks: each
+    rule below (the README lists them with an example) makes a written form and its spoken
+    form, which Whisper's normalises apart, compare equal; none touches a number that is not
+    a time (what Whisper's gives for "before 1900", "at 1200 feet", "1.25 million" stays).
+
+    - clock times and times with am/pm are said: "8:30 a.m." → "eight thirty am" (Whisper's
+      leaves "8 30 a m" but makes "eight thirty am" "830 am"), "115pm", "9.30 am";
+    - a dash between times is said "to" when the range has am/pm or colons ("1-3pm",
+      "10:30–11:15"); "o'clock" is not a word ("five o'clock" → Whisper's "50 clock");
+    - curly apostrophes are apostrophes ("don’t" → "do not", not "don t");
+    - dotted acronyms are one word ("A.S.R." → "asr", not "a s r");
+    - words in round brackets are kept (an agent's "(ID checked at the door)" is spoken by its
+      TTS; Whisper's drops them as a non-speech note); "[laughter]" is still dropped;
+    - "cannot" → "can not" (as Whisper's expands "can't"); "okay" → "ok"; "50 %" → "50%"."""
+    t = _times_said(text, bare=False)
     t = re.sub(r"[()]", " ", t)
-    t = re.sub(r"\bcannot\b", "can not", t)  # Whisper expands "can't" to "can not"
+    t = re.sub(r"\bcannot\b", "can not", t)
     t = re.sub(r"\bokay\b", "ok", t)
-    t = re.sub(r"(?<=\d)\s+%", "%", t)  # "50 %" and "fifty percent" → "50%"
+    t = re.sub(r"(?<=\d)\s+%", "%", t)
     return _whisper_english()(t)

@@ -1,7 +1,9 @@
 """Word error rate between a reference and a hypothesis, after normalisation.
 
-English text is normalised the way the field does for WER (``normalize_english``, named
-``ENGLISH_WER_NORMALIZER`` in outputs), so "I'm" against "I am" is no error.
+English text is normalised with Whisper's English normaliser after voxbench's spoken forms
+(``normalize_english_spoken``, named ``SPOKEN_ENGLISH_NORMALIZER`` in outputs): what an agent's
+TTS says ("8:30 a.m.", "(ID checked)") against what ASR heard, so "I'm" against "I am" and
+"8:30 a.m." against "eight thirty am" are no error.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 
 import jiwer
 
-from voxbench.audio.textnorm import join_compounds, normalize_english
+from voxbench.audio.textnorm import join_compounds, normalize_english_spoken
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,8 @@ def word_errors(
     if len(refs) != len(hyps):
         raise ValueError(f"{len(refs)} references but {len(hyps)} hypotheses")
     if normalize:
-        refs = [normalize_english(r) for r in refs]
-        hyps = [normalize_english(h) for h in hyps]
+        refs = [normalize_english_spoken(r) for r in refs]
+        hyps = [normalize_english_spoken(h) for h in hyps]
     s = d = i = n = 0
     for ref, hyp in zip(refs, hyps, strict=True):
         ref_words, hyp_words = ref.split(), hyp.split()

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER
+from voxbench.audio.textnorm import SPOKEN_ENGLISH_NORMALIZER
 from voxbench.core.benchmark import Benchmark, ScoringRules, Turn
 from voxbench.core.records import CheckTotals, EndState, Judgment, TurnRecord
 from voxbench.judging.base import JudgeContext, JudgeFindings
@@ -122,7 +122,7 @@ def _facts(turn: Turn, c: TurnChecks, absorbed_root: str | None) -> Judgment:
     if c.speech_wer is not None:
         reasoning += (
             f" (checked on: {c.facts_source}; heard-vs-transcript WER {c.speech_wer:.2f}, "
-            f"{ENGLISH_WER_NORMALIZER} normaliser)"
+            f"{SPOKEN_ENGLISH_NORMALIZER} normaliser)"
         )
     if c.false_claims:
         reasoning += f", {len(c.false_claims)} false claim(s)"
@@ -142,7 +142,9 @@ def _facts(turn: Turn, c: TurnChecks, absorbed_root: str | None) -> Judgment:
             "false_claims": c.false_claims,
             "source": c.facts_source,
             "speech_wer": c.speech_wer,
-            "speech_wer_normalizer": ENGLISH_WER_NORMALIZER if c.speech_wer is not None else None,
+            "speech_wer_normalizer": SPOKEN_ENGLISH_NORMALIZER
+            if c.speech_wer is not None
+            else None,
         },
     )
 

@@ -30,7 +30,12 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from voxbench.audio.textnorm import ENGLISH_WER_NORMALIZER, normalize_english
+from voxbench.audio.textnorm import (
+    ENGLISH_WER_NORMALIZER,
+    SPOKEN_ENGLISH_NORMALIZER,
+    normalize_english,
+    normalize_english_spoken,
+)
 from voxbench.core.errors import ConfigError
 from voxbench.core.stats import pooled_rate_interval, wilson_interval
 from voxbench.metrics import bertscore, diarisation, ifeval, meteor, numeric, refusal, sql
@@ -118,18 +123,28 @@ BASIC_NORMALIZER = "basic"
 basic normaliser drops combining marks, which splits words of Indic scripts)."""
 
 
-def normalizer_for(language: str) -> str:
-    """The name of the normaliser WER/CER use for ``language`` (reported beside the value)."""
-    return ENGLISH_WER_NORMALIZER if language.split("-")[0] == "en" else BASIC_NORMALIZER
+def _english(language: str) -> bool:
+    return language.split("-")[0] == "en"
 
 
-def normalize_for(text: str, language: str) -> str:
-    """English: Whisper's English normaliser plus voxbench's times; others: basic."""
-    return normalize_english(text) if language.split("-")[0] == "en" else basic_normalize(text)
+def normalizer_for(language: str, *, spoken: bool = False) -> str:
+    """The name of the normaliser WER/CER use for ``language`` (reported beside the value);
+    ``spoken``: ``wer_spoken``'s (voxbench's spoken forms before Whisper's, English only)."""
+    if not _english(language):
+        return BASIC_NORMALIZER
+    return SPOKEN_ENGLISH_NORMALIZER if spoken else ENGLISH_WER_NORMALIZER
 
 
-def _units(text: str, language: str, chars: bool) -> list[str]:
-    norm = normalize_for(text, language)
+def normalize_for(text: str, language: str, *, spoken: bool = False) -> str:
+    """English: Whisper's English normaliser exactly (``spoken``: after voxbench's spoken
+    forms, ``audio.textnorm.normalize_english_spoken``); others: basic."""
+    if not _english(language):
+        return basic_normalize(text)
+    return normalize_english_spoken(text) if spoken else normalize_english(text)
+
+
+def _units(text: str, language: str, chars: bool, spoken: bool = False) -> list[str]:
+    norm = normalize_for(text, language, spoken=spoken)
     if language.split("-")[0] in NO_SPACE_LANGUAGES:
         # Characters for WER and CER alike; a space is no unit where the script writes none
         # (a spaced 我想 预订 scored CER 29% against the same characters unspaced).
@@ -157,11 +172,13 @@ def _mixed_edit_stats(prediction: str, ctx: ScoringContext) -> RecordStats:
     return _edit_counts(mixed_units(ctx.reference), mixed_units(prediction), "mixed")
 
 
-def _edit_stats(prediction: str, ctx: ScoringContext, chars: bool) -> RecordStats:
+def _edit_stats(
+    prediction: str, ctx: ScoringContext, chars: bool, spoken: bool = False
+) -> RecordStats:
     return _edit_counts(
-        _units(ctx.reference, ctx.language, chars),
-        _units(prediction, ctx.language, chars),
-        normalizer_for(ctx.language),
+        _units(ctx.reference, ctx.language, chars, spoken),
+        _units(prediction, ctx.language, chars, spoken),
+        normalizer_for(ctx.language, spoken=spoken),
     )
 
 
@@ -665,6 +682,10 @@ METRICS: dict[str, Metric] = {
     for m in (
         Metric("wer", "word error rate (%), normalised; characters for languages without spaces",
                False, lambda p, c: _edit_stats(p, c, chars=False), _ratio_pool),
+        Metric("wer_spoken", "word error rate (%) as wer, English normalised with voxbench's "
+               "spoken forms before Whisper's (times with am/pm or colons said, round-bracket "
+               "text kept, curly apostrophes, dotted acronyms; README)", False,
+               lambda p, c: _edit_stats(p, c, chars=False, spoken=True), _ratio_pool),
         Metric("cer", "character error rate (%), normalised; spaces not counted where the script writes none", False,
                lambda p, c: _edit_stats(p, c, chars=True), _ratio_pool),
         Metric("mer", "mixed error rate (%) of code-switched speech: Han/kana characters and "
