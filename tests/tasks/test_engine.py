@@ -258,3 +258,43 @@ def test_identical_requests_in_flight_are_asked_once(tmp_path: Path, tasks_dir: 
     rows = result.run.rows()
     assert len(rows) == 12 and sum(r["cached"] for r in rows) == 6
     assert result.scores["tasks"]["tiny_again"]["m"]["metrics"]["cer"]["value"] == 0.0
+
+
+def test_a_rerun_against_another_server_asks_it(tmp_path: Path, tasks_dir: Path) -> None:
+    """The cache keys on the servers: same model, same clips, another base_url → requests."""
+    model = "models: [{{name: m, model: vllm/q, base_url: '{url}'}}]\n"
+    first = run_yaml(model.format(url="http://a/v1") + TINY, tmp_path, FakeEndpoints())
+    assert first.requests == 6 and first.cached == 0
+    fakes = FakeEndpoints()
+    second = run_yaml(model.format(url="http://b/v1") + TINY, tmp_path, fakes)
+    assert second.requests == 6 and {c["base_url"] for c in fakes.calls} == {"http://b/v1"}
+    # The same server again (a trailing slash is the same URL): all from the cache.
+    third = run_yaml(model.format(url="http://b/v1/") + TINY, tmp_path, FakeEndpoints())
+    assert third.requests == 0 and third.cached == 6
+    assert third.run.run_info().inference.cached == 6  # type: ignore[union-attr]
+
+
+def test_no_cache_asks_again_and_refreshes_the_cache(tmp_path: Path, tasks_dir: Path) -> None:
+    text = "models: [{name: m, model: vllm/q}]\n" + TINY
+    run_yaml(text, tmp_path, FakeEndpoints())
+    fakes = FakeEndpoints(reply=lambda r: "new " + r.reference)
+    again = run_yaml(text, tmp_path, fakes, use_cache=False)
+    assert again.requests == 6 and again.cached == 0 and len(fakes.calls) == 6
+    assert not any(r["cached"] for r in again.run.rows())
+    assert again.run.info()["no_cache"] is True
+    cached = run_yaml(text, tmp_path, FakeEndpoints())
+    assert cached.requests == 0 and {r["prediction"][:4] for r in cached.run.rows()} == {"new "}
+    assert "no_cache" not in cached.run.info()
+
+
+def test_run_json_records_the_inference_phase(tmp_path: Path, tasks_dir: Path) -> None:
+    text = "models: [{name: m, model: vllm/q, retries: 2, backoff_base_s: 0, max_concurrency: 3}]\n"
+    fakes = FakeEndpoints(fail_first=1, default_latency=0.02)
+    result = run_yaml(text + TINY, tmp_path, fakes)
+    phase = result.run.run_info().inference
+    assert phase is not None
+    assert (phase.records, phase.requests, phase.retries, phase.cached) == (6, 12, 6, 0)
+    assert phase.max_in_flight == 3 == max(fakes.peak.values())
+    assert phase.first_request and phase.last_answer and phase.first_request < phase.last_answer
+    assert phase.seconds is not None and phase.seconds >= 0.04  # two rounds of 20 ms at least
+    assert phase.requests_per_s == round(12 / phase.seconds, 2)

@@ -145,3 +145,27 @@ def test_records_are_the_same_through_the_lean_client_and_httpx(
     ]
     assert untimed[0] == untimed[1]
     assert sorted(bodies[:6]) == sorted(bodies[6:])  # the same bytes sent, too
+
+
+def test_transcription_models_keep_max_concurrency_in_flight(
+    tmp_path: Path, tasks_dir: Path
+) -> None:
+    """Awaited on the event loop (not the default thread pool, whose cores + 4 threads
+    capped them at 6 on 2 cores): the server sees max_concurrency requests at once."""
+    from voxbench.testing.scripts import ListScript
+
+    from .fake_judge import TrackingServer
+
+    for rate in (8000, 11025, 12000, 22050):  # four WAVs of each clip: 30 distinct requests
+        (tasks_dir / "mine" / f"tiny_{rate}.yaml").write_text(
+            f"extends: tiny\nsample_rate: {rate}\n"
+        )
+    server = TrackingServer(ListScript([], transcripts=["hello"]), ttfb_ms=150)
+    with serving(server):
+        text = (
+            f"models: [{{name: w, model: openai/whisper-1, base_url: '{server.url}', "
+            "api_key: sk-x, max_concurrency: 16}]\ntasks: [mine]\ntasks_dirs: [mytasks]\n"
+        )
+        result = run_tasks(parse_config(text, file=None), text, base_dir=tmp_path)
+    assert result.requests == 30 and server.peak == 16
+    assert result.run.run_info().inference.max_in_flight == 16  # type: ignore[union-attr]

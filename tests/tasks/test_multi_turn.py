@@ -66,6 +66,7 @@ def test_each_turn_carries_the_whole_conversation(tmp_path: Path) -> None:
     with serving(FakeOpenAIServer(Followups())) as server:
         result = _run(config(server.url), tmp_path)
         bodies = [r.json() for r in server.requests]
+        port = server.port
     assert len(bodies) == 2 * len(items)  # two turns a record, one request each
     expected = []
     for item in items:
@@ -91,8 +92,8 @@ def test_each_turn_carries_the_whole_conversation(tmp_path: Path) -> None:
     scores = result.scores["tasks"]["builtin_spoken_followups"]["q"]["metrics"]
     assert scores["accuracy"]["value"] == 20.0  # only f0's answer is green
 
-    # Each turn is cached under the conversation so far: a rerun asks nothing.
-    with serving(FakeOpenAIServer(Followups())) as server:
+    # Each turn is cached under the conversation so far: a rerun (same server) asks nothing.
+    with serving(FakeOpenAIServer(Followups(), port=port)) as server:
         again = _run(config(server.url), tmp_path)
         assert server.requests == []
     assert again.requests == 0 and all(r["cached"] for r in again.run.rows())
@@ -245,6 +246,7 @@ def test_every_turn_scored_pools_over_turns(tmp_path: Path) -> None:
 
     with serving(FakeOpenAIServer(Followups())) as server:
         result = _run(config(server.url), tmp_path)
+        port = server.port
     # Turn 1: "Noted." against "Noted." (5 × 0 of 1 word); turn 2: "It is green." against
     # one word: 2 errors for f0, 3 for the others. Pooled over the 10 turns: 14 / 10.
     wer = result.scores["tasks"]["mt"]["q"]["metrics"]["wer"]
@@ -252,7 +254,7 @@ def test_every_turn_scored_pools_over_turns(tmp_path: Path) -> None:
     row = next(r for r in result.run.rows() if r["id"] == "f0")
     assert [t["scores"]["wer"]["errors"] for t in row["turns"]] == [0, 2]
     # Other metrics later: the turns are scored again from their kept replies, asking nothing.
-    with serving(FakeOpenAIServer(Followups())) as server:
+    with serving(FakeOpenAIServer(Followups(), port=port)) as server:  # the same server
         again = _run(config(server.url, ", metrics: [cer]"), tmp_path)
         assert server.requests == []
     assert again.scores["tasks"]["mt"]["q"]["metrics"]["cer"]["n"] == 10

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
+import os
+import pickle
+import signal
+import struct
+import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -196,3 +203,189 @@ def test_workers_encode_the_request_bodies_the_client_would_send(
     assert len(there_sent) > 13  # chunked clips: several requests for some records
     assert not any(here_prepared) and all(there_prepared)
     assert bodies_built == []  # the encoding happened in the worker processes, not here
+
+
+class _Trouble(_CountingPool):
+    """Does ``trouble(pid)`` to the worker of the ``at``-th clip it is asked to prepare."""
+
+    at: ClassVar[int] = 4
+    trouble: ClassVar[Any] = None
+
+    def _submit(self, kind: str, *args: Any) -> Any:
+        future = super()._submit(kind, *args)
+        if kind == "prepare" and self.asked.count("prepare") == self.at:
+            for worker in self._workers:
+                type(self).trouble(worker.process.pid)
+        return future
+
+
+def _troubled_run(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch, trouble: Any
+) -> tuple[Any, list[str]]:
+    monkeypatch.setattr(engine_module, "POOL_MIN_RECORDS", 0)
+    monkeypatch.setattr(engine_module, "POOL_FIRST", True)
+    monkeypatch.setattr(engine_module, "WorkerPool", _Trouble)
+    monkeypatch.setattr(_Trouble, "trouble", staticmethod(trouble))
+    _CountingPool.asked.clear()
+    fakes = FakeEndpoints(reply=lambda r: r.reference.upper() + " extra")
+    result = run_yaml(CONFIG + f"output_dir: {name}\n", tmp_path, fakes)
+    rows = sorted(
+        json.dumps({k: v for k, v in row.items() if k != "latency_s"}, sort_keys=True)
+        for row in result.run.rows()
+    )
+    return result, rows
+
+
+def test_a_worker_that_dies_mid_run_costs_nothing(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed while it holds requests: they are done in the engine's process, and so is the
+    rest of the run (the records are those of a run without workers)."""
+    _tasks(tasks_dir)
+    _, here_rows, _ = _run(tmp_path, "here", False, monkeypatch)
+    result, rows = _troubled_run(
+        tmp_path, "killed", monkeypatch, lambda pid: os.kill(pid, signal.SIGKILL)
+    )
+    assert rows == here_rows and result.run.info()["status"] == "finished"
+
+
+def test_a_worker_stopped_and_continued_mid_run(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-Z then ``fg`` (SIGSTOP, SIGCONT): the run completes with the same records."""
+    _tasks(tasks_dir)
+    _, here_rows, _ = _run(tmp_path, "here", False, monkeypatch)
+
+    def stop_then_continue(pid: int) -> None:
+        os.kill(pid, signal.SIGSTOP)
+        threading.Timer(0.3, os.kill, (pid, signal.SIGCONT)).start()
+
+    result, rows = _troubled_run(tmp_path, "stopped", monkeypatch, stop_then_continue)
+    assert rows == here_rows and result.run.info()["status"] == "finished"
+
+
+class _Dribble(io.RawIOBase):
+    """A pipe end that writes or reads at most ``step`` bytes a call (a stopped and continued
+    process's pipe write returns short)."""
+
+    def __init__(self, data: bytes = b"", step: int = 1000) -> None:
+        self.data, self.out, self.step = data, bytearray(), step
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def write(self, chunk: Any) -> int:
+        part = bytes(chunk[: self.step])
+        self.out += part
+        return len(part)
+
+    def readinto(self, buffer: Any) -> int:
+        size = min(self.step, len(buffer))
+        part, self.data = self.data[:size], self.data[size:]
+        buffer[: len(part)] = part
+        return len(part)
+
+
+def test_a_worker_writes_and_reads_whole_frames_through_short_writes(tasks_dir: Path) -> None:
+    from voxbench.metrics.registry import ScoringContext
+    from voxbench.tasks.engine import pool as pool_module
+
+    context = ScoringContext("one two three", "en", "", "")
+    requests = b"".join(
+        _frame(pickle.dumps(("score", i, [(["wer"], "one two " + "x" * 3000 * i, context)])))
+        for i in range(3)
+    )
+    source, sink = _Dribble(requests, step=700), _Dribble(step=1000)
+    pool_module._serve(source, sink)  # type: ignore[arg-type]
+    stream = io.BytesIO(bytes(sink.out))
+    assert stream.read(4) == _frame(b"")  # ready
+    answers = []
+    while head := stream.read(4):
+        (size,) = struct.unpack(">I", head)
+        answers.append(pickle.loads(stream.read(size)))
+    assert [a[0] for a in answers] == [0, 1, 2] and all(a[1] for a in answers)
+
+
+def _frame(message: bytes) -> bytes:
+    return struct.pack(">I", len(message)) + message
+
+
+def test_torn_answers_drop_the_worker_instead_of_hanging() -> None:
+    """Garbage on a worker's output: its requests fail with WorkerLost (the engine redoes
+    them), the pool is no longer ready, and closing it does not wait forever."""
+    from voxbench.metrics.registry import ScoringContext
+    from voxbench.tasks.engine.pool import WorkerLost
+
+    async def main() -> None:
+        pool = WorkerPool(1)
+        await pool.start()
+        try:
+            (worker,) = pool._workers
+            assert worker.process.stdout is not None
+            os.kill(worker.process.pid, signal.SIGSTOP)  # its answer cannot come first
+            future = pool._submit("score", [(["wer"], "a", ScoringContext("a", "en", "", ""))])
+            worker.process.stdout.feed_data(_frame(b"\x80\x05 not a pickle"))
+            with pytest.raises(WorkerLost):
+                await asyncio.wait_for(future, 5)
+            assert not pool.ready and pool.lost == 1
+            with pytest.raises(WorkerLost):
+                await asyncio.wait_for(pool._submit("score", []), 5)
+        finally:
+            await asyncio.wait_for(pool.aclose(), 10)
+
+    asyncio.run(main())
+
+
+def test_the_first_ctrl_c_stops_a_run_whose_worker_is_stuck(
+    tmp_path: Path, tasks_dir: Path
+) -> None:
+    """A worker stopped for good holds requests: one SIGINT ends the run (exit 130, the run
+    marked interrupted), and ``--resume`` finishes it."""
+    import subprocess
+    import sys
+    import time
+
+    _tasks(tasks_dir)
+    script = tmp_path / "stuck.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent.parent.parent)!r})\n"
+        "from pathlib import Path\n"
+        "from tests.tasks.conftest import FakeEndpoints, run_yaml\n"
+        "from voxbench.tasks.engine import work_queue as engine\n"
+        "from voxbench.tasks.engine.pool import WorkerPool\n"
+        "class Stuck(WorkerPool):\n"
+        "    def _submit(self, kind, *args):\n"
+        "        future = super()._submit(kind, *args)\n"
+        "        for worker in self._workers:\n"
+        "            os.kill(worker.process.pid, signal.SIGSTOP)\n"
+        "        Path(sys.argv[1], 'stuck').touch()\n"
+        "        return future\n"
+        "engine.POOL_MIN_RECORDS, engine.POOL_FIRST, engine.WorkerPool = 0, True, Stuck\n"
+        f"text = {CONFIG!r}\n"
+        "try:\n"
+        "    run_yaml(text, Path(sys.argv[1]), FakeEndpoints())\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.exit(130)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen([sys.executable, str(script), str(tmp_path)], cwd=tmp_path, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "stuck").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.kill(process.pid, signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+    (run_json,) = (tmp_path / "runs" / "tasks").glob("*/run.json")
+    assert json.loads(run_json.read_text())["status"] == "interrupted"
+    fakes = FakeEndpoints(reply=lambda r: r.reference.upper() + " extra")
+    result = run_tasks(None, "", resume=run_json.parent, endpoint_factory=fakes.factory)
+    assert result.run.info()["status"] == "finished"
+    assert len(result.run.rows()) == 14

@@ -129,6 +129,11 @@ def run_command(
         "--ray-address",
         help="With --executor ray: auto, ray://host:10001, or none for a local Ray.",
     ),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Ask every request again instead of reusing the cached answers (they are replaced).",
+    ),
 ) -> None:
     """Run models × tasks × metrics; write runs/tasks/<timestamp>_<id>/ and print the table."""
     from voxbench.scale.executors import make_executor
@@ -171,6 +176,7 @@ def run_command(
             progress=progress.update,
             on_plan=progress.start,
             sharded=sharded,
+            use_cache=not no_cache,
         )
     finally:
         progress.stop()
@@ -180,8 +186,10 @@ def run_command(
         [m.name for m in result.run.run_info().models],
         console,
     )
+    from_cache = f", {result.cached} answers from the cache" if result.cached else ""
     console.print(
-        f"{result.requests} model requests in {seconds:.1f} s → {escape(str(result.run.path))}",
+        f"{result.requests} model requests{from_cache} in {seconds:.1f} s"
+        f" → {escape(str(result.run.path))}",
         highlight=False,
         soft_wrap=True,  # the path stays whole, to copy
     )
@@ -277,8 +285,8 @@ def show_command(
     ),
 ) -> None:
     """Per-record table: audio, reference, prediction, scores (errors shown as errors)."""
-    from voxbench.tasks.run import find_run
     from voxbench.core.taskrun import latest_rows
+    from voxbench.tasks.run import find_run
 
     found = find_run(run)
     info = found.info()
@@ -296,6 +304,9 @@ def show_command(
         f"{len(rows)} records shown",
         soft_wrap=True,
     )
+    inference = found.run_info().inference
+    if inference is not None:
+        console.print(_inference_text(inference), highlight=False, soft_wrap=True)
     columns = [Column(name, name=True) for name in ("task", "model", "id", "audio")]
     columns += [Column("reference"), Column("prediction"), Column("scores")]
     records = Listing("records", "Records", columns)
@@ -363,6 +374,22 @@ def import_config_command(
     output.write_text(text, encoding="utf-8")
     ready = "" if imported.runnable else " (no task or model mapped: edit it before running)"
     report.print(f"wrote {escape(str(output))}{ready}", highlight=False, soft_wrap=True)
+
+
+def _inference_text(phase: Any) -> str:
+    """The last pass's inference phase in one line (``run.json``'s ``inference``)."""
+    text = (
+        f"inference: {phase.records} records, {phase.requests} requests "
+        f"({phase.retries} retries, {phase.cached} from the cache), "
+        f"at most {phase.max_in_flight} in flight"
+    )
+    if phase.first_request and phase.last_answer:
+        rate = f", {phase.requests_per_s:g}/s" if phase.requests_per_s else ""
+        text += (
+            f"; first request {phase.first_request}, last answer {phase.last_answer}"
+            f" ({phase.seconds:g} s{rate})"
+        )
+    return text
 
 
 def _score_text(scores: dict[str, Any]) -> str:

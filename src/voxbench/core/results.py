@@ -182,6 +182,22 @@ class TaskDataset(_Open):
     metrics: list[str] = Field(default_factory=list)
 
 
+class TaskInference(_Open):
+    """A task run's inference phase, its last pass (``run.json``'s ``inference``): when the
+    first request was sent and the last answer came (UTC, ms), the requests made (retries
+    included), the records answered from the cache, and the most requests in flight at once."""
+
+    first_request: str | None = None
+    last_answer: str | None = None
+    seconds: float | None = None
+    records: int = 0
+    requests: int = 0
+    retries: int = 0
+    cached: int = 0
+    max_in_flight: int = 0
+    requests_per_s: float | None = None
+
+
 class TaskRunInfo(_Open):
     """A task run's ``run.json``."""
 
@@ -194,6 +210,8 @@ class TaskRunInfo(_Open):
     models: list[TaskModelEntry] = Field(default_factory=list)
     tasks: dict[str, TaskDataset] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
+    inference: TaskInference | None = None
+    """The last pass's requests (runs before it was recorded: None)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 

@@ -27,7 +27,8 @@ WORD_TIMESTAMP_MODELS = ("whisper-1",)  # the gpt-4o transcribe models only answ
 
 
 class _OpenAIAudioClient:
-    """Key, base URL and one blocking HTTP client, shared by both engines."""
+    """Key, base URL and one blocking HTTP client, shared by both engines (and an async one,
+    made on first use, for callers on an event loop: ``apost``)."""
 
     def __init__(
         self,
@@ -36,6 +37,7 @@ class _OpenAIAudioClient:
         base_url: str | None,
         timeout: float,
         http_client: httpx.Client | None,
+        max_connections: int | None = None,
     ) -> None:
         if api_key:
             remember_secret(api_key)
@@ -45,6 +47,10 @@ class _OpenAIAudioClient:
         )
         self._client = http_client or make_http_client(timeout, sync=True)
         self._headers = {"Authorization": f"Bearer {key}"}
+        self._timeout = timeout
+        self.max_connections = max_connections
+        """Kept-alive connections of the async client (None: httpx's default)."""
+        self._async: httpx.AsyncClient | None = None
 
     def post(self, path: str, **kwargs: Any) -> httpx.Response:
         """POST once; a failure raises a ``ProviderError`` classified by ``providers.http``.
@@ -60,8 +66,27 @@ class _OpenAIAudioClient:
         raise_for_status(response, provider=f"POST {url}", key_vars=("OPENAI_API_KEY",))
         return response
 
+    async def apost(self, path: str, **kwargs: Any) -> httpx.Response:
+        """``post`` on the async client: as many requests in flight as the caller awaits
+        (``max_connections`` of them on kept-alive connections), no thread each."""
+        if self._async is None:
+            self._async = make_http_client(self._timeout, max_connections=self.max_connections)
+        url = f"{self.base_url}{path}"
+        try:
+            response = await self._async.post(url, headers=self._headers, **kwargs)
+        except httpx.HTTPError as exc:
+            raise classify_exception(exc, provider=f"POST {url}") from exc
+        raise_for_status(response, provider=f"POST {url}", key_vars=("OPENAI_API_KEY",))
+        return response
+
     def close(self) -> None:
         self._client.close()
+
+    async def aclose(self) -> None:
+        """Close both clients."""
+        self._client.close()
+        if self._async is not None:
+            await self._async.aclose()
 
 
 class OpenAISpeech:
@@ -122,17 +147,45 @@ class OpenAITranscription:
         base_url: str | None = None,
         timeout: float = 120.0,
         http_client: httpx.Client | None = None,
+        max_connections: int | None = None,
     ) -> None:
         self.name = f"openai/{model}"
         self.model = model
         self.language = language
         self.prompt = prompt
         self._api = _OpenAIAudioClient(
-            f"transcription with {self.name}", api_key, base_url, timeout, http_client
+            f"transcription with {self.name}",
+            api_key,
+            base_url,
+            timeout,
+            http_client,
+            max_connections,
         )
 
     def transcribe(self, audio: Audio) -> Transcript:
         """Text (and word timings with whisper-1) of ``audio``."""
+        response = self._api.post("/audio/transcriptions", **self._request(audio))
+        return _parse_transcription(self.name, response)
+
+    async def atranscribe(self, audio: Audio) -> Transcript:
+        """``transcribe`` on the event loop (the async HTTP client)."""
+        response = await self._api.apost("/audio/transcriptions", **self._request(audio))
+        return _parse_transcription(self.name, response)
+
+    def keep_connections(self, count: int) -> None:
+        """Keep ``count`` connections alive in the async client (its requests in flight)."""
+        self._api.max_connections = count
+
+    def close(self) -> None:
+        """Close the blocking HTTP client."""
+        self._api.close()
+
+    async def aclose(self) -> None:
+        """Close both HTTP clients."""
+        await self._api.aclose()
+
+    def _request(self, audio: Audio) -> dict[str, Any]:
+        """The multipart form of a transcription request."""
         buffer = io.BytesIO()
         sf.write(
             buffer, audio.mono().resampled(UPLOAD_RATE).samples, UPLOAD_RATE, "PCM_16", format="WAV"
@@ -148,12 +201,7 @@ class OpenAITranscription:
             fields["language"] = self.language
         if self.prompt:
             fields["prompt"] = self.prompt
-        response = self._api.post(
-            "/audio/transcriptions",
-            data=fields,
-            files={"file": ("audio.wav", buffer.getvalue(), "audio/wav")},
-        )
-        return _parse_transcription(self.name, response)
+        return {"data": fields, "files": {"file": ("audio.wav", buffer.getvalue(), "audio/wav")}}
 
 
 def _parse_transcription(name: str, response: httpx.Response) -> Transcript:

@@ -28,7 +28,7 @@ from voxbench.scale.ray_executor import (
     import_ray,
 )
 from voxbench.tasks.engine.shards import run_shard
-from voxbench.tasks.run import Answered, config_of_run
+from voxbench.tasks.run import Answered, config_of_run, merged_inference
 
 
 def ray_shards(
@@ -62,7 +62,12 @@ def ray_shards(
                 f"`voxbench tasks run --resume {run.path}` answers only the missing records"
             )
         answered = [r for r in results if isinstance(r, Answered)]
-        return Answered(sum(a.requests for a in answered), _summed_judges(answered))
+        return Answered(
+            sum(a.requests for a in answered),
+            _summed_judges(answered),
+            sum(a.cached for a in answered),
+            merged_inference([a.inference for a in answered]),
+        )
 
     return answer
 

@@ -18,6 +18,7 @@ from voxbench.core.taskrun import RUN_JSON, TaskRunDirectory
 from voxbench.core.versions import run_versions
 from voxbench.metrics.registry import metric_setup
 from voxbench.providers.ratelimit import LocalPacer, current_pacer, install_pacer
+from voxbench.report.tasks import markdown_report
 from voxbench.store import index_finished_run
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.config import EvalConfig, parse_config
@@ -25,7 +26,6 @@ from voxbench.tasks.engine.cache import ResponseCache
 from voxbench.tasks.engine.work_queue import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
 from voxbench.tasks.plan import Plan, build_plan
-from voxbench.report.tasks import markdown_report
 from voxbench.tasks.scores import compute_scores
 
 CACHE_FILE = "cache.sqlite"
@@ -42,6 +42,10 @@ class TaskRunResult:
     scores: dict[str, Any]
     requests: int
     """Endpoint calls made by this invocation (0 when everything came from the cache)."""
+    cached: int = 0
+    """Records this invocation answered from the response cache."""
+    inference: dict[str, Any] = field(default_factory=dict)
+    """This invocation's inference phase (``run.json``'s ``inference``)."""
 
 
 def run_tasks(
@@ -57,6 +61,7 @@ def run_tasks(
     on_plan: Callable[[Plan], None] | None = None,
     endpoint_factory: Any = None,
     sharded: Callable[[TaskRunDirectory], Answered] | None = None,
+    use_cache: bool = True,
 ) -> TaskRunResult:
     """Run ``config`` into a new run directory, or continue ``resume`` (its own config).
 
@@ -65,6 +70,8 @@ def run_tasks(
     (``run_shard``), which are merged into ``records.jsonl`` before the scores are computed.
     ``dataset_dirs`` (``--dataset-dir``) add to and win over the config's ``dataset_dirs``;
     ``run.json`` keeps them all, absolute, so a resumed or sharded run reads the same copies.
+    ``use_cache=False`` (``--no-cache``) asks every request again (the new replies are
+    stored); ``run.json``'s ``no_cache`` says so to the shards of a sharded run.
     """
     if resume is None and config is None:
         raise ValueError("run_tasks needs a config unless it resumes a run")
@@ -128,6 +135,9 @@ def run_tasks(
             "status": "running",
             "resumed": info.get("resumed", 0) + (resume is not None),
         }
+        info.pop("no_cache", None)
+        if not use_cache:
+            info["no_cache"] = True
         run.write_info(info)
         try:
             if sharded is None:
@@ -138,6 +148,7 @@ def run_tasks(
                     answered = answer_records(
                         plan, config, run, run.append, done, judge_client,
                         progress=progress, endpoint_factory=endpoint_factory,
+                        use_cache=use_cache,
                     )  # fmt: skip
                 finally:
                     install_pacer(previous)
@@ -162,13 +173,15 @@ def run_tasks(
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         info.update(answered.judges)
+        if answered.inference:
+            info["inference"] = answered.inference
         run.write_info(info)
         report = markdown_report(
             TaskRunInfo.model_validate(info), TaskScores.model_validate(scores)
         )
         run.write_outputs(rows, scores, report)
     index_finished_run(run.path)
-    return TaskRunResult(run, plan, scores, answered.requests)
+    return TaskRunResult(run, plan, scores, answered.requests, answered.cached, answered.inference)
 
 
 @dataclass
@@ -178,6 +191,35 @@ class Answered:
     requests: int
     judges: dict[str, Any] = field(default_factory=dict)
     """``run.json``'s ``judge`` / ``audio_judge`` entries (model and counts)."""
+    cached: int = 0
+    """Records answered from the response cache."""
+    inference: dict[str, Any] = field(default_factory=dict)
+    """The inference phase (``InferencePhase.as_info``): ``run.json``'s ``inference``."""
+
+
+def merged_inference(phases: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shards' inference phases as one run's: counts added, the first request's and the
+    last answer's times, the largest shard's high-water mark (``max_in_flight``: per shard)."""
+    phases = [p for p in phases if p]
+    if not phases:
+        return {}
+    firsts = [p["first_request"] for p in phases if p.get("first_request")]
+    lasts = [p["last_answer"] for p in phases if p.get("last_answer")]
+    first, last = (min(firsts), max(lasts)) if firsts and lasts else (None, None)
+    seconds = None
+    if first and last:
+        span = datetime.fromisoformat(last) - datetime.fromisoformat(first)
+        seconds = round(span.total_seconds(), 3)
+    requests = sum(p.get("requests", 0) for p in phases)
+    return {
+        "first_request": first,
+        "last_answer": last,
+        "seconds": seconds,
+        **{k: sum(p.get(k, 0) for p in phases) for k in ("records", "requests", "retries")},
+        "cached": sum(p.get("cached", 0) for p in phases),
+        "max_in_flight": max(p.get("max_in_flight", 0) for p in phases),
+        "requests_per_s": round(requests / seconds, 2) if seconds else None,
+    }
 
 
 def config_of_run(
@@ -208,11 +250,13 @@ def answer_records(
     *,
     progress: Progress | None = None,
     endpoint_factory: Any = None,
+    use_cache: bool = True,
 ) -> Answered:
     """Answer and score every planned record not in ``done``, rows to ``append`` (the
-    response cache and audio judgments beside the run directory)."""
+    response cache and audio judgments beside the run directory; ``use_cache=False``: the
+    cache is written, not read)."""
     output_dir = run.path.parent
-    cache = ResponseCache(output_dir / CACHE_FILE)
+    cache = ResponseCache(output_dir / CACHE_FILE, read=use_cache)
     try:
         kwargs = {"endpoint_factory": endpoint_factory} if endpoint_factory else {}
         judge = None
@@ -241,7 +285,8 @@ def answer_records(
         judges["judge"] = {"model": judge.config.model, **asdict(judge.stats)}
     if audio_judge is not None:
         judges["audio_judge"] = {"model": audio_judge.config.model, **asdict(audio_judge.stats)}
-    return Answered(engine.requests, judges)
+    inference = engine.phase.as_info(engine.requests, engine.cached, engine.answered)
+    return Answered(engine.requests, judges, engine.cached, inference)
 
 
 def find_run(name: str, output_dir: Path = Path("runs/tasks")) -> TaskRunDirectory:

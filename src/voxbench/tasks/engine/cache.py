@@ -2,9 +2,11 @@
 
 One SQLite file beside the run directories (``<output_dir>/cache.sqlite``), shared by every
 run: a resumed run, or a new run that only changes metrics, finds every reply it already paid
-for. The key hashes the model's ``provider/model`` and api, the rendered prompt and system
-text, the generation params and the WAV bytes sent (so resampling and cutting are in it) —
-not the endpoint, since every endpoint of a pool serves the same model.
+for. The key hashes the model's ``provider/model`` and api, the servers of its pool (their
+base URLs: a rerun against another server asks it), the rendered prompt and system text, the
+generation params and the WAV bytes sent (so resampling and cutting are in it). The pool's
+servers are keyed as one set: any endpoint of a pool serves the same model.
+``read=False`` (``tasks run --no-cache``) asks every request again and stores the new replies.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def request_key(payload: dict[str, Any]) -> str:
 class ResponseCache:
     """Replies by request key, in SQLite (WAL: readers never block the writer)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         # Replies are written and committed in batches (``commit``): records.jsonl, flushed per
@@ -41,6 +43,8 @@ class ResponseCache:
             "CREATE TABLE IF NOT EXISTS responses "
             "(key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL, stored REAL NOT NULL)"
         )
+        self.read = read
+        """False: ``get`` finds nothing (every request is made again; ``put`` still stores)."""
         self.hits = 0
         self.misses = 0
         self._pending: dict[str, tuple[str, str, str, float]] = {}
@@ -48,7 +52,10 @@ class ResponseCache:
         self._committed_at = time.monotonic()
 
     def get(self, key: str) -> str | None:
-        """The stored reply for ``key``, or None."""
+        """The stored reply for ``key``, or None (always None when not ``read``)."""
+        if not self.read:
+            self.misses += 1
+            return None
         pending = self._pending.get(key)
         if pending is not None:
             self.hits += 1

@@ -9,6 +9,8 @@ pipeline (extraction, metrics, outputs) scores a perfect model at 100%.
 from __future__ import annotations
 
 import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -19,7 +21,7 @@ from voxbench.providers.completion import (
     AudioConversationRequest,
     ConversationTurn,
 )
-from voxbench.providers.registry import Role, make, resolve_name
+from voxbench.providers.registry import Role, find_provider, make, resolve_name
 from voxbench.tasks.config import EndpointConfig, ModelConfig
 from voxbench.tasks.engine.prepare import decode_encoded
 from voxbench.tasks.spec import Generation
@@ -90,6 +92,23 @@ def model_api(model: ModelConfig, *, field: str) -> Api:
     return "transcription" if asr_like else "chat"
 
 
+def served_by(model: ModelConfig) -> list[str]:
+    """The servers that answer ``model`` (the response cache keys on them): each endpoint's
+    ``base_url`` (no trailing ``/``), else the URL its provider would use (the env var that
+    overrides the default, or the default). ``local/...`` models are served here: none."""
+    if model.model == ORACLE or model.model.startswith("local/"):
+        return []
+    urls = set()
+    provider = find_provider(model.model.replace(":", "/", 1).partition("/")[0])
+    for endpoint in model.pool():
+        url = endpoint.base_url
+        if not url and provider is not None:
+            found = (os.environ.get(v) for v in provider.base_url_vars)
+            url = next((v for v in found if v), None) or provider.default_base_url or ""
+        urls.add(url.rstrip("/"))
+    return sorted(urls)
+
+
 class ChatEndpoint:
     """An audio-in completion provider (OpenAI-compatible ``input_audio``, Gemini inline audio)."""
 
@@ -151,7 +170,13 @@ class ChatEndpoint:
 
 
 class TranscriptionEndpoint:
-    """An ASR engine (``local/whisper-tiny.en``, OpenAI ``/audio/transcriptions``); no prompt."""
+    """An ASR engine (``local/whisper-tiny.en``, OpenAI ``/audio/transcriptions``); no prompt.
+
+    An engine with ``atranscribe`` (OpenAI's) is awaited on the event loop, like the chat
+    clients, with ``max_concurrency`` kept-alive connections; a blocking one (a CPU model, a
+    vendor's sync client) runs in this endpoint's own ``max_concurrency`` threads: never the
+    loop's default pool, whose few threads (cores + 4) would cap the requests in flight.
+    """
 
     def __init__(self, model: ModelConfig, endpoint: EndpointConfig) -> None:
         kwargs: dict[str, Any] = {}
@@ -162,11 +187,25 @@ class TranscriptionEndpoint:
             if endpoint.api_key:
                 kwargs["api_key"] = endpoint.api_key
         self.engine = make(Role.ASR, model.model, **kwargs)
+        self._async = getattr(self.engine, "atranscribe", None)
+        connections = getattr(self.engine, "keep_connections", None)
+        if callable(connections):
+            connections(endpoint.max_concurrency)
+        self._threads = (
+            ThreadPoolExecutor(endpoint.max_concurrency, thread_name_prefix="voxbench-asr")
+            if self._async is None
+            else None
+        )
+
+    async def _transcribe(self, audio: Audio) -> str:
+        if self._async is not None:
+            return str((await self._async(audio)).text)
+        loop = asyncio.get_running_loop()
+        transcript = await loop.run_in_executor(self._threads, self.engine.transcribe, audio)
+        return str(transcript.text)
 
     async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
-        # The engines block (a CPU model, a sync HTTP client): keep them off the event loop.
-        transcript = await asyncio.to_thread(self.engine.transcribe, audio)
-        return transcript.text
+        return await self._transcribe(audio)
 
     async def converse(self, turns: tuple[ConversationTurn, ...], request: Prompted) -> str:
         """A transcription model hears no conversation: it transcribes the last turn's audio
@@ -174,11 +213,15 @@ class TranscriptionEndpoint:
         wav = turns[-1].audio_wav
         if wav is None:
             return ""
-        audio = decode_encoded(wav, None, "turn audio")
-        transcript = await asyncio.to_thread(self.engine.transcribe, audio)
-        return transcript.text
+        return await self._transcribe(decode_encoded(wav, None, "turn audio"))
 
     async def aclose(self) -> None:
+        if self._threads is not None:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+        aclose = getattr(self.engine, "aclose", None)
+        if callable(aclose):
+            await aclose()
+            return
         close = getattr(self.engine, "close", None)
         if callable(close):
             await asyncio.to_thread(close)

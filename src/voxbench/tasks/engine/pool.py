@@ -9,14 +9,23 @@ and reads the pipes (no thread in the engine's process). A worker runs the same 
 engine runs in-process (``prepare_clip``, each metric's ``score``, the client's
 ``body_builder``), so results are the same bytes. Building the request bodies here (base64
 and JSON, ~0.1 ms a clip) leaves the event loop only sending them.
+
+A worker writes and reads whole frames (a pipe write of more than the pipe's 64 kB can
+return short when the process is stopped and continued: Ctrl-Z then ``fg``, a debugger).
+A worker whose answers cannot be read (it died, or its framing broke) is dropped: its
+pending requests fail with ``WorkerLost`` and the engine does that work in its own process,
+so the run goes on; the pool is then no longer ``ready`` and the engine stops using it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import logging
 import os
 import pickle
+import select
 import signal
 import struct
 import sys
@@ -27,13 +36,26 @@ from voxbench.core.errors import VoxbenchError
 from voxbench.metrics.registry import ScoringContext, score_reply
 from voxbench.tasks.engine.prepare import BodySpec, Cut, Prepared, decode_encoded, prepare_clip
 
+log = logging.getLogger(__name__)
+
 _FRAME = struct.Struct(">I")
+_MAX_FRAME = 1 << 30
+"""A frame longer than this is a torn one (a clip's answer is ~100 kB)."""
 _READ_BUFFER = 4 << 20
 """Bytes a worker's answers may queue in the engine's reader before the pipe is paused: an
 answer (a clip's WAVs or request bodies) is ~50–100 kB, past asyncio's 64 kB default, which
 would pause and resume reading around every one."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 """Where ``voxbench`` is imported from: put on the workers' path."""
+
+
+CLOSE_WAIT_S = 2.0
+"""How long ``aclose`` waits for a worker to exit once its input is closed, before killing it
+(a stopped worker never would)."""
+
+
+class WorkerLost(Exception):
+    """A worker process ended or its answers could not be read: do the work here instead."""
 
 
 class PrepareError(VoxbenchError):
@@ -54,6 +76,7 @@ class _Worker:
         self.process = process
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.reader: asyncio.Task[None] | None = None
+        self.lost = False
 
 
 class WorkerPool:
@@ -85,28 +108,59 @@ class WorkerPool:
         would cost the event loop and the workers more than the scoring of a short one)."""
         if not replies:
             return []
-        parts = min(len(self._workers), len(replies))
+        parts = max(1, min(len(self._workers) - self.lost, len(replies)))
         size = -(-len(replies) // parts)
         chunks = [replies[i : i + size] for i in range(0, len(replies), size)]
-        scored = await asyncio.gather(*(self._submit("score", chunk) for chunk in chunks))
-        return [stats for chunk in scored for stats in chunk]
+        scored = await asyncio.gather(
+            *(self._submit("score", chunk) for chunk in chunks), return_exceptions=True
+        )
+        for outcome in scored:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return [stats for chunk in scored for stats in chunk]  # type: ignore[union-attr]
 
     def _submit(self, kind: str, *args: Any) -> asyncio.Future[Any]:
-        assert self._workers, "start the pool first"
-        worker = min(self._workers, key=lambda w: len(w.pending))
-        ident = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        alive = [w for w in self._workers if not w.lost]
+        if not alive:
+            future.set_exception(WorkerLost("no voxbench worker process is left"))
+            return future
+        worker = min(alive, key=lambda w: len(w.pending))
+        ident = next(self._ids)
         worker.pending[ident] = future
         message = pickle.dumps((kind, ident, *args), protocol=pickle.HIGHEST_PROTOCOL)
         stdin = worker.process.stdin
         assert stdin is not None
-        stdin.write(_FRAME.pack(len(message)) + message)
+        try:
+            stdin.write(_FRAME.pack(len(message)) + message)  # whole: the transport buffers it
+        except (ConnectionError, RuntimeError) as exc:  # its input is closed: it has ended
+            self._lose(worker, f"its input is closed ({exc})")
         return future
 
     @property
     def ready(self) -> bool:
-        """Started, every worker ready for requests."""
-        return len(self._workers) == self.size
+        """Started, every worker ready for requests (none of them lost)."""
+        return len(self._workers) == self.size and not any(w.lost for w in self._workers)
+
+    @property
+    def lost(self) -> int:
+        """Workers dropped because they ended or their answers could not be read."""
+        return sum(w.lost for w in self._workers)
+
+    def _lose(self, worker: _Worker, why: str) -> None:
+        """Drop ``worker``: fail its pending requests with ``WorkerLost`` (the engine redoes
+        them in its own process) and end the process."""
+        if not worker.lost:
+            log.warning("voxbench worker process %d lost (%s)", worker.process.pid, why)
+        worker.lost = True
+        failure = WorkerLost(f"voxbench worker process {worker.process.pid} lost: {why}")
+        pending, worker.pending = worker.pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(failure)
+        if worker.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                worker.process.kill()
 
     async def start(self) -> None:
         """Start the worker processes; return when they are ready."""
@@ -136,6 +190,8 @@ class WorkerPool:
         try:
             while True:
                 (size,) = _FRAME.unpack(await stream.readexactly(_FRAME.size))
+                if size > _MAX_FRAME:
+                    raise ValueError(f"a frame of {size} bytes: the framing is broken")
                 ident, ok, *rest = pickle.loads(await stream.readexactly(size))
                 future = worker.pending.pop(ident)
                 if future.done():
@@ -146,27 +202,34 @@ class WorkerPool:
                     future.set_exception(PrepareError(*rest[1:]))
                 else:
                     future.set_exception(RuntimeError(f"scoring failed in a worker: {rest[2]}"))
+        except asyncio.CancelledError:
+            self._lose(worker, "closed")
+            raise
         except (asyncio.IncompleteReadError, ConnectionError):
-            failure = RuntimeError("a voxbench worker process ended unexpectedly")
-            for future in worker.pending.values():
-                if not future.done():
-                    future.set_exception(failure)
-            worker.pending.clear()
+            self._lose(worker, "it ended")
+        except Exception as exc:  # a torn frame: unpickling garbage raises almost anything
+            self._lose(worker, f"its answers cannot be read: {type(exc).__name__}: {exc}")
 
     async def aclose(self) -> None:
-        """Stop the workers (each exits when its input closes)."""
-        for process in self._starting:
+        """Stop the workers: each exits when its input closes; one that has not within
+        ``CLOSE_WAIT_S`` (stopped, stuck) is killed."""
+        processes = [*self._starting, *(w.process for w in self._workers)]
+        for process in processes:
             if process.returncode is None and process.stdin is not None:
                 process.stdin.close()
-            await process.wait()
+        for process in processes:
+            try:
+                await asyncio.wait_for(process.wait(), CLOSE_WAIT_S)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
         self._starting.clear()
         for worker in self._workers:
-            if worker.process.stdin is not None:
-                worker.process.stdin.close()
-        for worker in self._workers:
-            await worker.process.wait()
             if worker.reader is not None:
-                await worker.reader
+                worker.reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await worker.reader
         self._workers.clear()
 
 
@@ -182,14 +245,38 @@ def _handle(kind: str, args: tuple[Any, ...]) -> Any:
     return [score_reply(*reply) for reply in replies]
 
 
+def _read_exactly(source: BinaryIO, size: int) -> bytes:
+    """``size`` bytes of ``source`` (fewer only at its end): a read may return short."""
+    parts = []
+    while size:
+        part = source.read(size)
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
+def _write_all(sink: BinaryIO, data: bytes) -> None:
+    """Write all of ``data``: an unbuffered write (``PYTHONUNBUFFERED``) may write part of it,
+    as a pipe write does when the process is stopped and continued."""
+    view = memoryview(data)
+    while view:
+        written = sink.write(view)
+        if written is None:  # a non-blocking sink that would block: wait for it
+            select.select([], [sink], [])
+            continue
+        view = view[written:]
+    sink.flush()
+
+
 def _serve(source: BinaryIO, sink: BinaryIO) -> None:
     """A worker's loop: say it is ready, then read a request, do it, write the answer;
     until its input closes."""
-    sink.write(_FRAME.pack(0))
-    sink.flush()
-    while head := source.read(_FRAME.size):
+    _write_all(sink, _FRAME.pack(0))
+    while len(head := _read_exactly(source, _FRAME.size)) == _FRAME.size:
         (size,) = _FRAME.unpack(head)
-        kind, ident, *args = pickle.loads(source.read(size))
+        kind, ident, *args = pickle.loads(_read_exactly(source, size))
         try:
             answer: tuple[Any, ...] = (ident, True, _handle(kind, tuple(args)))
         except VoxbenchError as exc:
@@ -197,8 +284,7 @@ def _serve(source: BinaryIO, sink: BinaryIO) -> None:
         except Exception as exc:  # a scoring bug: reported to the engine, which stops
             answer = (ident, False, kind, type(exc).__name__, f"{type(exc).__name__}: {exc}")
         message = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-        sink.write(_FRAME.pack(len(message)) + message)
-        sink.flush()
+        _write_all(sink, _FRAME.pack(len(message)) + message)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,9 @@ def run_shard(run_path: Path, index: int, count: int) -> Answered:
     )
     run.open_records(shard=(index, count))
     try:
-        return answer_records(plan, config, run, run.append, done, judge_client)
+        use_cache = not run.info().get("no_cache", False)
+        return answer_records(
+            plan, config, run, run.append, done, judge_client, use_cache=use_cache
+        )
     finally:
         run.close_records()

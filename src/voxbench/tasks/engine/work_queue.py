@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import re
@@ -26,6 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +41,14 @@ from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets.readers import Record
 from voxbench.tasks.engine.cache import ResponseCache, request_key
 from voxbench.tasks.engine.chunking import Piece
-from voxbench.tasks.engine.models import EndpointClient, Prompted, Spoken, make_endpoint
-from voxbench.tasks.engine.pool import PrepareError, WorkerPool
+from voxbench.tasks.engine.models import (
+    EndpointClient,
+    Prompted,
+    Spoken,
+    make_endpoint,
+    served_by,
+)
+from voxbench.tasks.engine.pool import PrepareError, WorkerLost, WorkerPool
 from voxbench.tasks.engine.prepare import (
     BodySpec,
     Cut,
@@ -90,6 +98,43 @@ class Outcome:
     """Each piece's reply, when every piece was asked (not for a cached answer)."""
     turn_rows: list[dict[str, Any]] | None = None
     """A multi-turn record's turns as asked, each with its reply."""
+
+
+@dataclass
+class InferencePhase:
+    """The requests of one pass of a run: ``run.json``'s ``inference`` (``as_info``)."""
+
+    first_request: float | None = None
+    """Wall-clock time (epoch seconds) the first request was sent."""
+    last_answer: float | None = None
+    """Wall-clock time the last request ended (answered or failed)."""
+    retries: int = 0
+    """Requests made again after a retryable failure."""
+    in_flight: int = 0
+    max_in_flight: int = 0
+    """The most requests in flight at once (all models together)."""
+
+    def as_info(self, requests: int, cached: int, records: int) -> dict[str, Any]:
+        """The ``run.json`` entry (``core.results.TaskInference``)."""
+        first, last = self.first_request, self.last_answer
+        seconds = round(last - first, 3) if first is not None and last is not None else None
+        return {
+            "first_request": _stamp(first),
+            "last_answer": _stamp(last),
+            "seconds": seconds,
+            "records": records,
+            "requests": requests,
+            "retries": self.retries,
+            "cached": cached,
+            "max_in_flight": self.max_in_flight,
+            "requests_per_s": round(requests / seconds, 2) if seconds else None,
+        }
+
+
+def _stamp(when: float | None) -> str | None:
+    if when is None:
+        return None
+    return datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds")
 
 
 Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
@@ -223,6 +268,16 @@ class Engine:
         """Worker processes preparing clips and scoring, for runs of ``POOL_MIN_RECORDS`` or more."""
         self._generations: dict[int, tuple[Any, dict[str, Any]]] = {}
         """Each job's generation params and their ``model_dump`` (the cache key hashes it)."""
+        self._servers: dict[str, list[str]] = {
+            job.model.name: served_by(job.model) for job in plan.jobs
+        }
+        """Each model's servers (base URLs), in its cache keys."""
+        self.cached = 0
+        """Records answered from the response cache (no request made)."""
+        self.phase = InferencePhase()
+        self.answered = 0
+        """Records given an outcome by this pass (answered, cached or failed)."""
+        """When the requests were made, how many, and how many at once (``run.json``)."""
 
     async def run(self) -> None:
         """Answer and score every record not already done."""
@@ -239,17 +294,29 @@ class Engine:
         pools = {}
         for job in self.plan.jobs:
             pools.setdefault(job.model.name, []).append(job)
+        interrupted = False
         try:
             await asyncio.gather(*(self._run_pool(jobs, results) for jobs in pools.values()))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            interrupted = True  # Ctrl-C: stop now; the answers not yet written are cached
+            raise
         finally:
             await results.put(None)
-            await scorer
+            if interrupted:
+                scorer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await scorer
+            else:
+                await scorer
             if self.judge is not None:
                 await self.judge.aclose()
             if self.audio_judge is not None:
                 await self.audio_judge.aclose()
             if starting is not None:
-                await starting
+                if interrupted:
+                    starting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await starting
             if self.pool is not None:
                 await self.pool.aclose()
 
@@ -353,8 +420,11 @@ class Engine:
     ) -> tuple[Prepared, list[Audio] | None]:
         if pooled:
             assert self.pool is not None
-            prepared = await self.pool.prepare(*record.audio.encoded(), cut, spec)  # type: ignore[attr-defined]
-            return prepared, None  # read back from the WAVs for clients that want samples
+            try:
+                prepared = await self.pool.prepare(*record.audio.encoded(), cut, spec)  # type: ignore[attr-defined]
+                return prepared, None  # read back from the WAVs for clients that want samples
+            except WorkerLost:
+                pass  # the worker is gone: prepared here, as a small run's clips are
         # Decoding, soxr and hashing release the GIL: in a thread they use another core.
         return await asyncio.to_thread(_prepare_here, record, cut)
 
@@ -378,6 +448,7 @@ class Engine:
             {
                 "model": job.model.model,
                 "api": job.api,
+                "servers": self._servers[job.model.name],
                 "prompt": request.prompt if chat else "",
                 "system": request.system if chat else "",
                 "generation": dumped[1] if chat else {},
@@ -411,6 +482,7 @@ class Engine:
                 await self._in_flight[key].wait()
             cached = self.cache.get(key) if key else None
             if cached is not None:
+                self.cached += 1
                 prediction, answer_wav = _cached_answer(cached, request)
                 found = Outcome(
                     job, record, prediction, None, 0.0, 0, True, key, pieces=prepared.pieces
@@ -516,6 +588,7 @@ class Engine:
                 history.append(ConversationTurn("assistant", answer))
                 said.append({"assistant": answer})
             elapsed = 0.0 if all_cached else time.perf_counter() - started
+            self.cached += all_cached
             return Outcome(
                 job, record, rows[-1]["reply"], None, elapsed, attempts[0], all_cached, key,
                 turn_rows=rows,
@@ -529,8 +602,7 @@ class Engine:
             turn_rows=rows or None,
         )  # fmt: skip
 
-    @staticmethod
-    def _conversation_key(job: Job, request: Prompted, said: list[dict[str, Any]]) -> str:
+    def _conversation_key(self, job: Job, request: Prompted, said: list[dict[str, Any]]) -> str:
         """A turn's content address: model, instructions, generation and the conversation
         up to that turn (each user turn's text and audio digest, each assistant reply)."""
         if job.api == "oracle":
@@ -539,6 +611,7 @@ class Engine:
             {
                 "model": job.model.model,
                 "api": job.api,
+                "servers": self._servers[job.model.name],
                 "system": request.system,
                 "generation": request.generation.model_dump(),
                 "conversation": said,
@@ -578,9 +651,16 @@ class Engine:
         ``attempts[0]`` counts the calls made (across the pieces of a record).
         """
 
+        tries = [0]
+
         async def once() -> str | Spoken:
             attempts[0] += 1
+            tries[0] += 1
             self.requests += 1
+            phase = self.phase
+            phase.first_request = phase.first_request or time.time()
+            phase.in_flight += 1
+            phase.max_in_flight = max(phase.max_in_flight, phase.in_flight)
             try:
                 async with asyncio.timeout(model.timeout_s):
                     if body is None:
@@ -592,9 +672,15 @@ class Engine:
                     category=ErrorCategory.TIMEOUT,
                     retryable=True,
                 ) from None
+            finally:
+                phase.in_flight -= 1
+                phase.last_answer = time.time()
 
         policy = RetryPolicy(attempts=model.retries + 1, base=model.backoff_base_s)
-        return await policy.call(once)
+        try:
+            return await policy.call(once)
+        finally:
+            self.phase.retries += max(0, tries[0] - 1)
 
     async def _score(self, results: asyncio.Queue[Outcome | None]) -> None:
         """Score outcomes as they come and append their rows; judge metrics are graded in
@@ -610,6 +696,7 @@ class Engine:
                     break
                 item = results.get_nowait()
             finished = item is None
+            self.answered += len(batch)
             if batch:
                 ready: list[tuple[Outcome, dict[str, Any]]] = []
                 for outcome, scores in zip(batch, await self._scores(batch), strict=True):
@@ -632,22 +719,25 @@ class Engine:
     async def _scores(self, batch: list[Outcome]) -> list[dict[str, Any]]:
         """Each outcome's metric statistics: in the workers when the run has them, else here
         (a scoring thread would make every socket call of the loop wait for the GIL)."""
-        if not self._pool_ready:
-            return [
-                score_prediction(o.job, o.record, o.prediction) if o.prediction is not None else {}
-                for o in batch
-            ]
-        assert self.pool is not None
-        scored = iter(
-            await self.pool.score(
-                [
-                    (o.job.metrics, o.prediction, o.job.context(o.record))
-                    for o in batch
-                    if o.prediction is not None
-                ]
-            )
-        )
-        return [next(scored) if o.prediction is not None else {} for o in batch]  # errors: {}
+        if self._pool_ready:
+            assert self.pool is not None
+            try:
+                scored = iter(
+                    await self.pool.score(
+                        [
+                            (o.job.metrics, o.prediction, o.job.context(o.record))
+                            for o in batch
+                            if o.prediction is not None
+                        ]
+                    )
+                )
+                return [next(scored) if o.prediction is not None else {} for o in batch]
+            except WorkerLost:
+                pass  # a worker is gone: scored here (the pool is no longer used)
+        return [
+            score_prediction(o.job, o.record, o.prediction) if o.prediction is not None else {}
+            for o in batch
+        ]  # errors: {}
 
     def _write(self, finished: list[tuple[Outcome, dict[str, Any]]]) -> None:
         if not finished:
