@@ -65,16 +65,46 @@ def resolve_benchmark_dir(name_or_path: str | Path) -> Path:
     )
 
 
+_LOADED: dict[tuple[str, tuple[tuple[str, int, int], ...]], Benchmark] = {}
+"""Benchmarks read in this process, by directory and the size and time of each of its files:
+``voxbench run`` needs its benchmark four times (checks, run path, run, evaluation), and the
+75-turn one takes most of a second to read and validate."""
+_LOADED_MAX = 8
+
+
 def load_benchmark(name_or_path: str | Path) -> Benchmark:
-    """Load a benchmark; raise one ``BenchmarkError`` listing every problem found."""
-    benchmark, problems = _load(resolve_benchmark_dir(name_or_path))
+    """Load a benchmark; raise one ``BenchmarkError`` listing every problem found.
+
+    Read once per process while its files stay as they are: each caller gets its own copy."""
+    root = resolve_benchmark_dir(name_or_path)
+    key = (str(root.resolve()), _file_stamps(root))
+    cached = _LOADED.get(key)
+    if cached is not None:
+        return cached.model_copy(deep=True)
+    benchmark, problems = _load(root)
     if problems:
         if len(problems) == 1:
             raise problems[0]
         listing = "\n".join(f"  - {p}" for p in problems)
         raise BenchmarkError(f"{len(problems)} problems in the benchmark:\n{listing}")
     assert benchmark is not None
+    if len(_LOADED) >= _LOADED_MAX:
+        _LOADED.pop(next(iter(_LOADED)))
+    _LOADED[key] = benchmark.model_copy(deep=True)
     return benchmark
+
+
+def _file_stamps(root: Path) -> tuple[tuple[str, int, int], ...]:
+    """Every file of the package with its size and modification time (what a change moves)."""
+    stamps = []
+    for file in sorted(root.rglob("*")):
+        try:
+            st = file.stat()
+        except OSError:
+            continue
+        if file.is_file():
+            stamps.append((file.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+    return tuple(stamps)
 
 
 def load_run_benchmark(info: RunInfo, run_path: Path) -> Benchmark:
