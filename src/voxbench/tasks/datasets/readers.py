@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import logging
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from voxbench.metrics.answers import reference_label
 from voxbench.tasks.config import Filters
 from voxbench.tasks.datasets.suite import ensure_builtin_dataset
 from voxbench.tasks.spec import TaskSpec, Turns
+
+log = logging.getLogger(__name__)
 
 
 class AudioSource(Protocol):
@@ -133,17 +136,41 @@ def dataset_folder(spec: TaskSpec) -> Path:
 
 
 def _rows(manifest: Path) -> Iterator[dict[str, Any]]:
+    """The manifest's rows; a manifest that is not UTF-8 or holds no record is an error
+    naming the file."""
+    count = 0
+    try:
+        for row in _decoded_rows(manifest):
+            count += 1
+            yield row
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text (byte {exc.start}: {exc.reason})",
+            file=manifest,
+            expected="a UTF-8 manifest (re-save it as UTF-8)",
+        ) from exc
+    if count == 0:
+        raise ConfigError(
+            "the manifest holds no records",
+            file=manifest,
+            expected="one record per line (JSONL) or per row after the header (CSV)",
+        )
+
+
+def _decoded_rows(manifest: Path) -> Iterator[dict[str, Any]]:
     if not manifest.is_file():
         raise ConfigError(f"manifest {manifest} does not exist", field="dataset.manifest")
     if manifest.suffix == ".csv":
-        with manifest.open(encoding="utf-8", newline="") as f:
+        # utf-8-sig: a byte-order mark (as spreadsheet programs write) is not part of the
+        # first column's name.
+        with manifest.open(encoding="utf-8-sig", newline="") as f:
             yield from csv.DictReader(f)
         return
     if manifest.suffix != ".jsonl":
         raise ConfigError(
             f"manifest {manifest.name} is neither .jsonl nor .csv", field="dataset.manifest"
         )
-    with manifest.open(encoding="utf-8") as f:
+    with manifest.open(encoding="utf-8-sig") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -247,6 +274,8 @@ def read_records(
             field="dataset",
             expected="dataset: {path: ...} or {builtin: ...} with a manifest",
         )
+    seen: dict[str, int] = {}
+    from_manifest = folder is not None and spec.dataset.format == "manifest"
     for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
         needed = (
             {"reference": cols.reference} if joined is None else {"references_from.key": joined.key}
@@ -269,6 +298,21 @@ def read_records(
                 expected="the dataset's own column names under columns:",
             )
         language = row.get(cols.language) if cols.language else None
+        empty = [
+            f"{c} (columns.{key})"
+            for key, c in (("id", cols.id), ("reference", None if joined else cols.reference))
+            if c is not None and row.get(c) is None
+        ]
+        if source is None and spec.turns is None and row.get(cols.audio) in (None, ""):
+            empty.append(f"{cols.audio} (columns.audio)")
+        if empty:
+            # A null would otherwise be scored as the word "null" (or a file named "None").
+            raise ConfigError(
+                f"record {number} of {where}: {', '.join(empty)} is empty (null)",
+                file=file or where,
+                field="columns",
+                expected="a value in every record (remove the record, or give it one)",
+            )
         if references is not None:
             assert joined is not None
             if str(row[joined.key]) not in references:
@@ -285,6 +329,26 @@ def read_records(
         else:
             audio = source or FileAudio(folder / str(row[cols.audio]))  # type: ignore[operator]
         record_id = str(row[cols.id]) if cols.id is not None else str(number - 1)
+        if record_id in seen:
+            # Both would be answered, but a record's score is keyed by its id: one would count.
+            if from_manifest:
+                raise ConfigError(
+                    f"records {seen[record_id]} and {number} of {where} share the id {record_id!r}",
+                    file=file or where,
+                    field=f"columns.id ({cols.id})",
+                    expected="a unique id per record (or columns: {id: null} to number them)",
+                )
+            # A dataset the user does not write (several splits, several recordings of one
+            # sentence): every record is kept and scored, the later ones as ``id#2``, ``id#3``.
+            copies = 2
+            while f"{record_id}#{copies}" in seen:
+                copies += 1
+            log.warning(
+                "%s: records %d and %d share the id %r; the later one is %r",
+                where, seen[record_id], number, record_id, f"{record_id}#{copies}",
+            )  # fmt: skip
+            record_id = f"{record_id}#{copies}"
+        seen[record_id] = number
         yield Record(
             id=record_id,
             audio=audio,
