@@ -490,3 +490,19 @@ models: [{name: m, inference_type: vllm, url: "http://h:1/v1", model: m}]
     assert "judge_settings: missing, and meld_emotion use a judge metric: add a judge:" in _section(
         out, "Not mapped ("
     )
+
+
+def test_a_placeholder_token_needs_no_environment_variable(monkeypatch, capsys, tmp_path) -> None:
+    """vLLM's ``auth_token: EMPTY`` is no secret: written as is, the config runs as imported."""
+    config = """\
+task_metric:
+  - ["asr", "word_error_rate"]
+models:
+  - {name: m, inference_type: vllm, url: "http://h:1/v1", model: m, auth_token: EMPTY}
+"""
+    code, out, err = _import(monkeypatch, capsys, tmp_path, config)
+    assert code == 0, err
+    data = yaml.safe_load(out)
+    assert data["models"][0]["api_key"] == "EMPTY"
+    assert "AU_HARNESS_TOKEN" not in out + err and "placeholder" in err
+    parse_config(out, file="eval.yaml")  # no ${VAR} left to set

@@ -100,6 +100,16 @@ def test_parquet_files(tmp_path: Path) -> None:
         )
 
 
+def test_reading_a_test_split_says_no_train_split(tmp_path: Path, capfd) -> None:
+    (tmp_path / "pq").mkdir()
+    _dataset().to_parquet(str(tmp_path / "pq" / "test-00000-of-00001.parquet"))
+    capfd.readouterr()
+    records = list(read_records(_spec(tmp_path / "pq", format="parquet", split="test")))
+    assert len(records) == 3
+    assert "Generating train split" not in "".join(capfd.readouterr())
+    assert datasets.is_progress_bar_enabled()  # left as it was
+
+
 # -- the Hub: datasets.load_dataset, tested offline against a prepared cache and local files ----
 
 

@@ -27,6 +27,9 @@ from voxbench.tasks.config import EvalConfig
 from voxbench.tasks.spec import TaskRegistry
 
 _ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
+PLACEHOLDER_TOKENS = frozenset({"empty", "none", "null", "dummy", "not-needed", "no-key", "-"})
+"""``auth_token`` values that stand for no key (vLLM's examples say ``EMPTY``): written as
+they are, not turned into an environment variable to set."""
 _BARE_ENV = re.compile(r"\$(?!\{)([A-Za-z_][A-Za-z0-9_]*)")
 _JINJA = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -133,6 +136,12 @@ class _Converter:
         if text.lower().startswith("bearer "):
             text = text[7:].strip()  # AU-Harness stripped a leading "Bearer "
         if _ENV_REF.fullmatch(text):
+            return text
+        if text.lower() in PLACEHOLDER_TOKENS:
+            self.note(
+                f"{key}: {text!r} is a placeholder, not a secret (a local server takes any "
+                "token): written as is, no environment variable needed"
+            )
             return text
         var = token_var(owner)
         self.note(

@@ -49,7 +49,7 @@ def open_dataset(folder: Path, kind: str, split: str | None) -> Any:
         raise ConfigError(
             f"no {split + '*' if split else ''}.parquet files under {folder}", field="dataset.path"
         )
-    return datasets.Dataset.from_parquet([str(f) for f in files])
+    return _from_parquet(files)
 
 
 def parquet_files(folder: Path, split: str | None, config: str | None = None) -> list[Path]:
@@ -128,7 +128,21 @@ def open_local_copy(folder: Path, ref: DatasetRef, *, config: str | None = None)
             field="dataset_dirs",
             expected=f"files named {ref.split}-*.parquet or under a {ref.split}/ folder",
         )
-    return _datasets().Dataset.from_parquet([str(f) for f in files])
+    return _from_parquet(files)
+
+
+def _from_parquet(files: list[Path]) -> Any:
+    """A ``Dataset`` of local parquet files, without the progress bar ``datasets`` draws while
+    it builds them, which names every split "train" (a test split read said "Generating train
+    split"); the split is not passed instead, since it would change the fingerprint."""
+    datasets = _datasets()
+    shown = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        return datasets.Dataset.from_parquet([str(f) for f in files])
+    finally:
+        if shown:
+            datasets.enable_progress_bars()
 
 
 def _one_split(found: Any, split: str | None, what: str, field: str) -> Any:
