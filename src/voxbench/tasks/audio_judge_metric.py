@@ -18,7 +18,7 @@ compare the two) with the task's rubric and returns the metric's per-record stat
 ``score`` — the mean over criteria of (mean − low) / (high − low), so 1 is every criterion
 at the top of its scale — ``passed`` (every criterion reached its ``pass_at``), the raw
 means, and ``undecided`` when the judge never filled in its form (such records are counted
-apart, never scored). ``metrics.registry`` pools ``score`` as a percentage with a bootstrap
+apart and store no score: ``score`` and ``passed`` are null, never 0). ``metrics.registry`` pools ``score`` as a percentage with a bootstrap
 interval.
 """
 
@@ -51,7 +51,7 @@ def answer_stats(judge: RubricJudge, result: ClipResult) -> dict[str, Any]:
     for c in judge.bound.criteria:
         r = result.criteria[c.name]
         if r.mean is None:
-            return {"score": 0.0, "passed": 0, "undecided": 1, "means": {},
+            return {"score": None, "passed": None, "undecided": 1, "means": {},
                     "reason": r.explanation or "undecided"}  # fmt: skip
         means[c.name] = r.mean
         normalized.append((r.mean - c.low) / (c.high - c.low))
@@ -66,7 +66,7 @@ def answer_stats(judge: RubricJudge, result: ClipResult) -> dict[str, Any]:
 
 def no_audio() -> dict[str, Any]:
     """What an answer without audio gets: undecided, and said so (``no_audio``)."""
-    return {"score": 0.0, "passed": 0, "undecided": 1, "no_audio": 1, "means": {},
+    return {"score": None, "passed": None, "undecided": 1, "no_audio": 1, "means": {},
             "reason": "the model's answer has no audio"}  # fmt: skip
 
 

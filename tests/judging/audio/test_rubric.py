@@ -120,3 +120,21 @@ def test_the_readme_dialect_rubric_is_valid(tmp_path: Path) -> None:
         and "strong Bavarian accent" in bound.criteria[0].description
     )
     assert "| ned " in bound.rubric.context.replace("|", "| ", 0) or "ned" in bound.rubric.context
+
+
+def test_rubric_validate_shows_every_problem(monkeypatch, capsys, tmp_path: Path) -> None:
+    """Issue 28, defect 5: not only the first problem."""
+    bad = tmp_path / "bad.yaml"
+    text = (
+        GOOD.replace("steps: [Listen., Score.]\n", "")
+        .replace("name: dialect", "name: Dialect Rubric")
+        .replace("    description: 5", "    scale: [5, 1]\n    description: 5")
+        .replace("criteria:", "colour: red\ncriteria:")
+    )
+    bad.write_text(text, encoding="utf-8")
+    code, out, err = invoke(monkeypatch, capsys, "rubric", "validate", str(bad))
+    assert code == 2 and "bad.yaml" in err
+    flat = " ".join(err.split())
+    for problem in ("lower-case name", "must be below", "Extra inputs", "no evaluation steps"):
+        assert problem in flat, (problem, err)
+    assert "4 problems" in flat

@@ -37,6 +37,9 @@ async def test_a_spoken_answer_is_graded_and_pooled(tmp_path: Path) -> None:
     }  # fmt: skip
     assert second["undecided"] == 1 and "malformed" in second["reason"]
     assert without["undecided"] == 1 and without["no_audio"] == 1
+    # Undecided records store no score (never a 0.0 a reader could average in).
+    assert second["score"] is None and without["score"] is None
+    assert second["passed"] is None and without["passed"] is None
     assert judge.stats.asked == 3 and judge.stats.no_audio == 1 and judge.stats.undecided == 2
     metric = METRICS["llm_judge_audio"]
     pooled = metric.pool([first, second, without], np.random.default_rng(0))
@@ -67,3 +70,23 @@ def test_a_bad_audio_judge_block_names_its_field(block: str, field: str) -> None
     text = f"models: [{{name: m, model: local/oracle}}]\ntasks: [all]\naudio_judge: {block}\n"
     with pytest.raises(ConfigError, match=field):
         parse_config(text, file="eval.yaml")
+
+
+def test_the_readme_spoken_task_example_plans(tmp_path: Path) -> None:
+    """Issue 28, defect 5: the README's two-column example (task | eval.yaml) plans
+    (``build_plan`` checks the task's rubric against the config's audio judge)."""
+    from voxbench.tasks.config import parse_config
+    from voxbench.tasks.plan import build_plan
+
+    readme = Path(__file__).resolve().parents[3] / "README.md"
+    section = readme.read_text(encoding="utf-8").split("**In audio tasks**", 1)[1]
+    lines = section.split("```yaml\n", 1)[1].split("```", 1)[0].splitlines()
+    column = lines[0].index("# eval.yaml")
+    task = "\n".join(line[:column].rstrip() for line in lines[1:])
+    config_text = "\n".join(line[column:] for line in lines[1:] if len(line) > column)
+    (tmp_path / "mytasks" / "mine").mkdir(parents=True)
+    (tmp_path / "mytasks" / "mine" / "cheerful.yaml").write_text(task, encoding="utf-8")
+    plan = build_plan(parse_config(config_text, file=None), base_dir=tmp_path)
+    assert {job.task.name for job in plan.jobs} == {"cheerful"}
+    spec = plan.registry.get("cheerful").spec
+    assert spec.metrics == ["llm_judge_audio"] and spec.audio_judge is not None

@@ -125,22 +125,15 @@ class Rubric(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Rubric:
-        names = [c.name for c in self.criteria]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise ValueError(f"criteria named twice: {', '.join(twice)}")
-        if self.steps and self.generate_steps:
-            raise ValueError("give steps or generate_steps: true, not both")
-        if not self.steps and not self.generate_steps:
-            raise ValueError("no evaluation steps: give steps, or generate_steps: true")
-        used = self.placeholders()
-        unknown = sorted(used - set(self.parameters))
-        if unknown:
-            raise ValueError(
-                "placeholders without a parameter: "
-                + ", ".join("{" + u + "}" for u in unknown)
-                + " (declare them under parameters:)"
-            )
+        problems = _whole_rubric_problems(
+            [c.name for c in self.criteria],
+            bool(self.steps),
+            self.generate_steps,
+            self.texts(),
+            set(self.parameters),
+        )
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     def texts(self) -> list[str]:
@@ -152,12 +145,7 @@ class Rubric(BaseModel):
 
     def placeholders(self) -> set[str]:
         """The ``{names}`` used in the text fields."""
-        found: set[str] = set()
-        for text in self.texts():
-            for _, name, _, _ in string.Formatter().parse(text):
-                if name:
-                    found.add(name)
-        return found
+        return _placeholders(self.texts())
 
     def bind(self, values: dict[str, str] | None = None, *, field: str = "-o") -> BoundRubric:
         """The rubric with its placeholders filled: defaults, then ``values``."""
@@ -197,6 +185,61 @@ class Rubric(BaseModel):
             }
         )
         return BoundRubric(rubric=rubric, values=filled)
+
+
+def _placeholders(texts: list[str]) -> set[str]:
+    found: set[str] = set()
+    for text in texts:
+        for _, name, _, _ in string.Formatter().parse(text):
+            if name:
+                found.add(name)
+    return found
+
+
+def _whole_rubric_problems(
+    names: list[str], steps: bool, generate_steps: bool, texts: list[str], parameters: set[str]
+) -> list[str]:
+    """What is wrong with the rubric as a whole (each problem, not only the first)."""
+    problems: list[str] = []
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        problems.append(f"criteria named twice: {', '.join(twice)}")
+    if steps and generate_steps:
+        problems.append("give steps or generate_steps: true, not both")
+    if not steps and not generate_steps:
+        problems.append("no evaluation steps: give steps, or generate_steps: true")
+    try:
+        unknown = sorted(_placeholders(texts) - parameters)
+    except ValueError as exc:
+        problems.append(f"a text field has a malformed {{placeholder}}: {exc}")
+        unknown = []
+    if unknown:
+        problems.append(
+            "placeholders without a parameter: "
+            + ", ".join("{" + u + "}" for u in unknown)
+            + " (declare them under parameters:)"
+        )
+    return problems
+
+
+def _raw_whole_rubric_problems(data: dict[str, Any]) -> list[str]:
+    """``_whole_rubric_problems`` on the raw mapping, for a rubric whose fields failed too
+    (pydantic skips the whole-model check then)."""
+    criteria = data.get("criteria") if isinstance(data.get("criteria"), list) else []
+    items = [c for c in criteria if isinstance(c, dict)]
+    names = [str(c.get("name")) for c in items if c.get("name") is not None]
+    steps = data.get("steps")
+    step_texts = [str(t) for t in steps] if isinstance(steps, list) else []
+    texts = [str(data.get("description") or ""), str(data.get("context") or ""), *step_texts]
+    texts += [str(c.get("description") or "") for c in items]
+    parameters = data.get("parameters")
+    return _whole_rubric_problems(
+        names,
+        bool(steps),
+        data.get("generate_steps") is True,
+        texts,
+        set(parameters) if isinstance(parameters, dict) else set(),
+    )
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
@@ -247,9 +290,20 @@ def parse_rubric(text: str, *, source: str | Path) -> Rubric:
     try:
         return Rubric.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or None
-        message = str(first.get("msg", exc)).removeprefix("Value error, ")
+        problems: list[tuple[str | None, str]] = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error.get("loc", ())) or None
+            message = str(error.get("msg", exc)).removeprefix("Value error, ")
+            problems.append((where, message))
+        if all(where is not None for where, _ in problems):
+            # The fields failed, so pydantic never checked the rubric as a whole: do it here.
+            problems += [(None, p) for p in _raw_whole_rubric_problems(data)]
+        where, message = problems[0]
+        if len(problems) > 1:
+            message = f"{len(problems)} problems: " + "; ".join(
+                f"{w}: {m}" if w else m for w, m in problems
+            )
+            where = None
         raise ConfigError(message, file=source, field=where) from None
 
 
