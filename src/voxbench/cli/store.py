@@ -10,7 +10,7 @@ import typer
 from voxbench.cli.console import escape, make_console
 from voxbench.cli.tables import Column, Listing, print_listings
 from voxbench.core.errors import ConfigError
-from voxbench.store import RunFilters, RunRow, open_store
+from voxbench.store import UNDECIDED_LIMIT, RunFilters, RunRow, open_store
 
 app = typer.Typer(help="The results store: index runs, list them.", no_args_is_help=True)
 
@@ -93,4 +93,9 @@ def headline_text(run: RunRow) -> str:
     text = f"{head.dimension} {head.value:.1f}{head.unit}"
     if head.ci_low is not None and head.ci_high is not None:
         text += f" [{head.ci_low:.1f}, {head.ci_high:.1f}]"
+    if head.undecided and head.n is not None:
+        text += f", decided {head.n}/{head.n + head.undecided}"
+        share = head.decided_share
+        if share is not None and 1.0 - share > UNDECIDED_LIMIT:
+            text += " (not ranked)"
     return text

@@ -6,6 +6,7 @@
 
 from voxbench.store.database import SCHEMA_VERSION, STORE_ENV, resolve_store_url
 from voxbench.store.models import (
+    UNDECIDED_LIMIT,
     IndexReport,
     Latency,
     LeaderRow,
@@ -19,6 +20,7 @@ from voxbench.store.store import Store, find_run_dirs, index_finished_run, open_
 __all__ = [
     "SCHEMA_VERSION",
     "STORE_ENV",
+    "UNDECIDED_LIMIT",
     "IndexReport",
     "Latency",
     "LeaderRow",

@@ -82,6 +82,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 2: a score's note (a strict pass that cannot be set beside published numbers).
     ("ALTER TABLE results ADD COLUMN note TEXT",),
+    # 3: how many units the judge left undecided (the decided share beside every rate).
+    ("ALTER TABLE results ADD COLUMN undecided INTEGER",),
 )
 """Step *i* brings the schema from version *i* to *i + 1*; append, never edit, a step."""
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,6 +9,11 @@ from pydantic import BaseModel, Field
 
 from voxbench.core.results import RunKind
 
+UNDECIDED_LIMIT = 0.2
+"""A leaderboard cell whose score left more than this share of its units undecided (the
+judge gave no verdict) is shown but not ranked: its rate rests on too few decisions. The
+same limit as a scorecard's ``too_many_undecided``."""
+
 RESULT_STATUSES = ("success", "finished")
 """Run statuses whose scores count: a conversation run's ``success``, a task run's ``finished``."""
 
@@ -35,6 +40,20 @@ class Result(BaseModel):
     note: str | None = None
     """What a reader must know before setting the score beside another (a strict pass over
     tool use only: ``tool use only — not comparable``)."""
+    undecided: int | None = None
+    """Units the judge left undecided (not in ``n``); None when the score has no judge."""
+
+    @property
+    def decided_share(self) -> float | None:
+        """``n`` over the units judged, decided or not; None when nothing was undecided-able."""
+        return decided_share(self.n, self.undecided)
+
+
+def decided_share(n: int | None, undecided: int | None) -> float | None:
+    """The share of judged units that were decided: ``n / (n + undecided)``."""
+    if not undecided or n is None:
+        return None if undecided is None else 1.0
+    return n / (n + undecided)
 
 
 class Latency(BaseModel):
@@ -117,6 +136,16 @@ class LeaderRow(BaseModel):
     """How many finished runs of this target on this benchmark match the filters."""
     path: str | None = None
     """Where the cell's run is (a viewer links only to the runs under the folder it serves)."""
+    undecided: int | None = None
+    """Units the judge left undecided (not in ``n``)."""
+    ranked: bool = True
+    """False when more than ``UNDECIDED_LIMIT`` of the units were undecided: the cell is
+    shown with its decided share, never ranked (nor picked as a target's best run)."""
+
+    @property
+    def decided_share(self) -> float | None:
+        """``n`` over the units judged, decided or not."""
+        return decided_share(self.n, self.undecided)
 
 
 class Skipped(BaseModel):

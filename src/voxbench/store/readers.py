@@ -29,9 +29,9 @@ from voxbench.store.models import Latency, Result, RunRow
 FDB_TIMINGS = frozenset({"latency", "stop_latency", "response_latency"})
 """FDB metrics that are times (seconds, lower is better)."""
 FDB_POOLED_SUBSET = "all"
-READERS_VERSION = "2"
-"""Part of every signature: a store indexed by older readers (2: one identity per model)
-re-reads each run once, so no row keeps an old reading."""
+READERS_VERSION = "3"
+"""Part of every signature: a store indexed by older readers (2: one identity per model; 3:
+the undecided count of every score) re-reads each run once, so no row keeps an old reading."""
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -117,6 +117,7 @@ def _conversation_run(path: Path) -> RunRow:
                     unit="%",
                     headline=headline,
                     note=card.strict_pass_note if headline else None,
+                    undecided=score.undecided,
                 )
             )
         latency = [
@@ -182,6 +183,7 @@ def _task_run(path: Path) -> RunRow:
                             n=m.n,
                             higher_is_better=m.higher_is_better,
                             headline=i == 0,
+                            undecided=m.undecided,
                         )
                     )
     fingerprints = sorted(t.fingerprint for t in info.tasks.values())

@@ -19,6 +19,7 @@ from voxbench.core.rundir import REPEAT_GROUP_FILE
 from voxbench.store.database import STORE_ENV, STORE_OFF, Database, describe_url, resolve_store_url
 from voxbench.store.models import (
     RESULT_STATUSES,
+    UNDECIDED_LIMIT,
     IndexReport,
     Latency,
     LeaderRow,
@@ -26,6 +27,7 @@ from voxbench.store.models import (
     RunFilters,
     RunRow,
     Skipped,
+    decided_share,
 )
 from voxbench.store.readers import is_run_dir, read_runs, signature_of
 
@@ -39,7 +41,7 @@ _RUN_COLUMNS = (
 )
 _RESULT_COLUMNS = (
     "benchmark, target, dimension, value, ci_low, ci_high, n, unit, higher_is_better, headline, "
-    "note"
+    "note, undecided"
 )
 _LATENCY_COLUMNS = "metric, count, mean, p50, p90, p95, p99"
 _CHILD_TABLES = ("run_judges", "results", "latency")
@@ -166,16 +168,24 @@ class Store:
         return found[0] if found else None
 
     def leaderboard(
-        self, filters: RunFilters | None = None, pick: Pick = "latest"
+        self,
+        filters: RunFilters | None = None,
+        pick: Pick = "latest",
+        *,
+        undecided_limit: float = UNDECIDED_LIMIT,
     ) -> list[LeaderRow]:
         """Targets × benchmarks: each cell the headline score of the latest (or best) finished
-        run of that target on that benchmark, with its interval and how many runs it has."""
+        run of that target on that benchmark, with its interval and how many runs it has.
+
+        A cell whose judge left more than ``undecided_limit`` of its units undecided is not
+        ranked (``ranked`` False), and ``best`` never picks such a run over a ranked one."""
         filters = (filters or RunFilters()).model_copy(update={"limit": None})
         where, params = _where(filters, results_alias="s")
         statuses = ", ".join("?" for _ in RESULT_STATUSES)
         sql = (
             f"SELECT s.benchmark, s.target, s.dimension, s.value, s.ci_low, s.ci_high, s.n, "
-            f"s.unit, s.higher_is_better, r.run_id, r.kind, r.mode, r.started_at, s.note, r.path "
+            f"s.unit, s.higher_is_better, r.run_id, r.kind, r.mode, r.started_at, s.note, r.path, "
+            f"s.undecided "
             f"FROM results s JOIN runs r ON r.run_id = s.run_id "
             f"{where} {'AND' if where else 'WHERE'} s.headline = 1 "
             f"AND r.status IN ({statuses})"
@@ -184,7 +194,7 @@ class Store:
         cells: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
         for row in rows:
             cells.setdefault((row[0], row[1]), []).append(row)
-        chosen = {key: _pick(found, pick) for key, found in cells.items()}
+        chosen = {key: _pick(found, pick, undecided_limit) for key, found in cells.items()}
         judges = self._judges({row[9] for row in chosen.values()})
         out = [
             LeaderRow(
@@ -203,6 +213,8 @@ class Store:
                 started_at=row[12],
                 note=row[13],
                 path=row[14],
+                undecided=row[15],
+                ranked=_ranked(row, undecided_limit),
                 judges=judges.get(row[9], []),
                 runs=len(cells[key]),
             )
@@ -347,7 +359,7 @@ def _write_run(cur: Any, row: RunRow) -> None:
         [(row.run_id, j) for j in dict.fromkeys(row.judges)],
     )
     cur.executemany(
-        f"INSERT INTO results (run_id, {_RESULT_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+        f"INSERT INTO results (run_id, {_RESULT_COLUMNS}) VALUES ({', '.join('?' * 13)})",
         [
             (
                 row.run_id,
@@ -362,6 +374,7 @@ def _write_run(cur: Any, row: RunRow) -> None:
                 None if r.higher_is_better is None else int(r.higher_is_better),
                 int(r.headline),
                 r.note,
+                r.undecided,
             )
             for r in _unique_results(row.results)
         ],
@@ -422,12 +435,17 @@ def _where(filters: RunFilters, results_alias: str | None = None) -> tuple[str, 
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
-def _pick(rows: list[tuple[Any, ...]], pick: Pick) -> tuple[Any, ...]:
+def _ranked(row: tuple[Any, ...], undecided_limit: float) -> bool:
+    share = decided_share(row[6], row[15])
+    return share is None or 1.0 - share <= undecided_limit
+
+
+def _pick(rows: list[tuple[Any, ...]], pick: Pick, undecided_limit: float) -> tuple[Any, ...]:
     latest = max(rows, key=lambda r: (r[12] or "", r[9]))
     if pick == "latest":
         return latest
     better = _bool(latest[8])
-    scored = [r for r in rows if r[3] is not None]
+    scored = [r for r in rows if r[3] is not None and _ranked(r, undecided_limit)]
     if better is None or not scored:
         return latest
     return (max if better else min)(scored, key=lambda r: (r[3], r[12] or ""))
