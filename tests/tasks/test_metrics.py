@@ -143,7 +143,7 @@ def test_function_call_match_with_per_field_breakdown() -> None:
         [{"name": "book", "arguments": {"n": 2, "tags": ["a", "b"], "who": "Ann Lee"}}]
     )
     c = ctx(reference, answer="function_call", tool_schemas=schemas)
-    right = '```json\n[{"name": "book", "arguments": {"n": 2.0, "tags": ["b", "a"], "who": "ann lee "}}]\n```'
+    right = '```json\n[{"name": "book", "arguments": {"n": 2, "tags": ["b", "a"], "who": "ann lee "}}]\n```'
     wrong_value = '{"name": "book", "arguments": {"n": 3, "tags": ["a", "b"], "who": "Ann Lee"}}'
     wrong_name = '{"name": "cancel", "arguments": {}}'
     out = pooled(
@@ -156,10 +156,15 @@ def test_function_call_match_with_per_field_breakdown() -> None:
 
 
 def test_values_equal_rules() -> None:
-    assert values_equal(1, "1.0") and not values_equal(True, 1)
+    # BFCL's AST checker: types exactly (an int is a float), strings standardised.
+    assert not values_equal(1, "1.0") and not values_equal(True, 1)
+    assert not values_equal(42, 5.0, {"type": "integer"})
+    assert values_equal(2.0, 2, {"type": "number"})
     assert values_equal(["a", "b"], ["b", "a"], {"uniqueItems": True})
     assert not values_equal(["a", "b"], ["b", "a"], {"type": "array"})
-    assert values_equal({"x": [1]}, {"x": [1.0]}) and not values_equal({"x": 1}, {"x": 1, "y": 2})
+    assert values_equal({"x": [1]}, {"x": [1]})
+    assert not values_equal([1], ["1"], {"type": "array", "items": {"type": "integer"}})
+    assert not values_equal({"x": 1}, {"x": 1, "y": 2})
     assert extract_calls(
         '{"tool_calls": [{"function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]}'
     ) == [{"name": "f", "arguments": {"a": 1}}]

@@ -302,9 +302,10 @@ def test_bfcl_tasks_on_local_copies_check_scalar_values_and_irrelevance(tmp_path
     )  # fmt: skip
     call = lambda name, **args: {"name": name, "arguments": args}  # noqa: E731
     replies = {
-        # Both calls, any order, dotted name as weather_get, days as "3", unit left out: right.
+        # Both calls, any order, dotted name as weather_get, unit left out: right ("3" for an
+        # integer would be wrong: BFCL's type check).
         json.dumps(parallel[0]): json.dumps(
-            [call("weather_get", city="oslo", days=1), call("weather.get", city="Paris", days="3")]
+            [call("weather_get", city="oslo", days=1), call("weather.get", city="Paris", days=3)]
         ),
         # A scalar value wrong (amount 10 instead of 10.5): wrong, and shown per field.
         json.dumps(parallel[1]): json.dumps(

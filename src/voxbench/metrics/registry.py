@@ -336,42 +336,81 @@ def _macro_f1_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None
 # -- function calls ---------------------------------------------------------------------------
 
 
+_BFCL_TYPES: dict[str, type] = {
+    "string": str, "integer": int, "int": int, "float": float, "number": float, "double": float,
+    "boolean": bool, "bool": bool, "array": list, "tuple": list, "list": list, "dict": dict,
+    "object": dict,
+}  # fmt: skip
+"""A parameter's declared type (BFCL's names and JSON schema's) → the Python type BFCL checks."""
+
+
+def bfcl_standardize(text: str) -> str:
+    """BFCL's ``standardize_string``: spaces and ``,./-_*^`` out, lower-cased, ``'`` → ``"``
+    ("Team Lunch" = "TeamLunch", "centimeters." = "centimeters")."""
+    return re.sub(r"[ \,\.\/\-\_\*\^]", "", text).lower().replace("'", '"')
+
+
+def _declared_type(schema: dict[str, Any] | None, expected: Any) -> type | None:
+    declared = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(declared, str) and declared in _BFCL_TYPES:
+        return _BFCL_TYPES[declared]
+    if expected is None or isinstance(expected, _PossibleObject):
+        return dict if isinstance(expected, _PossibleObject) else None
+    return type(expected)  # no schema: the reference value's own type
+
+
+def _standardized(value: Any) -> Any:
+    if isinstance(value, str):
+        return bfcl_standardize(value)
+    if isinstance(value, list):
+        return [bfcl_standardize(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
 def values_equal(expected: Any, got: Any, schema: dict[str, Any] | None = None) -> bool:
-    """Argument values compared as values: numbers numerically, strings without case or edge
-    spaces, arrays in order unless the schema says ``uniqueItems`` (a set), objects key by key."""
-    schema = schema or {}
-    if isinstance(expected, bool) or isinstance(got, bool):
-        return isinstance(expected, bool) and isinstance(got, bool) and expected == got
-    if isinstance(expected, int | float) and not isinstance(expected, bool):
-        if isinstance(got, str):
-            try:
-                got = float(got)
-            except ValueError:
-                return False
-        return isinstance(got, int | float) and float(expected) == float(got)
-    if isinstance(expected, str):
-        return isinstance(got, str) and expected.strip().casefold() == got.strip().casefold()
-    if isinstance(expected, list):
-        if not isinstance(got, list) or len(got) != len(expected):
+    """One argument value against one accepted value, by BFCL's AST checker: the value must
+    have the declared type exactly (``5.0`` or ``"42"`` is no integer; an integer is a float,
+    as Python converts it; an array's items their declared type), strings compare after
+    ``bfcl_standardize``, arrays in order (a set where the schema says ``uniqueItems``, a JSON
+    schema rule BFCL's data never uses), objects key by key."""
+    schema = schema if isinstance(schema, dict) else {}
+    kind = _declared_type(schema, expected)
+    if kind is float and type(got) is int:
+        got = float(got)
+    if kind is not None and type(got) is not kind:
+        # BFCL's "variable": a reference written in another type than the declared one
+        # (a variable name for a number) accepts a value of the reference's type.
+        if type(expected) is kind or type(got) is not type(expected):
             return False
-        item_schema = schema.get("items") if isinstance(schema.get("items"), dict) else None
+        return got == expected
+    if isinstance(got, dict) and isinstance(expected, dict):
+        props = schema.get("properties", {})
+        return set(expected) == set(got) and all(
+            values_equal(v, got[k], props.get(k)) for k, v in expected.items()
+        )
+    if isinstance(got, list):
+        if not isinstance(expected, list) or len(got) != len(expected):
+            return False
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else None
+        item_kind = _declared_type(items, None)
+        if item_kind is not None and any(type(g) is not item_kind for g in got):
+            return False  # BFCL's nested type check: ["3", "1"] is no list of integers
         if schema.get("uniqueItems"):
             remaining = list(got)
             for e in expected:
-                hit = next((g for g in remaining if values_equal(e, g, item_schema)), _MISSING)
+                hit = next((g for g in remaining if values_equal(e, g, items)), _MISSING)
                 if hit is _MISSING:
                     return False
                 remaining.remove(hit)
             return True
-        return all(values_equal(e, g, item_schema) for e, g in zip(expected, got, strict=True))
-    if isinstance(expected, dict):
-        props = schema.get("properties", {}) if isinstance(schema, dict) else {}
-        return (
-            isinstance(got, dict)
-            and set(expected) == set(got)
-            and all(values_equal(v, got[k], props.get(k)) for k, v in expected.items())
-        )
-    return expected == got
+        if item_kind is dict or any(isinstance(g, dict | list) for g in got):
+            return all(values_equal(e, g, items) for e, g in zip(expected, got, strict=True))
+        return bool(_standardized(got) == _standardized(expected))
+    if isinstance(got, str):
+        return isinstance(expected, str) and bfcl_standardize(got) == bfcl_standardize(expected)
+    if type(expected) is bool or type(got) is bool:
+        return type(got) is type(expected) and got == expected
+    return bool(got == expected)
 
 
 _MISSING = object()
@@ -425,12 +464,14 @@ def _arg_ok(accepted: tuple[list[Any], bool], given: Any, schema: Any) -> bool:
 def _value_ok(accepted: Any, given: Any, schema: Any) -> bool:
     if not isinstance(accepted, _PossibleObject):
         return values_equal(accepted, given, schema)
-    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    # BFCL's dict_checker: each key's value, strings standardised, among its accepted values
+    # by equality (no type check inside a dict: 2.0 = 2); a key left out must be optional.
     return (
         isinstance(given, dict)
         and set(given) <= set(accepted)
         and all(
-            _arg_ok(a, given[k], props.get(k)) if k in given else a[1] for k, a in accepted.items()
+            _standardized(given[k]) in [_standardized(v) for v in a[0]] if k in given else a[1]
+            for k, a in accepted.items()
         )
     )
 
@@ -698,7 +739,8 @@ METRICS: dict[str, Metric] = {
                interval=WILSON),
         Metric("macro_f1", "macro-averaged F1 over labels of the extracted answers (%)", True,
                _accuracy, _macro_f1_pool),
-        Metric("function_call_match", "tool names and argument values all right (%), per field",
+        Metric("function_call_match", "tool names and argument values all right (%) by BFCL's "
+               "AST-checker rules (types, standardised strings, optional arguments), per field",
                True, _function_calls, _function_call_pool,
                interval=WILSON),
         Metric("slot_f1", "micro F1 (%) of the (slot, value) pairs, normalised (metrics.slots)",
