@@ -124,6 +124,10 @@ class ProviderError(VoxbenchError):
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+        # A rejected key is a credential problem wherever it surfaces (a judge, a task
+        # model, a target): exit code 3, as AuthenticationError.
+        if self.category is ErrorCategory.AUTHENTICATION:
+            self.exit_code = AuthenticationError.exit_code
         super().__init__(message)
 
 

@@ -1,0 +1,29 @@
+"""Issue 32 item 6: exit codes as the README's table says them, one case per row.
+
+3: a missing or rejected credential, wherever it surfaces (a judge's rejected key included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.judging.scripted import Act, JudgeScript, scripted_run
+from tests.judging.test_cli_judge import judge_server, voxbench
+from voxbench.core.errors import ErrorCategory, ProviderError
+
+
+def test_a_provider_error_for_a_rejected_key_carries_exit_code_3() -> None:
+    assert ProviderError("x", category=ErrorCategory.AUTHENTICATION, retryable=False).exit_code == 3
+    assert ProviderError("x", category=ErrorCategory.SERVER, retryable=True).exit_code == 1
+
+
+def test_judge_with_a_rejected_key_exits_3(monkeypatch, capsys, tmp_path) -> None:
+    _, _, run = asyncio.run(scripted_run(tmp_path, {"6": Act(calls=[], say="Sure.")}))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-000000000000")
+    with judge_server(JudgeScript(), api_key="sk-right-key-111111111111") as server:
+        code, out = voxbench(
+            monkeypatch, capsys, "judge", str(run), "--judge", "openai/gpt-4o-mini",
+            "--judge-base-url", server.url,
+        )  # fmt: skip
+    assert code == 3, out
+    assert "Traceback" not in out and "sk-wrong-key" not in out
