@@ -7,6 +7,11 @@ outputs go beside the inputs, as the public scripts expect; with it, the corpus 
 mirrored there and the annotation files are copied along, so the directory can be scored
 on its own. A sample whose record says completed (and whose wavs exist) is skipped, so a
 stopped run resumes where it was.
+
+A sample whose target reported an error on any stream (a dead endpoint, a failed cascade
+stage, a turn that never completed) is failed: its record says ``failed`` with the errors,
+no output wav is written for it (a silent output would score as a perfect pause handler),
+and the next run drives it again.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from voxbench.fullduplex.corpus import (
 from voxbench.fullduplex.sample_context import BEHAVIOR_CACHE, RELEVANCE_CACHE
 from voxbench.fullduplex.scoring import RUN_RECORD_FILE
 from voxbench.fullduplex.stream import StreamOptions, stream_input
+from voxbench.fullduplex.timings import target_errors
 from voxbench.fullduplex.transcripts import FULL_OUTPUT_JSON
 
 log = logging.getLogger(__name__)
@@ -93,6 +99,8 @@ def is_complete(dest: Path) -> bool:
         return False
     if data.get("status") != "completed":
         return False
+    if target_errors(data):
+        return False  # written by an earlier driver that called a failed target "completed"
     return all((dest / s.get("output", "")).is_file() for s in data.get("streams", []))
 
 
@@ -163,6 +171,7 @@ async def drive_sample(
     _write_record(dest, record)
     began = time.monotonic()
     try:
+        outputs: list[tuple[str, Any]] = []
         for input_name, output_name in _streams(sample, with_clean):
             audio = read_wav(sample.file(input_name))
             out, result = await stream_input(
@@ -175,9 +184,17 @@ async def drive_sample(
                 )
             record["streams"].append(result.to_json())
             if out is not None:
+                outputs.append((output_name, out))
+        errors = target_errors(record)
+        if errors:
+            # The target failed: an error row, never an output to score.
+            record["status"] = "failed"
+            record["error"] = "; ".join(errors)
+        else:
+            for output_name, out in outputs:
                 write_wav(dest / output_name, out)
                 _forget_derived(dest, output_name)
-        record["status"] = "completed"
+            record["status"] = "completed"
     except (VoxbenchError, OSError) as exc:
         record["status"] = "failed"
         record["error"] = str(exc)

@@ -196,7 +196,8 @@ def score_fdb(options: FdbScoreOptions, *, progress: ProgressView = no_progress)
     errors = result.errors
     if errors:
         result.incomplete = RunIncompleteError(
-            f"{len(errors)} of {len(report.scores)} sample(s) could not be scored (listed above)"
+            f"{len(errors)} of {len(report.scores)} sample(s) failed or could not be scored "
+            "(listed above)"
         )
     return result
 

@@ -1,7 +1,8 @@
 """Score a directory of model outputs (FDB layout) in ``fdb-v1`` or ``voxbench`` mode.
 
-One bad sample (malformed annotation, unreadable wav) becomes an error row for that sample;
-the others are still scored. Per-sample scores go to ``fdb_scores_<mode>.jsonl``, the summary
+One bad sample (malformed annotation, unreadable wav, a driver record saying the target
+failed) becomes an error row for that sample: counted in ``errors``, no metric values; the
+others are still scored. Per-sample scores go to ``fdb_scores_<mode>.jsonl``, the summary
 to ``fdb_summary_<mode>.json`` and a readable report to ``fdb_report.md``, in the results
 directory (the scored directory unless told otherwise). Nothing is written into a sample
 folder: transcripts voxbench makes and judge answers go under ``fdb_derived/`` there.
@@ -33,7 +34,7 @@ from voxbench.fullduplex.judge import ChatJudge
 from voxbench.fullduplex.report import REPORT_FILE, render_report
 from voxbench.fullduplex.sample_context import MODES, Mode, SampleScore, ScoringContext
 from voxbench.fullduplex.summary import summarize, write_json
-from voxbench.fullduplex.timings import read_records, run_totals, stage_timings
+from voxbench.fullduplex.timings import read_records, run_totals, stage_timings, target_errors
 from voxbench.fullduplex.transcripts import TranscriptStore
 from voxbench.runner.config import DEFAULT_RUNS_DIR
 from voxbench.store import index_finished_run
@@ -59,16 +60,16 @@ class ScoreReport:
     """Where the scores, summary and report were written (None: not written)."""
 
 
-def _target_of(sample: FdbSample, default: str) -> str:
-    record = sample.file(RUN_RECORD_FILE)
-    if record.is_file():
-        try:
-            name = json.loads(record.read_text(encoding="utf-8")).get("target")
-        except (OSError, ValueError, AttributeError):
-            name = None
-        if isinstance(name, str) and name:
-            return name
-    return default
+def _record_of(sample: FdbSample) -> dict[str, Any]:
+    """The driver's record of ``sample`` (empty when there is none or it is unreadable)."""
+    path = sample.file(RUN_RECORD_FILE)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def score_samples(
@@ -81,13 +82,20 @@ def score_samples(
     scorers = score_fdb_v1.SCORERS if mode == "fdb-v1" else score_voxbench.SCORERS
     out = []
     for sample in samples:
+        record = _record_of(sample)
+        name = record.get("target")
         score = SampleScore(
             sample=sample.relative,
             subset=sample.subset,
             category=sample.category,
-            target=_target_of(sample, ctx.target or UNNAMED_TARGET),
+            target=name if isinstance(name, str) and name else ctx.target or UNNAMED_TARGET,
         )
+        failed = target_errors(record) if record else []
         try:
+            if failed:
+                # The target failed on this sample: an error row, never a score (its output,
+                # if any, is silence or a fragment, and would score as a perfect pause).
+                raise VoxbenchError("target failed: " + "; ".join(failed))
             scorers[sample.category](ctx, sample, score)
         except (VoxbenchError, OSError) as exc:
             score.error = str(exc)
@@ -101,16 +109,19 @@ def score_samples(
 def find_scorable(
     out_dir: Path, mode: Mode
 ) -> tuple[list[FdbSample], list[SkippedSample], list[str]]:
-    """Samples under ``out_dir`` that have an output to score in ``mode``."""
+    """Samples under ``out_dir`` that have an output to score in ``mode``, and those whose
+    target failed (no output: they are error rows)."""
     scan = scan_corpus(out_dir, require=())
     samples, skipped, notes = [], list(scan.skipped), []
     v15 = 0
     for s in scan.samples:
-        if not (s.has(OUTPUT_WAV) or s.has(OUTPUT_JSON)):
+        if mode == "fdb-v1" and s.category == "behavior":
+            v15 += 1
+        elif target_errors(_record_of(s)):
+            samples.append(s)  # the target failed here: an error row, output or not
+        elif not (s.has(OUTPUT_WAV) or s.has(OUTPUT_JSON)):
             skipped.append(SkippedSample(s.path, "no output.wav or output.json"))
             log.warning("skipping %s: no output.wav or output.json", s.path)
-        elif mode == "fdb-v1" and s.category == "behavior":
-            v15 += 1
         else:
             samples.append(s)
     if v15:

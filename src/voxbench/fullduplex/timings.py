@@ -36,10 +36,22 @@ class SampleTimes:
     stages: dict[str, list[float]] = field(default_factory=dict)
 
 
+def target_errors(record: dict[str, Any]) -> list[str]:
+    """What the target reported as failing in one sample record: the streams' errors (each
+    once, in order), or the record's own error when the sample failed before streaming."""
+    errors: list[str] = []
+    for stream in record.get("streams") or []:
+        if isinstance(stream, dict):
+            errors += [str(e) for e in stream.get("errors") or []]
+    if not errors and record.get("status") == "failed":
+        errors.append(str(record.get("error") or f"status {record.get('status')}"))
+    return list(dict.fromkeys(errors))
+
+
 def sample_times(record: dict[str, Any]) -> SampleTimes:
     """The measurements in one driver record; ``ok`` is False for a failed or errored sample."""
     streams = record.get("streams") or []
-    ok = record.get("status") == "completed" and not any(s.get("errors") for s in streams)
+    ok = record.get("status") == "completed" and not target_errors(record)
     times = SampleTimes(str(record.get("target") or "unnamed"), str(record.get("category")), ok)
     for stream in streams:
         for mark in stream.get("stage_timings") or []:
