@@ -193,9 +193,16 @@ def calibrate_command(
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask again even if judged before."),
     timeout: float = typer.Option(None, "--timeout", min=1, help=TIMEOUT_HELP),
     concurrency: int = typer.Option(CONCURRENCY, "--concurrency", min=1, help=CONCURRENCY_HELP),
+    controls: bool = typer.Option(
+        True,
+        "--controls/--no-controls",
+        help="Judge every clip again as silence: a judge that scores silence as it scores "
+        "the audio does not listen (doubles the calls).",
+    ),
 ) -> None:
-    """Agreement of a judge with a labelled set: accuracy, Spearman/Kendall with CIs,
-    confusion matrix, test-retest."""
+    """Agreement of a judge with a labelled set: accuracy (Wilson CI) against a chance
+    baseline, Spearman/Kendall with CIs, confusion matrix, test-retest, and a silent-audio
+    control; the verdict says whether the judge listens."""
     directory = Path(labelled)
     if not directory.is_dir():
         if labelled not in SETS:
@@ -221,7 +228,7 @@ def calibrate_command(
             concurrency=concurrency,
         )
         try:
-            return await calibrate(engine, labelled_set)
+            return await calibrate(engine, labelled_set, controls=controls)
         finally:
             await client.aclose()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -21,9 +22,13 @@ from .helpers import accent
 from .test_run_judge import realtime_judge_server
 
 
-def knowing_judge(folder: Path, wrong: dict[str, int]) -> ScriptedAudioJudge:
+def knowing_judge(
+    folder: Path, wrong: dict[str, int], *, hears_silence: bool = True
+) -> ScriptedAudioJudge:
     """A fake that recognises each file by its length and answers its label — except the
-    files in ``wrong``, which it scores so on every second sample (a judge that wavers)."""
+    files in ``wrong``, which it scores so on every second sample (a judge that wavers).
+    It hears silence as silence (scores 1), unless ``hears_silence`` is off: then it goes by
+    the length alone — a judge that answers without listening."""
     labelled = load_labelled_set(folder)
     by_length: dict[int, tuple[str, int]] = {}
     for item in labelled.items:
@@ -32,6 +37,8 @@ def knowing_judge(folder: Path, wrong: dict[str, int]) -> ScriptedAudioJudge:
     calls: dict[str, int] = {}
 
     def answer(heard: Heard) -> str:
+        if hears_silence and not np.any(np.abs(heard.audio) > 1e-4):
+            return form_answer({"accent": 1}, "no speech at all")
         name, label = by_length[len(heard.audio)]
         calls[name] = calls.get(name, 0) + 1
         score = wrong[name] if name in wrong and calls[name] % 2 == 0 else label
@@ -81,6 +88,51 @@ def test_calibrate_reports_agreement_confusion_and_test_retest(monkeypatch, caps
     retest = accent_stats["test_retest"]
     assert retest["files"] == 15 and retest["exact_agreement"] == pytest.approx(12 / 15)
     assert report["samples"] == 2 and report["rubric"] == "accent"
+    # It listens: silence is scored apart, and it beats a shuffled judge.
+    assert report["verdict"] == "listens" and report["warnings"] == []
+    # Silence scores 1: the same as the audio only for the American files it judged 1 (two;
+    # en-us_1.wav averages 1.5 and rounds to 2).
+    assert report["controls"]["silence"]["accent"]["same_as_audio"] == pytest.approx(
+        2 / 15, abs=1e-3
+    )
+    baseline = accent_stats["baseline"]
+    assert baseline["majority_accuracy"] == pytest.approx(3 / 15) and baseline["p_value"] < 0.01
+    low, high = accent_stats["accuracy_ci95"]
+    assert low < 12 / 15 < high
+    assert "verdict: listens" in out and "calls made" in out
+
+
+CALIBRATE = ["judge-audio", "calibrate", "accent", "accents", "--judge",
+             "openai-realtime/gpt-realtime", "--judge-base-url"]  # fmt: skip
+
+
+def test_an_always_three_judge_does_not_listen(monkeypatch, capsys) -> None:
+    """Issue 28, defect 2: within-one looks fine, but it gives every file 3."""
+    with realtime_judge_server(ScriptedAudioJudge([form_answer({"accent": 3})])) as server:
+        code, raw, err = invoke(monkeypatch, capsys, *CALIBRATE, server.url, "--json")
+        assert code == 0, err
+        code, out, err = invoke(monkeypatch, capsys, *CALIBRATE, server.url)
+    report = json.loads(raw)
+    assert report["verdict"] == "does not listen"
+    assert any("gave every file 3" in w for w in report["warnings"])
+    assert any("turned to silence" in w for w in report["warnings"])
+    assert report["criteria"]["accent"]["baseline"]["p_value"] == 1.0
+    assert "WARNING" in out and "does not listen" in out
+
+
+def test_a_judge_that_scores_silence_like_speech_does_not_listen(monkeypatch, capsys) -> None:
+    """It answers each file's label from something other than the sound (here its length):
+    agreement is perfect, and only the silent-audio control catches it."""
+    folder = ensure_labelled_set("accents")
+    with realtime_judge_server(knowing_judge(folder, {}, hears_silence=False)) as server:
+        code, raw, err = invoke(monkeypatch, capsys, *CALIBRATE, server.url, "--json",
+                                "--samples", "1")  # fmt: skip
+    assert code == 0, err
+    report = json.loads(raw)
+    assert report["criteria"]["accent"]["accuracy"] == 1.0
+    assert report["controls"]["silence"]["accent"]["same_as_audio"] == 1.0
+    assert report["verdict"] == "does not listen"
+    assert report["calls"] == 30  # 15 clips and 15 silent controls
 
 
 def test_a_bad_manifest_names_its_field(tmp_path: Path) -> None:
