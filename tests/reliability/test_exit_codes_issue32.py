@@ -27,3 +27,21 @@ def test_judge_with_a_rejected_key_exits_3(monkeypatch, capsys, tmp_path) -> Non
         )  # fmt: skip
     assert code == 3, out
     assert "Traceback" not in out and "sk-wrong-key" not in out
+
+
+def test_fail_under_on_an_unknown_dimension_exits_2_before_the_first_turn(
+    monkeypatch, capsys, tmp_path
+) -> None:
+    runs = tmp_path / "runs"
+    code, out = voxbench(
+        monkeypatch, capsys, "run", "smoke", "-t", "local/oracle", "--runs-dir", str(runs),
+        "--fail-under", "bogus=0.5",
+    )  # fmt: skip
+    assert code == 2, out
+    assert "bogus" in out and "--fail-under" in out and "tool_use" in out
+    assert not list(runs.rglob("run.json"))  # refused before any run directory
+    code, out = voxbench(
+        monkeypatch, capsys, "run", "smoke", "-t", "local/oracle", "--runs-dir", str(runs),
+        "--fail-under", "tool_use=0.5",
+    )  # fmt: skip
+    assert code == 0, out

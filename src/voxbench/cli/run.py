@@ -30,7 +30,7 @@ from voxbench.core.rundir import RunDirectory
 from voxbench.core.runlog import log_to
 from voxbench.core.yamlfile import parse_yaml
 from voxbench.evaluation import EvaluationOptions, evaluate_run
-from voxbench.evaluation.gates import parse_fail_under, refuse_incomplete
+from voxbench.evaluation.gates import check_gate_dimensions, parse_fail_under, refuse_incomplete
 from voxbench.report.terminal import scorecards_table
 from voxbench.runner.config import (
     RunConfig,
@@ -197,6 +197,13 @@ def run_command(
         "--clock",
         help="Audio mode: auto (virtual time for in-process targets), real or virtual.",
     ),
+    perturb: str = typer.Option(
+        None,
+        "--perturb",
+        help="Audio mode: perturb what the target hears, e.g. noise:pink@10dB+codec:mulaw+loss:5%"
+        " (kinds: noise, gain, clip, band, codec, loss, reverb; seeded by the run's seed). The "
+        "recording keeps the clean user audio; perturbed/ holds what the target heard.",
+    ),
     judge: str = typer.Option(
         None, "--judge", "-j", help="Also judge with an LLM at the end, as provider:model."
     ),
@@ -260,6 +267,7 @@ def run_command(
                 "user_tts": user_tts,
                 "clock": clock,
                 "tags": tags,
+                "perturb": perturb,
             }
             options = _parse_options(option) if option else {}
             flags.update(split_harness_options(options))  # -o harness=…, -o harness.KEY=…
@@ -273,6 +281,8 @@ def run_command(
                     )
                 config = build_config({k: v for k, v in flags.items() if v is not None})
             check_before_run(config, from_file=config_file)
+            if gates:
+                check_gate_dimensions(gates, scorable_dimensions(config))
             if repeats is not None:
                 run_repeats(config, repeats, executor=executor, ray_address=ray_address,
                             judge=judge, judge_base_url=judge_base_url, gates=gates,
@@ -318,6 +328,27 @@ def check_before_run(config: RunConfig, *, from_file: Path | None) -> None:
             raise problems[0]
     check_writable_dir(config.runs_dir, field="runs_dir")
     check_run_credentials(config)  # a missing key is one line, before any progress bar
+
+
+def scorable_dimensions(config: RunConfig) -> set[str]:
+    """Every dimension a run of ``config`` may be scored on: strict pass, the code-decided,
+    analysis and LLM dimensions, the benchmark's own (by category) and its declared audio
+    rubrics' criteria."""
+    from voxbench.benchmarks.loader import load_benchmark
+    from voxbench.judging.audio.run_judge import declared_rubrics
+    from voxbench.scoring.scorecard import (
+        ANALYSIS_DIMENSIONS,
+        CODE_DIMENSIONS,
+        LLM_CORE_DIMENSIONS,
+    )
+
+    benchmark = load_benchmark(config.benchmark)
+    known = {"strict_pass", *CODE_DIMENSIONS, *ANALYSIS_DIMENSIONS, *LLM_CORE_DIMENSIONS}
+    known |= set(benchmark.dimensions.core)
+    known |= {d for dims in benchmark.dimensions.by_category.values() for d in dims}
+    for declared in declared_rubrics(benchmark):
+        known |= {c.dimension for c in declared.bound.criteria}
+    return known
 
 
 def check_writable_dir(path: Path, *, field: str) -> None:

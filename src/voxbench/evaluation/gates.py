@@ -58,6 +58,18 @@ def parse_fail_under(specs: list[str] | None) -> list[PassRateGate]:
     return gates
 
 
+def check_gate_dimensions(gates: list[PassRateGate], known: set[str]) -> None:
+    """Before a run: a gate on a dimension the run cannot score is a user error now, not
+    after the whole benchmark has run."""
+    for gate in gates:
+        if gate.dimension not in known:
+            raise ConfigError(
+                f"no dimension {gate.dimension!r} is scored on this benchmark",
+                field="--fail-under",
+                expected=f"one of {', '.join(sorted(known - {'strict_pass'}) + ['strict_pass'])}",
+            )
+
+
 def failed_gates(card: Scorecard, gates: list[PassRateGate]) -> list[str]:
     """One line per gate the scorecard fails; an unknown dimension is a user error."""
     failures = []
