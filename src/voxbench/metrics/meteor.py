@@ -1,4 +1,7 @@
-"""METEOR, voxbench's own: staged unigram alignment, F-mean and the fragmentation penalty.
+"""METEOR. The metrics ``meteor`` and ``meteor_nosyn`` are nltk's ``meteor_score`` exactly
+(``nltk_meteor``, at the end: with a local WordNet found by ``wordnet_reader``, or without the
+synonym stage). Above it, voxbench's own staged alignment (fewest chunks among the most
+matches), kept as a library function: no metric reports it any more.
 
 For one prediction and one reference (token lists), words are aligned in stages, each stage
 only among the words still unaligned:
@@ -219,3 +222,54 @@ def sentence_meteor(
     chunks = chunk_count(matches)
     penalty = GAMMA * (chunks / m) ** BETA
     return {"score": fmean * (1 - penalty), "chunks": chunks, **out}
+
+
+# -- nltk's METEOR: what the metric ``meteor`` reports ------------------------------------------
+
+WORDNET_ENV = "VOXBENCH_WORDNET"
+"""A WordNet folder (WNDB files: ``data.noun``, ``index.noun``, ``lexnames``…) to read synonyms
+from, e.g. Debian's ``/usr/share/wordnet`` or an NLTK data dir's ``corpora/wordnet``."""
+SYSTEM_WORDNET_DIRS = ("/usr/share/wordnet",)
+"""Where a system WordNet is looked for when nltk has none (Debian's ``wordnet-base``)."""
+
+
+class _NoWordNet:
+    """A WordNet with no synsets: nltk's METEOR without its synonym stage."""
+
+    def synsets(self, word: str, *args: Any, **kwargs: Any) -> list[Any]:
+        return []
+
+
+@functools.cache
+def wordnet_reader() -> Any | None:
+    """A WordNet nltk can read, found on this machine (``$VOXBENCH_WORDNET``, nltk's data
+    path, then ``SYSTEM_WORDNET_DIRS``), or None. Nothing is ever downloaded."""
+    import os
+
+    try:
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    except ImportError:
+        return None
+    named = os.environ.get(WORDNET_ENV)
+    if named:
+        return WordNetCorpusReader(named, None)
+    if local_wordnet() is not None:
+        from nltk.corpus import wordnet
+
+        return wordnet
+    for folder in SYSTEM_WORDNET_DIRS:
+        if os.path.isfile(os.path.join(folder, "data.noun")):
+            try:
+                return WordNetCorpusReader(folder, None)
+            except (OSError, LookupError):  # a folder nltk cannot read: no synonyms
+                continue
+    return None
+
+
+def nltk_meteor(prediction: Sequence[str], reference: Sequence[str], wordnet: Any | None) -> float:
+    """nltk's ``meteor_score`` of one tokenised prediction against one reference (its greedy
+    exact → Porter stem → WordNet synonym alignment, α = 0.9, β = 3, γ = 0.5; no match and
+    two empty texts score 0); ``wordnet=None``: no synonym stage."""
+    from nltk.translate.meteor_score import meteor_score
+
+    return float(meteor_score([list(reference)], list(prediction), wordnet=wordnet or _NoWordNet()))

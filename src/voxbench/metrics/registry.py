@@ -609,15 +609,19 @@ def _spoken_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) 
 # -- METEOR, BERTScore ------------------------------------------------------------------------
 
 
-def _meteor(prediction: str, ctx: ScoringContext) -> RecordStats:
-    language = ctx.target_language
-    synonyms = meteor.local_wordnet()
-    stages = meteor.stages_for(language, synonyms)
-    stats = meteor.sentence_meteor(
-        _meteor_tokens(prediction, language), _meteor_tokens(ctx.reference, language), stages,
-        synonyms if "synonym" in stages else None,
-    )  # fmt: skip
-    return {**stats, "score": round(stats["score"], 6)}
+def _meteor_score(synonyms: bool) -> Callable[[str, ScoringContext], RecordStats]:
+    """nltk's ``meteor_score`` (``synonyms``: with a local WordNet when one is found)."""
+
+    def score(prediction: str, ctx: ScoringContext) -> RecordStats:
+        language = ctx.target_language
+        wordnet = meteor.wordnet_reader() if synonyms else None
+        value = meteor.nltk_meteor(
+            _meteor_tokens(prediction, language), _meteor_tokens(ctx.reference, language), wordnet
+        )
+        stages = "exact+stem+synonym" if wordnet is not None else "exact+stem"
+        return {"score": round(value, 6), "stages": stages}
+
+    return score
 
 
 def _meteor_tokens(text: str, language: str) -> list[str]:
@@ -631,8 +635,9 @@ def _meteor_tokens(text: str, language: str) -> list[str]:
 def _meteor_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     out = _mean_pool("score")(stats, rng)
     stages = sorted({s["stages"] for s in stats}, key=len, reverse=True)
-    return {**out, "stages": ", ".join(stages) if stages else None,
-            "synonyms": any("synonym" in s for s in stages)}  # fmt: skip
+    synonyms = any("synonym" in s for s in stages)
+    return {**out, "stages": ", ".join(stages) if stages else None, "synonyms": synonyms,
+            "variant": "nltk meteor_score" if synonyms else "meteor_nosyn"}  # fmt: skip
 
 
 def _bertscore(prediction: str, ctx: ScoringContext) -> RecordStats:
@@ -761,9 +766,13 @@ METRICS: dict[str, Metric] = {
                "on harmful requests higher is better), undecided records counted apart", True,
                _not_judged_refusal, _decided_mean_pool("refused", yes_no=True), judged=True,
                interval=WILSON),
-        Metric("meteor", "mean sentence METEOR (%): exact + Porter-stem matches, WordNet "
-               "synonyms only when installed locally (the pooled result names the stages)", True,
-               _meteor, _meteor_pool),
+        Metric("meteor", "mean sentence METEOR (%), nltk's meteor_score: exact, Porter-stem and "
+               "WordNet-synonym matches, synonyms from a local WordNet (without one it is "
+               "meteor_nosyn, and the pooled result says so)", True, _meteor_score(True),
+               _meteor_pool),
+        Metric("meteor_nosyn", "mean sentence METEOR (%), nltk's meteor_score without the "
+               "WordNet synonym stage (exact and Porter-stem matches): the same on every "
+               "machine", True, _meteor_score(False), _meteor_pool),
         Metric(bertscore.NAME, "mean BERTScore F1 (%), optional extra 'bertscore', model from the "
                "local Hugging Face cache (the pooled result names it)", True, _bertscore,
                _bertscore_pool, prerequisite=bertscore.check_available),
@@ -822,12 +831,13 @@ def metric_setup(names: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "intervals": {name: INTERVAL_METHODS[METRICS[name].interval] for name in names}
     }
-    if "meteor" in names:
-        synonyms = meteor.local_wordnet()
+    if "meteor" in names or "meteor_nosyn" in names:
+        wordnet = meteor.wordnet_reader()
         out["meteor"] = {
-            "stages_english": "+".join(meteor.stages_for("en", synonyms)),
-            "stages_other_languages": "exact",
-            "synonyms": "WordNet (local nltk data)" if synonyms else "none (no local WordNet)",
+            "implementation": "nltk meteor_score",
+            "synonyms": "WordNet (local)"
+            if wordnet is not None
+            else "none (no local WordNet: meteor is meteor_nosyn)",
         }
     if bertscore.NAME in names:
         out[bertscore.NAME] = bertscore.setup_from_env().describe()

@@ -118,7 +118,8 @@ def metric_notes(scores: TaskScores) -> list[str]:
         synonyms = any("synonym" in s for s in meteor_stages)
         notes.append(
             "METEOR stages: " + ", ".join(sorted(meteor_stages)) + "."
-            + ("" if synonyms else " METEOR without synonyms (no local WordNet).")
+            + ("" if synonyms else " METEOR without synonyms (no local WordNet): it is "
+               "meteor_nosyn, not comparable with nltk's meteor_score with WordNet.")
         )  # fmt: skip
     if bert:
         notes.append(
