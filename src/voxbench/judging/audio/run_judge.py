@@ -180,7 +180,8 @@ class AudioRubricRunJudge:
             clip = whole_clip(context.run_dir, records, rubric.scope)
             return [(records[-1].turn, await judge.judge_clip(clip))], {}
         clips, missing = turn_clips(context.run_dir, records, rubric.scope)
-        return [(c.label, await judge.judge_clip(c)) for c in clips], missing
+        results = await judge.judge_clips(clips)  # concurrently, within the judge's limit
+        return [(c.label, r) for c, r in zip(clips, results, strict=True)], missing
 
 
 def _status(name: str, results: list[tuple[str, ClipResult]], missing: dict[str, str]) -> str:
