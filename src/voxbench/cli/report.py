@@ -85,8 +85,14 @@ def _conversation_reports(run_dir: Path, *, html: bool, embed_audio: bool) -> No
     run = RunDirectory.open_existing(run_dir)
     evaluation = load_or_evaluate(run_dir)
     if not run.report_file.is_file():
+        info = run.info()
         report = render_report(
-            evaluation.card, evaluation.records, evaluation.judgments, evaluation.compat
+            evaluation.card,
+            evaluation.records,
+            evaluation.judgments,
+            evaluation.compat,
+            perturbations=info.perturbations,
+            seed=info.seed,
         )
         run.write_text(run.report_file, report)
     _written(run.report_file.name, run.report_file)

@@ -48,6 +48,9 @@ class RunInfo(Record):
     error: str | None = None
     resumed: int = 0
     """How many times the run was resumed after being stopped."""
+    perturbations: str | None = None
+    """What the target heard was perturbed by this spec (``voxbench.audio.perturb``, canonical
+    spelling; seeded by ``seed``); None: the clean audio (and every run written before)."""
 
 
 class ToolCallRecord(Record):

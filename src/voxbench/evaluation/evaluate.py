@@ -307,7 +307,14 @@ async def evaluate_run_async(
                 run_dir.write_json(run_dir.compat_file(profile.name), summary)
                 if profile.name == "conversation-bench":
                     _write_upstream_files(run_dir, benchmark, merged, summary, analysis)
-            report = render_report(card, merged.records, merged.judgments, summary)
+            report = render_report(
+                card,
+                merged.records,
+                merged.judgments,
+                summary,
+                perturbations=info.perturbations,
+                seed=info.seed,
+            )
             run_dir.write_text(run_dir.report_file, report)
     if write:  # the judged run joins the results store (a failure there is only a warning)
         index_finished_run(run_dir.path)

@@ -252,8 +252,11 @@ def render_report(
     records: list[TurnRecord],
     judgments: list[Judgment],
     compat: dict[str, Any] | None = None,
+    *,
+    perturbations: str | None = None,
+    seed: int = 0,
 ) -> str:
-    """The whole ``report.md``."""
+    """The whole ``report.md``; ``perturbations``: the spec the target heard through (run.json)."""
     out = [
         f"# {card.benchmark} · {card.target}",
         "",
@@ -261,6 +264,15 @@ def render_report(
         + ", ".join(f"`{j}`" for j in card.judges)
         + ".",
         "",
+    ]
+    if perturbations:
+        out += [
+            f"**Perturbed:** the target heard the user's audio through `{perturbations}` "
+            f"(seed {seed}); the recording keeps the clean user audio, `perturbed/` what the "
+            "target heard.",
+            "",
+        ]
+    out += [
         "## Scorecard",
         "",
         *scorecard_section(card),

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from voxbench.core.errors import ConfigError
 from voxbench.core.yamlfile import read_yaml
@@ -65,6 +72,48 @@ class RunConfig(BaseModel):
     mixed into the agent channel like the public turn-metrics method (``mix``), or none."""
     heard_asr: str | None = "local/whisper-tiny.en"
     """Transcribes the agent channel (what the agent was heard to say); ``none`` disables."""
+    perturb: str | None = None
+    """Perturbations of the user's audio the target hears (``voxbench.audio.perturb`` spec,
+    e.g. ``noise:pink@10dB+codec:mulaw+loss:5%``; a config may say ``perturbations:`` and give
+    a list of steps), kept in its canonical spelling; seeded by ``seed`` and the turn id. Audio
+    mode only. The recording keeps the clean user channel."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _perturbations_key(cls, data: Any) -> Any:
+        # ``perturbations:`` (the issue's config key, a string or a list) is ``perturb``.
+        if isinstance(data, dict) and "perturbations" in data:
+            data = dict(data)
+            value = data.pop("perturbations")
+            if value is not None:
+                if data.get("perturb") is not None:
+                    raise ConfigError(
+                        "both perturb and perturbations given",
+                        field="perturbations",
+                        expected="one of them",
+                    )
+                data["perturb"] = value
+        return data
+
+    @field_validator("perturb", mode="before")
+    @classmethod
+    def _canonical_perturbations(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        from voxbench.audio.perturb import parse_perturbations  # numpy: only when asked
+
+        chain = parse_perturbations(v)
+        return str(chain) if chain else None
+
+    @model_validator(mode="after")
+    def _perturb_needs_audio(self) -> RunConfig:
+        if self.perturb is not None and self.mode != "audio":
+            raise ConfigError(
+                f"perturbations {self.perturb!r} need audio mode",
+                field="perturb",
+                expected="mode: audio (--mode audio)",
+            )
+        return self
 
     @field_validator("only_turns", mode="before")
     @classmethod
@@ -109,6 +158,8 @@ class RunConfig(BaseModel):
         if not isinstance(data, dict):
             raise ConfigError("wrong shape", file=p, expected="a mapping of run settings")
         data.update({k: v for k, v in overrides.items() if v is not None})
+        if overrides.get("perturb") is not None:
+            data.pop("perturbations", None)  # --perturb wins over the file's list
         return build_config(data, source=p)
 
 

@@ -112,6 +112,7 @@ async def _start(
         mode=config.mode,
         only_turns=[str(i) for i in config.only_turns] if config.only_turns is not None else None,
         seed=config.seed,
+        perturbations=config.perturb,
         versions=run_versions(),
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
@@ -167,13 +168,14 @@ async def _execute(
             remember_secret(value)  # so run.log scrubs it wherever it shows up
     with run_log(run_dir.log_file):
         log.info(
-            "%s %s: benchmark %s v%s, target %s, mode %s, options %s",
+            "%s %s: benchmark %s v%s, target %s, mode %s%s, options %s",
             "resumed" if info.resumed else "started",
             run_dir.path,
             benchmark.id,
             benchmark.version,
             info.target.name,
             config.mode,
+            f" heard through {config.perturb} (seed {config.seed})" if config.perturb else "",
             redact(config.target_options) or "none",
         )
         try:

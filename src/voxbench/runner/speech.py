@@ -21,6 +21,13 @@ silence it begins with), its audio plays back to back from its first chunk (a ga
 two chunks would only be the host's processing time), and the heard-text pass is framed by
 the answer itself, so the same answer always gives the ASR the same samples. How long the
 host took is on the timeline as wall stamps (``analysis`` measures latency from them).
+
+With ``perturb`` (``voxbench.audio.perturb``) the target hears each user turn perturbed —
+seeded by the run's seed and the turn id, so a retry or a resume hears the same audio — while
+``conversation.wav`` keeps the clean user channel (what the user said; analysis and the
+reports read it). What the target heard is saved beside it as ``perturbed/<turn>.wav``. Only
+the turn's own audio is perturbed: the silence the microphone streams while the agent answers
+stays silent.
 The watchdog's limits are then wall time, and generous: a slow or busy host must never turn
 an answer being computed into a no-response, so only ``turn_timeout`` wall seconds without
 an answer end the turn (``no_response_timeout`` is a real-time limit: on a real clock the
@@ -30,14 +37,16 @@ user waits through it, on a virtual clock nobody waits).
 from __future__ import annotations
 
 import asyncio
+import re
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from voxbench.audio.asr import ASREngine
+from voxbench.audio.perturb import Perturbation, parse_perturbations
 from voxbench.audio.vad import SileroVAD, SpeechSegment
-from voxbench.audio.wav import Audio, read_wav
+from voxbench.audio.wav import Audio, read_wav, write_wav
 from voxbench.benchmarks.audio import ensure_benchmark_audio
 from voxbench.core.benchmark import Benchmark, Turn
 from voxbench.core.rundir import RunDirectory
@@ -48,6 +57,8 @@ from voxbench.runner.recording import ConversationRecorder
 from voxbench.runner.turn_state import TurnContext, TurnState
 
 DEFAULT_INPUT_RATE = 24_000
+PERTURBED_DIR = "perturbed"
+"""Where a perturbed run saves what the target heard of each user turn (``<turn>.wav``)."""
 HEARD_TAIL = 0.5
 """Seconds of silence after the answer's last sample that the heard-text pass always gets, so
 the VAD sees its speech end (> its 300 ms minimum silence) however soon the turn ended."""
@@ -66,6 +77,7 @@ class SpeechTurns:
         self.vad = SileroVAD(min_speech_ms=100, min_silence_ms=300)
         self.recorder: ConversationRecorder | None = None
         self._clips: dict[str, Audio] = {}
+        self._heard: dict[str, Audio] = {}
         self._answer_starts: float | None = None
         """Where the current turn's first agent audio plays (run clock)."""
 
@@ -98,6 +110,28 @@ class SpeechTurns:
             self._clips[key] = read_wav(self.turn_audio[turn.id]).mono().resampled(rate)
         return self._clips[key]
 
+    @cached_property
+    def perturbation(self) -> Perturbation | None:
+        """What the target's hearing goes through (None: the clean audio)."""
+        chain = parse_perturbations(self.config.perturb)
+        return chain or None
+
+    def heard_clip(self, turn: Turn, rate: int) -> Audio:
+        """The user audio of ``turn`` at ``rate`` Hz as the target hears it: perturbed when the
+        run says so (same length as the clean clip), saved once as ``perturbed/<turn>.wav``."""
+        clean = self.clip(turn, rate)
+        if self.perturbation is None:
+            return clean
+        key = f"{turn.id}@{rate}"
+        if key not in self._heard:
+            heard = self.perturbation.apply(clean, self.config.seed, turn.id)
+            folder = self.run_dir.path / PERTURBED_DIR
+            folder.mkdir(exist_ok=True)
+            name = re.sub(r"[^A-Za-z0-9._-]", "_", turn.id)
+            write_wav(folder / f"{name}.wav", heard)
+            self._heard[key] = heard
+        return self._heard[key]
+
     async def on_sample(self) -> float:
         """Wait for the recording's next sample; returns its run-clock time.
 
@@ -124,6 +158,7 @@ class SpeechTurns:
         virtual = clock.virtual
         rate = session.info.input_sample_rate or DEFAULT_INPUT_RATE
         clip = self.clip(turn, rate)
+        heard = self.heard_clip(turn, rate)  # what the target hears; the recording keeps clip
         chunk = max(1, round(rate * self.config.chunk_ms / 1000))
         self._answer_starts = None
         consume = asyncio.create_task(run.consume(turn, state))
@@ -139,7 +174,8 @@ class SpeechTurns:
                     # burst. In virtual time sending is instant: a busy host is no stall.
                     lag += max(0.0, clock.now() - due - 0.005)
                 piece = Audio(clip.samples[i : i + chunk], rate)
-                await session.send_user_audio(piece.to_pcm16(), rate)
+                sent = piece if heard is clip else Audio(heard.samples[i : i + chunk], rate)
+                await session.send_user_audio(sent.to_pcm16(), rate)
                 self.recorder.add_user(start + lag + i / rate, piece)
             await clock.sleep(start + lag + clip.frames / rate - clock.now())
             # Stamped when the last sample went out, before the turn is committed.
