@@ -21,6 +21,7 @@ from voxbench.core.errors import ConfigError
 from voxbench.core.results import FDB_SUMMARY_SCHEMA, FdbSummary
 from voxbench.fullduplex.corpus import CATEGORIES
 from voxbench.fullduplex.sample_context import SampleScore
+from voxbench.fullduplex.timings import STAGES
 
 SUMMARY_SCHEMA_VERSION = FDB_SUMMARY_SCHEMA
 TIMING_METRICS = ("latency", "stop_latency", "response_latency")
@@ -142,11 +143,37 @@ def summary_columns(summary: dict[str, Any]) -> list[str]:
     cols = ["mode", "target", "category", "subset", "samples", "errors", "judge_errors"]
     for name in ordered:
         cols += [f"{name}_{stat}" for stat in present[name]]
+    for stage in _stages(summary):
+        cols += [f"{stage}_{p}" for p in STAGE_PERCENTILES]
     return cols
 
 
+STAGE_PERCENTILES = ("p50", "p90", "p99")
+"""The per-stage columns of the CSV, as fdb_bench's summary CSV has them."""
+
+
+def _stages(summary: dict[str, Any]) -> list[str]:
+    """The stages of the CSV: always stt, llm, tts, ttft and total (blank where a run did
+    not measure them), then any other stage a target reported."""
+    names = {n for row in summary.get("stage_timings") or [] for n in row.get("stages", {})}
+    return list(STAGES) + sorted(names - set(STAGES))
+
+
+def _stage_cells(summary: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(target, category) → the ``<stage>_p50/p90/p99`` cells of its stage timings."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in summary.get("stage_timings") or []:
+        cells = out.setdefault((row.get("target"), row.get("category")), {})
+        for stage, stats in (row.get("stages") or {}).items():
+            for p in STAGE_PERCENTILES:
+                cells[f"{stage}_{p}"] = stats.get(p)
+    return out
+
+
 def write_csv(summary: dict[str, Any], dest: Path | TextIO) -> None:
-    """One line per row of the summary; blank where a metric does not apply.
+    """One line per row of the summary; blank where a metric does not apply. After the
+    metrics, ``<stage>_p50/p90/p99`` for stt, llm, tts, ttft and total (wall seconds, from the
+    summary's ``stage_timings`` of the row's target and category; blank when not measured).
 
     ``dest``: a file path, or an open text stream (``sys.stdout`` for ``--csv -``)."""
     if isinstance(dest, Path):
@@ -157,12 +184,16 @@ def write_csv(summary: dict[str, Any], dest: Path | TextIO) -> None:
     cols = summary_columns(summary)
     writer = csv.DictWriter(dest, fieldnames=cols, lineterminator="\n")
     writer.writeheader()
+    stages = _stage_cells(summary)
     for row in summary["rows"]:
         flat: dict[str, Any] = {k: row[k] for k in cols[1:7]}
         flat["mode"] = summary["mode"]
         for name, stats in row["metrics"].items():
             for stat, value in stats.items():
                 flat[f"{name}_{stat}"] = "" if value is None else value
+        # Stage timings are pooled per (target, category): every subset row of it has them.
+        for col, value in stages.get((row["target"], row["category"]), {}).items():
+            flat[col] = "" if value is None else value
         writer.writerow(flat)
 
 
