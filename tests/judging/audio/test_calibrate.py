@@ -11,14 +11,18 @@ import pytest
 import yaml
 
 from tests.cli_invoke import invoke
-from voxbench.audio.wav import read_wav
+from voxbench.audio.wav import read_wav, write_wav
 from voxbench.core.errors import ConfigError
-from voxbench.judging.audio.calibrate import load_labelled_set
+from voxbench.judging.audio.calibrate import calibrate, load_labelled_set
+from voxbench.judging.audio.chat_judge import ChatAudioJudge
+from voxbench.judging.audio.engine import RubricJudge
 from voxbench.judging.audio.labelled_set import ensure_labelled_set, sets_dir
 from voxbench.judging.audio.realtime_judge import pcm24k
+from voxbench.judging.audio.rubric import parse_rubric
+from voxbench.testing import FakeOpenAIServer
 from voxbench.testing.audio_judge import Heard, ScriptedAudioJudge, form_answer
 
-from .helpers import accent
+from .helpers import accent, spoken
 from .test_run_judge import realtime_judge_server
 
 
@@ -145,3 +149,39 @@ def test_a_bad_manifest_names_its_field(tmp_path: Path) -> None:
     (tmp_path / "manifest.yaml").write_text("items:\n  - file: b.wav\n    expected: 3\n")
     with pytest.raises(ConfigError, match=r"items\[0\]\.file: file not found"):
         load_labelled_set(tmp_path, accent())
+
+
+TRANSCRIBED = """\
+name: accent_with_text
+description: Rate how British the speaker sounds.
+needs_transcript: true
+steps: [Listen., Score.]
+criteria:
+  - name: accent
+    description: 5 clearly British; 1 not British at all.
+"""
+
+
+async def test_a_judge_that_reads_only_the_transcript_does_not_listen(tmp_path: Path) -> None:
+    """It scores from the transcript it is given (which names the accent) and never from
+    the sound: the same score on silence with the same transcript gives it away."""
+    items = []
+    for i, (voice, label) in enumerate(
+        [("en-gb", 5), ("en-gb-x-rp", 5), ("en-us", 1), ("en-029", 1)]
+    ):
+        name = f"{voice}_{i}.wav"
+        write_wav(tmp_path / name, spoken(voice=voice))
+        said = "a British speaker" if label == 5 else "an American speaker"
+        items.append({"file": name, "expected": label, "transcript": said})
+    (tmp_path / "manifest.yaml").write_text(yaml.safe_dump({"items": items}), encoding="utf-8")
+
+    def reads_the_transcript(heard: Heard) -> str:
+        return form_answer({"accent": 5 if "British" in heard.text else 1}, "from the text")
+
+    bound = parse_rubric(TRANSCRIBED, source="r.yaml").bind({})
+    async with FakeOpenAIServer(ScriptedAudioJudge([reads_the_transcript])) as server:
+        client = ChatAudioJudge.create("openai/gpt-4o-audio-preview", base_url=server.url)
+        report = await calibrate(RubricJudge(client, bound), load_labelled_set(tmp_path, bound))
+    assert report["criteria"]["accent"]["accuracy"] == 1.0  # perfect agreement …
+    assert report["verdict"] == "does not listen"  # … without listening
+    assert report["controls"]["silence"]["accent"]["same_as_audio"] == 1.0
