@@ -16,7 +16,12 @@ replies; the endpoint's CPU is in neither). On a busy machine the throughputs fo
 of the cores each run got, while the CPU per record still says where a CPU-bound client would
 stand (``minimal cpu / ours cpu``). Figures, not assertions.
 
-    python bench/tasks_throughput.py [--points 8:200,32:200,64:50,256:50]
+    python bench/tasks_throughput.py [--points 8:200,32:200,64:50,256:50] [--records N]
+        [--pool auto,on,off]
+
+``--records`` fixes N at every point (default: about ``--seconds`` of the ideal rate);
+``--pool`` runs ours once per mode given: ``auto`` (the engine's own threshold,
+``POOL_MIN_RECORDS``), ``on`` (worker processes whatever N) or ``off`` (none).
 """
 
 from __future__ import annotations
@@ -150,9 +155,16 @@ def _cpu() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def _ours(url: str, concurrency: int, root: Path, data: Path) -> tuple[float, float, float, int]:
+def _ours(
+    url: str, concurrency: int, root: Path, data: Path, pool: str = "auto"
+) -> tuple[float, float, float, int]:
     from voxbench.tasks.config import parse_config
+    from voxbench.tasks.engine import work_queue
     from voxbench.tasks.run import run_tasks
+
+    default = getattr(work_queue, "_BENCH_POOL_DEFAULT", work_queue.POOL_MIN_RECORDS)
+    work_queue._BENCH_POOL_DEFAULT = default  # type: ignore[attr-defined]
+    work_queue.POOL_MIN_RECORDS = {"auto": default, "on": 0, "off": 10**12}[pool]
 
     tasks = root / "tasks" / "bench"
     tasks.mkdir(parents=True, exist_ok=True)
@@ -179,6 +191,8 @@ def main() -> None:
     parser.add_argument(
         "--seconds", type=float, default=3.0, help="about how long each client runs"
     )
+    parser.add_argument("--records", type=int, default=None, help="N at every point")
+    parser.add_argument("--pool", default="auto", help="auto,on,off: worker-process modes to run")
     parser.add_argument("--serve", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
@@ -187,7 +201,7 @@ def main() -> None:
     points = [tuple(int(x) for x in p.split(":")) for p in args.points.split(",")]
     print(
         f"{'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'minimal/s':>10} {'ours/s':>8} {'ours/ideal':>10} {'ours/minimal':>12}"
-        f" {'min cpu ms':>10} {'our cpu ms':>10} {'cpu ratio':>9} {'min total':>9} {'our total':>9} {'ratio':>5} errors"
+        f" {'min cpu ms':>10} {'our cpu ms':>10} {'cpu ratio':>9} {'min total':>9} {'our total':>9} {'ratio':>5} errors pool"
     )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -200,21 +214,22 @@ def main() -> None:
             try:
                 url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"  # type: ignore[union-attr]
                 ideal = concurrency / (latency_ms / 1000)
-                records = int(min(6000, max(200, ideal * args.seconds)))
+                records = args.records or int(min(6000, max(200, ideal * args.seconds)))
                 data = root / f"data_{concurrency}_{latency_ms}"
                 _make_dataset(data, records)
                 wav = (data / "c0.wav").read_bytes()
                 minimal, minimal_cpu, minimal_total = asyncio.run(
                     _minimal(url, concurrency, records, wav)
                 )
-                ours, ours_cpu, ours_total, errors = _ours(url, concurrency, root, data)
-                print(
-                    f"{concurrency:>4} {latency_ms:>5} {records:>5} {ideal:>8.0f} {minimal:>10.1f} {ours:>8.1f} "
-                    f"{ours / ideal:>10.2f} {ours / minimal:>12.2f} {minimal_cpu:>10.3f} {ours_cpu:>10.3f}"
-                    f" {minimal_cpu / ours_cpu:>9.2f} {minimal_total:>9.3f} {ours_total:>9.3f}"
-                    f" {minimal_total / ours_total:>5.2f} {errors}",
-                    flush=True,
-                )
+                for mode in args.pool.split(","):
+                    ours, ours_cpu, ours_total, errors = _ours(url, concurrency, root, data, mode)
+                    print(
+                        f"{concurrency:>4} {latency_ms:>5} {records:>5} {ideal:>8.0f} {minimal:>10.1f} {ours:>8.1f} "
+                        f"{ours / ideal:>10.2f} {ours / minimal:>12.2f} {minimal_cpu:>10.3f} {ours_cpu:>10.3f}"
+                        f" {minimal_cpu / ours_cpu:>9.2f} {minimal_total:>9.3f} {ours_total:>9.3f}"
+                        f" {minimal_total / ours_total:>5.2f} {errors:>6} {mode}",
+                        flush=True,
+                    )
             finally:
                 server.terminate()
                 server.wait()

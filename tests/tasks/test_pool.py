@@ -389,3 +389,26 @@ def test_the_first_ctrl_c_stops_a_run_whose_worker_is_stuck(
     result = run_tasks(None, "", resume=run_json.parent, endpoint_factory=fakes.factory)
     assert result.run.info()["status"] == "finished"
     assert len(result.run.rows()) == 14
+
+
+def test_a_run_done_before_its_workers_are_ready_does_not_wait_for_them(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers still starting when the last record is written were never used: the run
+    stops them instead of waiting for their imports."""
+    _tasks(tasks_dir)
+    _, here_rows, _ = _run(tmp_path, "here", False, monkeypatch)
+
+    async def never_ready(self: WorkerPool) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(WorkerPool, "start", never_ready)
+    outcome: list[Any] = []
+    thread = threading.Thread(
+        target=lambda: outcome.append(_run(tmp_path, "early", True, monkeypatch, first=False)),
+        daemon=True,
+    )
+    thread.start()
+    thread.join(60)
+    assert outcome, "the run waited for workers it never used"
+    assert outcome[0][1] == here_rows

@@ -87,6 +87,7 @@ class WorkerPool:
         self._workers: list[_Worker] = []
         self._starting: list[asyncio.subprocess.Process] = []
         self._ids = itertools.count()
+        self._closing = False
 
     async def prepare(
         self,
@@ -203,9 +204,13 @@ class WorkerPool:
                 else:
                     future.set_exception(RuntimeError(f"scoring failed in a worker: {rest[2]}"))
         except asyncio.CancelledError:
-            self._lose(worker, "closed")
+            worker.lost = True  # closed: nothing pending is answered now
+            for future in worker.pending.values():
+                future.cancel()
             raise
         except (asyncio.IncompleteReadError, ConnectionError):
+            if self._closing and not worker.pending:
+                return  # it exited as asked: its input was closed
             self._lose(worker, "it ended")
         except Exception as exc:  # a torn frame: unpickling garbage raises almost anything
             self._lose(worker, f"its answers cannot be read: {type(exc).__name__}: {exc}")
@@ -213,6 +218,10 @@ class WorkerPool:
     async def aclose(self) -> None:
         """Stop the workers: each exits when its input closes; one that has not within
         ``CLOSE_WAIT_S`` (stopped, stuck) is killed."""
+        self._closing = True
+        for process in self._starting:  # still importing: it has done no work
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
         processes = [*self._starting, *(w.process for w in self._workers)]
         for process in processes:
             if process.returncode is None and process.stdin is not None:

@@ -12,7 +12,7 @@ retry policy and hands the outcome to the scorer, which scores batches and appen
 each row written once complete. A model answering aloud (``output_audio``) has its answer's
 WAV kept under ``answers/<task>/<model>/<record>.wav`` in the run directory (the row's
 ``answer_audio``), its transcript as the prediction, and ``llm_judge_audio`` hears it. Large runs prepare and score in worker processes
-(``tasks.engine.pool``), small ones in a thread and on the loop.
+(``tasks.engine.pool``) where the cores allow, small ones in a thread and on the loop.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import re
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -48,7 +49,7 @@ from voxbench.tasks.engine.models import (
     make_endpoint,
     served_by,
 )
-from voxbench.tasks.engine.pool import PrepareError, WorkerLost, WorkerPool
+from voxbench.tasks.engine.pool import PrepareError, WorkerLost, WorkerPool, default_workers
 from voxbench.tasks.engine.prepare import (
     BodySpec,
     Cut,
@@ -71,9 +72,12 @@ POOL_FIRST = False
 """Wait for the workers before the first record (tests: every record goes through them)."""
 LOOKAHEAD = 64
 """Records of a model pool prepared ahead of the requests in flight, at most."""
-POOL_MIN_RECORDS = 256
+POOL_MIN_RECORDS = 2000 if default_workers() >= 2 else sys.maxsize
 """A run sending at least this many clips to chat models prepares them and scores the replies
-in worker processes (``tasks.engine.pool``); smaller runs are not worth starting them."""
+in worker processes (``tasks.engine.pool``); smaller runs are not worth starting them (a
+worker's imports cost 1.4–1.8 s of CPU, and each clip then crosses two pipes). With one worker
+(2 cores) never: ``bench/tasks_throughput.py --pool on,off`` at C=64, L=50 ms on 2 cores ran
+1.3–1.7× faster without it at N=400, 1.8–2.4× at N=2000 and 1.7× at N=6000 (issue 34)."""
 
 
 @dataclass
@@ -313,8 +317,8 @@ class Engine:
             if self.audio_judge is not None:
                 await self.audio_judge.aclose()
             if starting is not None:
-                if interrupted:
-                    starting.cancel()
+                # Not ready by now, the workers were never used: stop them, not wait for them.
+                starting.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await starting
             if self.pool is not None:
