@@ -150,12 +150,22 @@ def number_paragraphs(text: str, num_paragraphs: int) -> bool:
 def nth_paragraph_first_word(
     text: str, num_paragraphs: int, nth_paragraph: int, first_word: str
 ) -> bool:
-    parts = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
-    if len(parts) != int(num_paragraphs) or not 1 <= int(nth_paragraph) <= len(parts):
+    # The official check: paragraphs split on "\n\n" (blank ones not counted), the first
+    # word with leading quotes out, cut at its first . , ? ! ' or " ("Don't" → "don").
+    paragraphs = re.split(r"\n\n", text)
+    count = sum(1 for p in paragraphs if p.strip())
+    if int(nth_paragraph) > count:
         return False
-    words = parts[int(nth_paragraph) - 1].split()
-    first = re.sub(r"^\W+|\W+$", "", words[0]).lower() if words else ""
-    return first == first_word.strip().lower()
+    paragraph = paragraphs[int(nth_paragraph) - 1].strip()
+    if not paragraph:
+        return False
+    word = paragraph.split()[0].strip().lstrip("'").lstrip('"')
+    first = ""
+    for letter in word:
+        if letter in {".", ",", "?", "!", "'", '"'}:
+            break
+        first += letter.lower()
+    return count == int(num_paragraphs) and first == first_word.lower()
 
 
 def json_format(text: str) -> bool:
@@ -205,7 +215,7 @@ def english_capital(text: str) -> bool:
 
 
 def capital_word_frequency(text: str, capital_frequency: int, capital_relation: str) -> bool:
-    capitals = [w for w in re.findall(r"\w+", text) if w.isupper()]
+    capitals = [w for w in _word_tokenize(text) if w.isupper()]
     return _compare(len(capitals), capital_relation, int(capital_frequency))
 
 
@@ -218,17 +228,43 @@ def quotation(text: str) -> bool:
     return len(body) > 1 and body[0] == '"' and body[-1] == '"'
 
 
+def _pattern(keyword: str) -> str:
+    """A keyword as the official checks use it: a regular expression (escaped only when it is
+    not a valid one, where the official checks would stop with an error)."""
+    try:
+        re.compile(keyword)
+    except re.error:
+        return re.escape(keyword)
+    return keyword
+
+
+def _word_tokenize(text: str) -> list[str]:
+    """nltk's ``word_tokenize`` (what the official capital-word count uses; "STATE-OF-THE-ART"
+    is one word), without its punkt sentence split when punkt is not installed (nothing is
+    downloaded): the tokens differ only in where a sentence-final period goes."""
+    try:
+        from nltk import word_tokenize
+
+        return list(word_tokenize(text))
+    except LookupError:
+        from nltk.tokenize import NLTKWordTokenizer
+
+        return list(NLTKWordTokenizer().tokenize(text))
+
+
 def existence(text: str, keywords: Sequence[str]) -> bool:
-    return all(re.search(re.escape(k), text, re.IGNORECASE) for k in keywords)
+    return all(re.search(_pattern(k), text, re.IGNORECASE) for k in keywords)
 
 
 def frequency(text: str, keyword: str, frequency: int, relation: str) -> bool:
-    count = len(re.findall(re.escape(keyword), text, re.IGNORECASE))
+    count = len(re.findall(_pattern(keyword), text, re.IGNORECASE))
     return _compare(count, relation, int(frequency))
 
 
 def forbidden_words(text: str, forbidden_words: Sequence[str]) -> bool:
-    return not any(re.search(rf"\b{re.escape(w)}\b", text, re.IGNORECASE) for w in forbidden_words)
+    return not any(
+        re.search(r"\b" + _pattern(w) + r"\b", text, re.IGNORECASE) for w in forbidden_words
+    )
 
 
 def letter_frequency(text: str, letter: str, let_frequency: int, let_relation: str) -> bool:
@@ -236,7 +272,8 @@ def letter_frequency(text: str, letter: str, let_frequency: int, let_relation: s
 
 
 def response_language(text: str, language: str) -> bool:
-    return _language_or_unchecked(text) == language
+    found = _language_or_unchecked(text)
+    return found in (language, "")  # the official check passes text langdetect cannot read
 
 
 def postscript(text: str, postscript_marker: str) -> bool:
