@@ -1,20 +1,23 @@
 """Throughput of ``voxbench tasks`` against a fake OpenAI-compatible endpoint.
 
 A minimal endpoint (its own process, so its CPU is not the client's) answers every
-``/chat/completions`` after L ms. At each (C, L) point the script runs, on the same records:
+``/chat/completions`` after L ms and counts the most requests it had in flight at once
+(``GET /stats``). At each (C, L) point the script runs, on the same records (1 s 22.05 kHz
+clips, varied references):
 
-- a minimal client that keeps exactly C requests in flight (keep-alive httpx clients of 8
-  connections each, C workers, one pre-built request body): what the endpoint allows at all;
+- the leanest client: C kept-alive HTTP/1.1 connections on asyncio streams, one pre-built
+  request body, the reply read by its content-length — what the endpoint allows at all
+  (``--httpx`` adds the older baseline: keep-alive httpx clients of 8 connections each);
 - ``run_tasks`` with ``max_concurrency: C``: the whole path — manifest, audio hashing for the
   cache key, decoding, soxr resampling 22.05 → 16 kHz, WAV + base64 encoding, the cache,
-  retries policy, WER scoring, records.jsonl, scores with bootstrap intervals, report.
+  retries policy, WER scoring, records.jsonl, scores with intervals, report.
 
-It prints throughput / ideal (C / L) and throughput / the minimal client, and each client's
-CPU time per record: on its event loop's thread (``time.thread_time``), and in all (``total``:
+It prints each rate, ours ÷ lean, the fake's peak in flight for each, and each client's CPU
+time per record (ms): on its event loop's thread (``time.thread_time``), and in all (``tot``:
 every thread of the process plus, for ours, the worker processes that prepare clips and score
 replies; the endpoint's CPU is in neither). On a busy machine the throughputs follow the share
 of the cores each run got, while the CPU per record still says where a CPU-bound client would
-stand (``minimal cpu / ours cpu``). Figures, not assertions.
+stand. Figures, not assertions.
 
     python bench/tasks_throughput.py [--points 8:200,32:200,64:50,256:50] [--records N]
         [--pool auto,on,off]
@@ -55,16 +58,33 @@ REPLY = json.dumps(
 
 
 async def _serve(latency_s: float) -> None:
+    stats = {"in_flight": 0, "peak": 0, "requests": 0}
+
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                if head.startswith(b"GET /stats"):  # the most in flight since the last read
+                    body = json.dumps(stats).encode()
+                    stats.update(peak=0, requests=0)
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: "
+                        + str(len(body)).encode()
+                        + b"\r\n\r\n"
+                        + body
+                    )
+                    await writer.drain()
+                    continue
                 length = 0
                 for line in head.split(b"\r\n"):
                     if line.lower().startswith(b"content-length:"):
                         length = int(line.split(b":", 1)[1])
                 await reader.readexactly(length)
+                stats["requests"] += 1
+                stats["in_flight"] += 1
+                stats["peak"] = max(stats["peak"], stats["in_flight"])
                 await asyncio.sleep(latency_s)
+                stats["in_flight"] -= 1
                 writer.write(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                     b"content-length: " + str(len(REPLY)).encode() + b"\r\n\r\n" + REPLY
@@ -89,17 +109,89 @@ def _make_dataset(folder: Path, records: int) -> None:
         t = np.arange(22050) / 22050
         write_wav(folder / f"c{i}.wav", Audio(0.1 * np.sin(2 * np.pi * (150 + 7 * i) * t), 22050))
     with (folder / "manifest.jsonl").open("w") as f:
-        for i in range(records):
+        for i in range(records):  # varied references: none is normalised from a cache
+            words = " ".join(WORDS[(i * 7 + k * 13) % len(WORDS)] for k in range(5 + i % 4))
             f.write(
-                json.dumps({"id": f"r{i}", "audio": f"c{i % clips}.wav", "reference": "a b c d e"})
-                + "\n"
+                json.dumps({"id": f"r{i}", "audio": f"c{i % clips}.wav", "reference": words}) + "\n"
             )
 
 
-async def _minimal(url: str, concurrency: int, records: int, wav: bytes) -> tuple[float, float]:
-    import httpx
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "a",
+    "lazy",
+    "dog",
+    "while",
+    "seven",
+    "bright",
+    "stars",
+    "shine",
+    "above",
+    "quiet",
+    "harbour",
+    "towns",
+    "where",
+    "fishermen",
+    "mend",
+    "their",
+    "nets",
+    "before",
+    "dawn",
+]
 
-    body = json.dumps(
+
+def _stats(url: str) -> dict[str, int]:
+    """The fake's counters since the last read (the most requests it had in flight at once)."""
+    import urllib.request
+
+    origin = url.rsplit("/v1", 1)[0]
+    with urllib.request.urlopen(origin + "/stats", timeout=10) as response:  # noqa: S310
+        return dict(json.loads(response.read()))
+
+
+async def _lean(
+    url: str, concurrency: int, records: int, body: bytes
+) -> tuple[float, float, float]:
+    """The leanest client: C kept-alive HTTP/1.1 connections on asyncio streams, each sending
+    a pre-built request and reading the reply by its content-length."""
+    host_port = url.split("//", 1)[1].split("/", 1)[0]
+    host, port = host_port.split(":")
+    path = "/" + url.split("//", 1)[1].split("/", 1)[1] + "/chat/completions"
+    request = (
+        f"POST {path} HTTP/1.1\r\nhost: {host_port}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    remaining = records
+
+    async def worker() -> None:
+        nonlocal remaining
+        reader, writer = await asyncio.open_connection(host, int(port))
+        while remaining > 0:
+            remaining -= 1
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            size = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+            json.loads(await reader.readexactly(size))
+        writer.close()
+
+    started, cpu, total = time.perf_counter(), time.thread_time(), _cpu()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    rate = records / (time.perf_counter() - started)
+    return (
+        rate,
+        1000 * (time.thread_time() - cpu) / records,
+        1000 * (_cpu() - total) / records,
+    )
+
+
+def _body(wav: bytes) -> bytes:
+    """One pre-built request body (the baselines send it for every record)."""
+    return json.dumps(
         {
             "model": "q",
             "messages": [
@@ -119,6 +211,14 @@ async def _minimal(url: str, concurrency: int, records: int, wav: bytes) -> tupl
             ],
         }
     ).encode()
+
+
+async def _minimal(
+    url: str, concurrency: int, records: int, body: bytes
+) -> tuple[float, float, float]:
+    """A minimal httpx client keeping C requests in flight."""
+    import httpx
+
     # Keep-alive clients of 8 connections each: one httpx pool of C connections is O(C) per
     # request (see voxbench.tasks.engine.work_queue.client_shards); the baseline gets the same fix.
     per = 8
@@ -192,6 +292,7 @@ def main() -> None:
         "--seconds", type=float, default=3.0, help="about how long each client runs"
     )
     parser.add_argument("--records", type=int, default=None, help="N at every point")
+    parser.add_argument("--httpx", action="store_true", help="also run the httpx baseline")
     parser.add_argument("--pool", default="auto", help="auto,on,off: worker-process modes to run")
     parser.add_argument("--serve", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -200,8 +301,9 @@ def main() -> None:
         return
     points = [tuple(int(x) for x in p.split(":")) for p in args.points.split(",")]
     print(
-        f"{'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'minimal/s':>10} {'ours/s':>8} {'ours/ideal':>10} {'ours/minimal':>12}"
-        f" {'min cpu ms':>10} {'our cpu ms':>10} {'cpu ratio':>9} {'min total':>9} {'our total':>9} {'ratio':>5} errors pool"
+        f"{'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'lean/s':>7} {'httpx/s':>8} {'ours/s':>7}"
+        f" {'ours/lean':>9} {'peak lean':>9} {'peak ours':>9} {'lean cpu':>8} {'our cpu':>8}"
+        f" {'lean tot':>8} {'our tot':>8} {'errors':>6} pool"
     )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -217,17 +319,22 @@ def main() -> None:
                 records = args.records or int(min(6000, max(200, ideal * args.seconds)))
                 data = root / f"data_{concurrency}_{latency_ms}"
                 _make_dataset(data, records)
-                wav = (data / "c0.wav").read_bytes()
-                minimal, minimal_cpu, minimal_total = asyncio.run(
-                    _minimal(url, concurrency, records, wav)
-                )
+                body = _body((data / "c0.wav").read_bytes())
+                _stats(url)
+                lean, lean_cpu, lean_total = asyncio.run(_lean(url, concurrency, records, body))
+                lean_peak = _stats(url)["peak"]
+                httpx_rate = 0.0
+                if args.httpx:
+                    httpx_rate = asyncio.run(_minimal(url, concurrency, records, body))[0]
+                    _stats(url)
                 for mode in args.pool.split(","):
                     ours, ours_cpu, ours_total, errors = _ours(url, concurrency, root, data, mode)
+                    peak = _stats(url)["peak"]
                     print(
-                        f"{concurrency:>4} {latency_ms:>5} {records:>5} {ideal:>8.0f} {minimal:>10.1f} {ours:>8.1f} "
-                        f"{ours / ideal:>10.2f} {ours / minimal:>12.2f} {minimal_cpu:>10.3f} {ours_cpu:>10.3f}"
-                        f" {minimal_cpu / ours_cpu:>9.2f} {minimal_total:>9.3f} {ours_total:>9.3f}"
-                        f" {minimal_total / ours_total:>5.2f} {errors:>6} {mode}",
+                        f"{concurrency:>4} {latency_ms:>5} {records:>5} {ideal:>8.0f} {lean:>7.1f}"
+                        f" {httpx_rate:>8.1f} {ours:>7.1f} {ours / lean:>9.2f} {lean_peak:>9}"
+                        f" {peak:>9} {lean_cpu:>8.3f} {ours_cpu:>8.3f} {lean_total:>8.3f}"
+                        f" {ours_total:>8.3f} {errors:>6} {mode}",
                         flush=True,
                     )
             finally:
