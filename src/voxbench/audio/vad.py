@@ -2,9 +2,11 @@
 
 The model is the one faster-whisper ships (``faster_whisper/assets/silero_vad_v6.onnx``), so
 nothing is downloaded and torch is not needed; its SHA-256 is checked against the pinned one
-(``audio.weights``) before it is loaded. Silero scores 32 ms windows (512 samples at
-16 kHz, each seen with the 64 samples before it); its raw boundaries therefore land on a 32 ms
-grid, and its recurrent state lags real onsets by a window or two. ``SileroVAD.segments``
+(``audio.weights``) before it is loaded. Another Silero file may be chosen (``fdb score
+--vad-model``): faster-whisper's repackaged interface (``input``, ``h``, ``c``) or silero-vad's
+own ``silero_vad.onnx`` (``input``, ``state``, ``sr``), told apart by their input names.
+Silero scores 32 ms windows (512 samples at 16 kHz, each seen with the 64 samples before it);
+its raw boundaries therefore land on a 32 ms grid, and its recurrent state lags real onsets by a window or two. ``SileroVAD.segments``
 snaps each boundary to the signal's energy onset/offset near it (1 ms steps), so speech
 start/end are accurate to a few milliseconds, and short words ("Yes.") still count.
 """
@@ -27,6 +29,10 @@ WINDOW = 512
 CONTEXT = 64
 FRAME_SECONDS = WINDOW / VAD_RATE
 _BATCH_WINDOWS = 4096  # windows per model call; the recurrent state carries across calls
+REPACKAGED_INPUTS = frozenset({"input", "h", "c"})
+"""faster-whisper's repackaged Silero (a sequence of windows per call, LSTM ``h`` / ``c``)."""
+OFFICIAL_INPUTS = frozenset({"input", "state", "sr"})
+"""silero-vad's own ``silero_vad.onnx`` (5.x, 6.x): one window per call, ``state``, ``sr``."""
 
 
 @dataclass(frozen=True)
@@ -72,9 +78,15 @@ class _SileroModel:
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         names = {i.name for i in self.session.get_inputs()}
-        if names != {"input", "h", "c"}:
+        if names == REPACKAGED_INPUTS:
+            self.official = False
+        elif names == OFFICIAL_INPUTS:
+            self.official = True
+        else:
             raise PrerequisiteError(
-                f"unexpected Silero VAD model inputs {sorted(names)} in {path}",
+                f"unexpected Silero VAD model inputs {sorted(names)} in {path} (expected "
+                f"{sorted(OFFICIAL_INPUTS)}, silero-vad's silero_vad.onnx, or "
+                f"{sorted(REPACKAGED_INPUTS)}, faster-whisper's silero_vad_v6.onnx)",
             )
         self.lock = threading.Lock()
 
@@ -90,6 +102,8 @@ class _SileroModel:
         context = np.zeros((n, CONTEXT), np.float32)
         context[1:] = windows[:-1, -CONTEXT:]
         batch = np.concatenate([context, windows], axis=1)
+        if self.official:
+            return self._official(batch)
         h = np.zeros((1, 1, 128), np.float32)
         c = np.zeros((1, 1, 128), np.float32)
         out = []
@@ -100,6 +114,21 @@ class _SileroModel:
                 )
                 out.append(np.asarray(probs, np.float32).reshape(-1))
         return np.concatenate(out)
+
+    def _official(self, batch: np.ndarray) -> np.ndarray:
+        """silero-vad's own ONNX interface: one window (with its 64-sample context) per call,
+        the recurrent ``state`` (2, 1, 128) threaded through, ``sr`` an int64 scalar: as
+        silero-vad's ``OnnxWrapper`` calls it for one stream."""
+        state = np.zeros((2, 1, 128), np.float32)
+        rate = np.array(VAD_RATE, dtype=np.int64)
+        out = np.empty(len(batch), np.float32)
+        with self.lock:
+            for i, window in enumerate(batch):
+                probs, state = self.session.run(
+                    None, {"input": window[np.newaxis, :], "state": state, "sr": rate}
+                )
+                out[i] = float(np.asarray(probs).reshape(-1)[0])
+        return out
 
 
 def load_silero(path: Path) -> _SileroModel:

@@ -287,8 +287,9 @@ def score_command(
     vad_model: Path = typer.Option(
         None,
         "--vad-model",
-        help="Another Silero VAD ONNX file for fdb-v1 mode (default: silero-vad 6.0's, shipped"
-        " with faster-whisper); its SHA-256 is recorded in the summary.",
+        help="Another Silero VAD ONNX file for fdb-v1 mode: silero-vad's own silero_vad.onnx"
+        " (inputs input, state, sr) or faster-whisper's repackaged one (default: silero-vad"
+        " 6.0's, shipped with faster-whisper); its SHA-256 is recorded in the summary.",
     ),
     html: bool = typer.Option(
         False, "--html", help="Also write fdb_report_<mode>.html: every sample with players."
