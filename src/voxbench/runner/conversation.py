@@ -82,11 +82,19 @@ ProgressCallback = Callable[[int, int, TurnRecord], None]
 class _RetryTurn(Exception):
     """The turn failed in a way that a fresh attempt may fix."""
 
-    def __init__(self, reason: str, retry_after: float | None, reconnect: bool) -> None:
+    def __init__(
+        self,
+        reason: str,
+        retry_after: float | None,
+        reconnect: bool,
+        category: ErrorCategory | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.reconnect = reconnect
+        self.category = category
+        """The provider's error category, when the failure was classified."""
 
 
 def _is_retry_turn(error: BaseException) -> bool:
@@ -162,6 +170,11 @@ class ConversationRun:
         self._resume_handle: str | None = None
         """The last closed session's ``resume_handle()``: the next session continues from it."""
         self._reached = False
+        self._answered = False
+        """Whether any turn of this process got past the target's error (an HTTP target's
+        session opens without contacting it: only an answer shows it can be reached)."""
+        self._cannot_connect = False
+        """The last turn given up gave up because the target could not be connected to."""
         """Whether a session of the target has started in this process."""
         self._events: asyncio.Queue[SessionEvent | BaseException] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
@@ -200,7 +213,9 @@ class ConversationRun:
             if exc.category == ErrorCategory.AUTHENTICATION:
                 raise self._authentication_error(str(exc)) from exc
             if exc.retryable:
-                raise _RetryTurn(f"{exc.category}: {exc}", exc.retry_after, reconnect=True) from exc
+                raise _RetryTurn(
+                    f"{exc.category}: {exc}", exc.retry_after, reconnect=True, category=exc.category
+                ) from exc
             raise
         # Each session gets its own queue: nothing a previous session said can reach it.
         self._events = asyncio.Queue()
@@ -328,7 +343,9 @@ class ConversationRun:
                 self.records.append(record)
                 if self.progress:
                     self.progress(position + 1, total, record)
-                if record.status == "error" and not self._reached:
+                if record.status != "error":
+                    self._answered = True
+                elif not self._reached or (self._cannot_connect and not self._answered):
                     raise self._unreachable(record, total - position - 1)
             self.record(None, RunFinished())
         finally:
@@ -468,6 +485,7 @@ class ConversationRun:
         try:
             record = await policy.call(attempt, on_retry=retrying, retry_if=_is_retry_turn)
         except _RetryTurn as retry:
+            self._cannot_connect = retry.category == ErrorCategory.CONNECTIVITY
             t = self.record(turn.id, TurnFailed(reason=retry.reason, retries=retries))
             return TurnRecord(
                 turn=turn.id,
@@ -639,6 +657,7 @@ class ConversationRun:
                         f"{event.category}: {event.message}",
                         event.retry_after,
                         reconnect=event.fatal,
+                        category=event.category,
                     )
             elif isinstance(event, TurnComplete):
                 return event.status
