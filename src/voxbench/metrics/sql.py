@@ -6,9 +6,10 @@ allows reading only (no writes, ``ATTACH`` or pragmas that change anything) and 
 progress handler interrupts it at the time limit — inside SQLite, so a runaway query really
 stops (AU-Harness wrapped the blocking call in ``asyncio.wait_for``, which cannot).
 
-Results are compared as multisets of rows, in order only when the gold query has
-``ORDER BY``, with the predicted columns matched to the gold's in any order (``SELECT a, b``
-= ``SELECT b, a``). A gold query that fails is that record's error: counted and named in the
+Results are compared as the Spider test suite's ``eval_exec_match`` compares them by default:
+``DISTINCT`` removed from both queries, rows as multisets (in order only when the gold query
+says "order by"), cells by Python equality (no rounding), the predicted columns matched to the
+gold's in any order (``SELECT a, b`` = ``SELECT b, a``). A gold query that fails is that record's error: counted and named in the
 pooled result and left out of the value, never an exception that stops the metric.
 """
 
@@ -207,15 +208,10 @@ def run_query(database: str, query: str, timeout_s: float) -> list[tuple[Any, ..
 # -- comparing results ----------------------------------------------------------------------------
 
 
-def _value(v: Any) -> Any:
-    """A cell compared as a value: 18 == 18.0, floats to 6 decimals."""
-    if isinstance(v, float):
-        return int(v) if v.is_integer() else round(v, 6)
-    return v
-
-
 def _rows(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    return [tuple(_value(v) for v in row) for row in rows]
+    """Cells compared as Python compares them, as the Spider test suite does (18 == 18.0;
+    floats exactly, never rounded)."""
+    return [tuple(row) for row in rows]
 
 
 def _same(gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], ordered: bool) -> bool:
@@ -279,8 +275,23 @@ def extract_sql(text: str) -> str | None:
 
 
 def is_ordered(query: str) -> bool:
-    """Whether a query's result order is part of its answer (``ORDER BY`` outside strings)."""
-    return bool(_ORDER_BY.search(_STRINGS.sub("''", query)))
+    """Whether a query's result order is part of its answer: "order by" in it, as the Spider
+    test suite reads it (``'order by' in gold.lower()``)."""
+    return "order by" in query.lower()
+
+
+_DISTINCT = re.compile(r"\bdistinct\b", re.IGNORECASE)
+
+
+def remove_distinct(query: str) -> str:
+    """The query without its ``DISTINCT`` keywords (outside quoted strings and names), as the
+    Spider test suite compares by default (``keep_distinct=False``): which rows come back,
+    not how often."""
+    out, last = [], 0
+    for quoted in _STRINGS.finditer(query):
+        out += [_DISTINCT.sub("", query[last : quoted.start()]), quoted.group(0)]
+        last = quoted.end()
+    return "".join([*out, _DISTINCT.sub("", query[last:])])
 
 
 # -- the metric -----------------------------------------------------------------------------------
@@ -295,14 +306,14 @@ def score(prediction: str, ctx: Any) -> RecordStats:
     fenced = extract_sql(ctx.reference) if "```" in ctx.reference else None
     gold_sql = fenced or ctx.reference.strip().rstrip(";").strip()
     try:
-        gold = run_query(database, gold_sql, timeout)
+        gold = run_query(database, remove_distinct(gold_sql), timeout)
     except QueryError as exc:
         return {"correct": 0, "outcome": "gold_error", "gold_error": str(exc)}
     query = extract_sql(prediction)
     if query is None:
         return {"correct": 0, "outcome": "no_sql"}
     try:
-        pred = run_query(database, query, timeout)
+        pred = run_query(database, remove_distinct(query), timeout)
     except QueryError as exc:
         outcome = "timeout" if str(exc).startswith("time limit") else "error"
         return {"correct": 0, "outcome": outcome, "error": str(exc)}
