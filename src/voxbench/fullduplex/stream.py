@@ -12,7 +12,9 @@ target gets ``end_user_turn`` from a local Silero VAD: when the user has been si
 ``endpoint_ms`` after speech (the VAD runs on the whole input up front, but each decision
 is fired only at the moment a streaming VAD could have made it). When the user starts
 speaking again while the answer is playing (or pending), playback stops and the rest of
-that answer is dropped, as a voice client with barge-in does.
+that answer is dropped, as a voice client with barge-in does. An answer still pending when
+the input ends is waited for (``response_timeout_s``), in real time as in virtual time, so
+it is recorded, never lost.
 """
 
 from __future__ import annotations
@@ -63,8 +65,8 @@ class StreamOptions:
     """Speech needed before a client-side barge-in (the VAD's minimum speech)."""
     barge_in: bool = True
     response_timeout_s: float = 60.0
-    """Virtual time: the longest real wait for a response to complete (virtual time stands
-    still meanwhile)."""
+    """The longest real wait for a response to complete: in virtual time at any point (it
+    stands still meanwhile), in real time once the input has ended."""
 
 
 @dataclass
@@ -235,6 +237,7 @@ class _Stream:
                 await self.session.send_user_audio(pcm[offset : offset + step], send_rate)
             await self._fire(actions, duration)
             await self.wait_until(duration)
+            await self.settle(receiver)
         finally:
             receiver.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -244,6 +247,23 @@ class _Stream:
         # What was still queued when the input ended is never heard.
         self.result.dropped_audio_s += max(0.0, self.timeline.cursor - duration)
         return self.timeline.audio()
+
+    async def settle(self, receiver: asyncio.Task[None]) -> None:
+        """The input has ended: wait for the answer still in flight, if any.
+
+        Virtual time already waits (it stands still while a response is pending); real time
+        went on, and closing the session then cancelled an answer the target was still
+        working on (a cascade whose Whisper was transcribing the last turn), losing it with
+        no error. The answer is now recorded (first audio after the input's end: it is not
+        in the output, ``dropped_audio_s`` counts it), or an error says it never came."""
+        while self.busy_since is not None and not self.fatal and not receiver.done():
+            if self.clock.wall() - self.busy_since > self.opts.response_timeout_s:
+                self.result.errors.append(
+                    f"no TurnComplete {self.opts.response_timeout_s:.0f} s after end of turn"
+                )
+                self.busy_since = None
+                return
+            await asyncio.sleep(0.005)
 
     async def _fire(self, actions: list[tuple[float, str]], upto: float) -> None:
         while actions and actions[0][0] <= upto:
