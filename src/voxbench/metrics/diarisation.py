@@ -13,7 +13,7 @@ assignment, ``scipy.optimize.linear_sum_assignment``). Words are normalised as W
   reference's N words. Deletions count: a speaker left out is wrong (AU-Harness's
   ``(S + I) / N`` leaves them out, so a transcript of one speaker of two can score 0).
 - **WDER** (word diarisation error rate): the two transcripts' words are aligned as one
-  sequence (speakers aside); over the aligned pairs (correct words and substitutions, not
+  sequence (speakers aside), as DiarizationLM aligns them (``diarizationlm_alignment``); over the aligned pairs (correct words and substitutions, not
   insertions or deletions) the predicted speakers are mapped one-to-one onto the reference's
   to agree on the most words; WDER = words whose speaker is wrong under that mapping / aligned
   words.
@@ -28,7 +28,7 @@ as ``unparsable_references`` and left out of the value.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,15 +134,55 @@ def cpwer_counts(reference: Turns, prediction: Turns) -> RecordStats:
     }
 
 
+def diarizationlm_alignment(ref: Sequence[str], hyp: Sequence[str]) -> list[tuple[int, int]]:
+    """DiarizationLM's ``levenshtein_with_edits`` alignment, ties broken as it breaks them
+    (insertion, then deletion, then match or substitution at each cell; backtracking from the
+    end): (reference position, hypothesis position) pairs, -1 for an inserted or deleted word.
+    Another minimum-cost alignment can pair other words and so change WDER."""
+    codes: dict[str, int] = {}
+    s1 = [codes.setdefault(w, len(codes)) for w in ref]
+    s2 = [codes.setdefault(w, len(codes)) for w in hyp]
+    n1, n2 = len(s1), len(s2)
+    insertion, deletion, keep = 2, 3, 0
+    costs = [[0] * (n2 + 1) for _ in range(n1 + 1)]
+    back = [[keep] * (n2 + 1) for _ in range(n1 + 1)]
+    for i in range(n1 + 1):
+        costs[i][0] = i
+    for j in range(n2):
+        costs[0][j + 1] = j + 1
+        for i in range(n1):
+            ins = costs[i + 1][j] + 1
+            dele = costs[i][j + 1] + 1
+            sub = costs[i][j] + (s1[i] != s2[j])
+            best = min(ins, dele, sub)
+            costs[i + 1][j + 1] = best
+            back[i + 1][j + 1] = insertion if best == ins else deletion if best == dele else keep
+    # Row 0 and column 0 keep their pointer at "keep", as DiarizationLM's zero-filled array.
+    align: list[tuple[int, int]] = []
+    i, j = n1, n2
+    while i > 0 or j > 0:
+        op = back[i][j] if i >= 0 and j >= 0 else (deletion if j < 0 else insertion)
+        if op == insertion:
+            align.append((-1, j - 1))
+            j -= 1
+        elif op == deletion:
+            align.append((i - 1, -1))
+            i -= 1
+        else:
+            align.append((i - 1, j - 1))
+            i -= 1
+            j -= 1
+    align.reverse()
+    return align
+
+
 def wder_counts(reference: Turns, prediction: Turns) -> RecordStats:
     """WDER's counts: aligned words, and those whose speaker is wrong under the best mapping."""
-    pairs: list[tuple[str, str]] = []  # (reference speaker, predicted speaker) of aligned words
-    for op in Levenshtein.opcodes(reference.words, prediction.words):
-        if op.tag in ("equal", "replace"):
-            for k in range(op.src_end - op.src_start):
-                pairs.append(
-                    (reference.speakers[op.src_start + k], prediction.speakers[op.dest_start + k])
-                )
+    pairs = [  # (reference speaker, predicted speaker) of aligned words
+        (reference.speakers[i], prediction.speakers[j])
+        for i, j in diarizationlm_alignment(reference.words, prediction.words)
+        if i >= 0 and j >= 0
+    ]
     ref_names = reference.speaker_set
     hyp_names = prediction.speaker_set
     mapping: dict[str, str] = {}
