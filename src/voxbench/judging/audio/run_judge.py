@@ -16,7 +16,8 @@ A benchmark can declare rubrics for some of its turns in ``audio_rubrics.yaml`` 
       options: {names: "Siobhan Ni Bhriain"}
 
 They are judged whenever an audio judge is given (``--audio-judge``), with or without
-``--audio-rubric`` (which judges every turn).
+``--audio-rubric`` (which judges every turn). A judge of the target's own model family is
+warned about in the status line (``self_preference``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from voxbench.judging.audio.engine import ClipResult, RubricJudge
 from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.rubric import BoundRubric, load_rubric
 from voxbench.judging.audio.segments import turn_clips, whole_clip
+from voxbench.judging.audio.self_preference import self_preference_warning
 from voxbench.judging.base import JudgeContext, JudgeFindings
 from voxbench.judging.cache import JudgmentCache
 
@@ -167,6 +169,9 @@ class AudioRubricRunJudge:
             await client.aclose()
         undecided = sum(j.judge_failed for j in judgments)
         status = f"by {client.name}: " + "; ".join(lines) + f"; {undecided} undecided"
+        if context.run_dir is not None:
+            warning = self_preference_warning(client.name, context.run_dir.info().target.name)
+            status += f"; warning: {warning}" if warning else ""
         return JudgeFindings(judgments=judgments, status=status, labels=labels, details=details)
 
     async def _judge_records(
