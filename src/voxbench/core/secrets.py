@@ -15,7 +15,7 @@ from typing import Any
 
 import dotenv
 
-from voxbench.core.errors import PrerequisiteError
+from voxbench.core.errors import ConfigError, PrerequisiteError
 
 REDACTED = "***"
 
@@ -48,7 +48,14 @@ def load_dotenv(path: str | Path | None = None) -> Path | None:
     found = Path(path) if path is not None else Path(dotenv.find_dotenv(usecwd=True) or ".env")
     if not found.is_file():
         return None
-    dotenv.load_dotenv(found, override=False)
+    try:
+        dotenv.load_dotenv(found, override=False, encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text ({exc.reason})",
+            file=found,
+            expected="a UTF-8 .env file of KEY=value lines (re-save it as UTF-8)",
+        ) from None
     return found
 
 

@@ -58,7 +58,15 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def parse_yaml(text: str, *, source: str | Path | None = None, what: str = "YAML") -> Any:
     """Parse YAML ``text`` safely; any problem is a ``ConfigError`` naming ``source``."""
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        cycle = _recursive_alias(data)
+        if cycle is not None:
+            raise ConfigError(
+                f"not valid {what}: an alias refers to the node that holds it ({cycle})",
+                file=source,
+                expected="anchors (&a) used only outside their own node",
+            )
+        return data
     except DuplicateKeyError as exc:
         raise ConfigError(
             f"key given twice: line {exc.line} repeats line {exc.first_line}",
@@ -73,6 +81,32 @@ def parse_yaml(text: str, *, source: str | Path | None = None, what: str = "YAML
         raise ConfigError(f"not valid {what}: {exc}", file=source) from None
     except RecursionError:
         raise ConfigError(f"not valid {what}: nested too deeply", file=source) from None
+
+
+def _recursive_alias(data: Any) -> str | None:
+    """Where a loaded document contains itself (``x: &a [*a]``), as a dotted path; None when
+    it is a tree (an anchor reused elsewhere is fine). Every reader would otherwise recurse
+    without end."""
+    on_path: set[int] = set()
+    done: set[int] = set()  # explored once: a node reused by many aliases is walked once
+    stack: list[tuple[Any, str, bool]] = [(data, "", False)]
+    while stack:
+        node, where, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            done.add(id(node))
+            continue
+        if not isinstance(node, dict | list) or id(node) in done:
+            continue
+        if id(node) in on_path:
+            return where or "the document"
+        on_path.add(id(node))
+        stack.append((node, where, True))
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in items:
+            label = f"{where}[{key}]" if isinstance(node, list) else f"{where}.{key}".lstrip(".")
+            stack.append((child, label, False))
+    return None
 
 
 def read_text_file(path: str | Path) -> str:
