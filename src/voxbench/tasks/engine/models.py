@@ -21,7 +21,13 @@ from voxbench.providers.completion import (
     AudioConversationRequest,
     ConversationTurn,
 )
-from voxbench.providers.registry import Role, find_provider, make, resolve_name
+from voxbench.providers.registry import (
+    Role,
+    canonical_provider,
+    find_provider,
+    make,
+    resolve_name,
+)
 from voxbench.tasks.config import EndpointConfig, ModelConfig
 from voxbench.tasks.engine.prepare import decode_encoded
 from voxbench.tasks.spec import Generation
@@ -99,7 +105,7 @@ def served_by(model: ModelConfig) -> list[str]:
     if model.model == ORACLE or model.model.startswith("local/"):
         return []
     urls = set()
-    provider = find_provider(model.model.replace(":", "/", 1).partition("/")[0])
+    provider = find_provider(canonical_provider(model.model.replace(":", "/", 1).partition("/")[0]))
     for endpoint in model.pool():
         url = endpoint.base_url
         if not url and provider is not None:
