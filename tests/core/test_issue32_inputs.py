@@ -45,3 +45,24 @@ def test_a_non_utf8_env_file_is_named(monkeypatch, capsys, tmp_path) -> None:
     code, out = voxbench(monkeypatch, capsys, "list", "benchmarks")
     assert code == 2, out
     assert ".env" in out and "UTF-8" in out and "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("show",), ("judge",), ("analyze",), ("run", "--resume")],
+    ids=["show", "judge", "analyze", "run-resume"],
+)
+def test_a_conversation_command_on_a_task_run_says_which_command(
+    monkeypatch, capsys, tmp_path, command
+) -> None:
+    run = tmp_path / "runs" / "tasks" / "20261127T000000Z_abcdef"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(
+        '{"schema": "voxbench.tasks/1", "id": "20261127T000000Z_abcdef", '
+        '"started": "2026-11-27T00:00:00+00:00", "status": "finished"}'
+    )
+    (run / "records.jsonl").write_text("")
+    code, out = voxbench(monkeypatch, capsys, *command, str(run))
+    assert code == 2, out
+    assert "audio-task run" in out and "voxbench tasks show" in out
+    assert "validation error" not in out and len(out.splitlines()) < 6

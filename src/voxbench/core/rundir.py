@@ -268,7 +268,23 @@ class RunDirectory:
         run = cls(path)
         if not run.run_file.is_file():
             raise RunError(f"{run.path}: not a run directory (no {cls.RUN})")
+        other = run._other_kind()
+        if other is not None:
+            raise RunError(other)
         return run
+
+    def _other_kind(self) -> str | None:
+        """What to say when ``run.json`` is another run kind's (an audio-task run), else None."""
+        try:
+            data = json.loads(self.run_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # ``info()`` says what is wrong with it
+        if isinstance(data, dict) and str(data.get("schema", "")).startswith("voxbench.tasks/"):
+            return (
+                f"{self.path}: this is an audio-task run, not a conversation run; use "
+                f"voxbench tasks show {self.path} (or voxbench tasks run --resume)"
+            )
+        return None
 
     # -- file paths -----------------------------------------------------------------------
 
@@ -345,6 +361,9 @@ class RunDirectory:
         except UnicodeDecodeError:
             raise RunError(f"{self.run_file}: cannot read run info: not UTF-8 text") from None
         except (OSError, ValidationError) as exc:
+            other = self._other_kind()
+            if other is not None:
+                raise RunError(other) from None
             raise RunError(f"{self.run_file}: cannot read run info: {exc}") from exc
 
     def write_info(self, info: RunInfo) -> None:
