@@ -146,3 +146,37 @@ def test_the_guard_by_bind_address(bind: str, host: str, origin: str | None, sta
         headers["origin"] = origin
     refusal = RequestGuard(bind, 9, "t").check("GET", headers)
     assert (refusal.status if refusal else None) == status
+
+
+async def test_a_kept_alive_client_at_shutdown_logs_no_traceback(smoke: Benchmark, caplog) -> None:
+    """Issue 32 item 9: a connection the client keeps open is closed at stop, quietly."""
+    bridge = ToolBridge(ToolMapping(list(smoke.tools)), instructions="x")
+    server = HTTPToolServer(bridge)
+    await server.start()
+    http = httpx.AsyncClient(trust_env=False, headers={"Authorization": f"Bearer {server.token}"})
+    assert (await http.get(server.url + "/tools")).status_code == 200
+    with caplog.at_level("DEBUG"):
+        await server.stop()
+        import asyncio
+
+        await asyncio.sleep(0.05)
+    await http.aclose()
+    assert not server._handlers
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+
+
+async def test_an_unknown_mcp_resource_is_a_protocol_error_not_a_traceback(
+    smoke: Benchmark, caplog
+) -> None:
+    pytest.importorskip("mcp")
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from voxbench.toolserver.mcp_server import MCPToolServer
+
+    bridge = ToolBridge(ToolMapping(list(smoke.tools)), instructions="x")
+    with caplog.at_level("WARNING"):
+        async with MCPToolServer(bridge) as server, Client(server.url) as client:
+            with pytest.raises(MCPError, match="no resource voxbench://nope"):
+                await client.read_resource("voxbench://nope")
+    assert not [r for r in caplog.records if r.exc_info]

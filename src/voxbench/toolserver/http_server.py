@@ -46,6 +46,8 @@ class HTTPToolServer:
         self.port = port
         self.token = token or new_token()
         self._server: asyncio.Server | None = None
+        self._handlers: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
+        """Each open connection's task and writer (a kept-alive client is closed at stop)."""
 
     @property
     def url(self) -> str:
@@ -59,6 +61,12 @@ class HTTPToolServer:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
+            # A kept-alive client's connection would otherwise wait in readline until the
+            # loop cancels it (a logged traceback): closed here, its handler ends cleanly.
+            for writer in list(self._handlers.values()):
+                writer.close()
+            if self._handlers:
+                await asyncio.wait(list(self._handlers), timeout=2.0)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2.0)
             self._server = None
@@ -71,6 +79,9 @@ class HTTPToolServer:
         await self.stop()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers[task] = writer
         try:
             while True:
                 request = await _read_request(reader)
@@ -98,7 +109,11 @@ class HTTPToolServer:
                     break
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass
+        except asyncio.CancelledError:
+            pass  # the loop is shutting down: a connection handler ends quietly
         finally:
+            if task is not None:
+                self._handlers.pop(task, None)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()

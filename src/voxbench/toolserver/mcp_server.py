@@ -19,6 +19,8 @@ from voxbench.core.errors import PrerequisiteError
 from voxbench.toolserver.bridge import ToolBridge
 
 INSTRUCTIONS_URI = "voxbench://instructions"
+INVALID_PARAMS = -32602
+"""JSON-RPC's invalid-params error code (an unknown resource URI)."""
 
 
 def _require_mcp() -> None:
@@ -66,7 +68,13 @@ def build_mcp_server(bridge: ToolBridge) -> Any:
         ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         if str(params.uri) != INSTRUCTIONS_URI:
-            raise ValueError(f"no resource {params.uri}")
+            # A protocol error the client gets as such (not an internal error, nor a
+            # traceback in the server's log).
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(
+                INVALID_PARAMS, f"no resource {params.uri} (there is {INSTRUCTIONS_URI})"
+            )
         contents = types.TextResourceContents(
             uri=INSTRUCTIONS_URI, mime_type="text/markdown", text=bridge.instructions
         )
