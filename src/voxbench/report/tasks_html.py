@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from voxbench.core.rundir import write_text_atomic
-from voxbench.core.taskrun import REPORT_HTML, SCORES, TaskRunDirectory, latest_rows
+from voxbench.core.taskrun import (
+    RECORDS,
+    RECORDS_CSV,
+    REPORT,
+    REPORT_HTML,
+    RUN_JSON,
+    SCORES,
+    TaskRunDirectory,
+    latest_rows,
+)
 from voxbench.report.audio_links import AudioLinks
 from voxbench.report.page import render_page
 from voxbench.report.tasks import table_rows
@@ -52,6 +61,8 @@ def _clip(row: dict[str, Any], info: dict[str, Any]) -> Path:
     return path
 
 
+RUN_FILES = (REPORT, SCORES, RECORDS_CSV, RECORDS, RUN_JSON)
+"""The run's own files, linked at the end of its page."""
 CLIPS_DIR = "clips"
 """Copies of the clips the page plays, inside the run directory."""
 
@@ -143,6 +154,7 @@ def render_tasks_html(
         table=table_rows(scores, models) if scores is not None else [],
         worst=worst_records,
         limit=worst,
+        files=[name for name in RUN_FILES if (run.path / name).is_file()],
     )
 
 
