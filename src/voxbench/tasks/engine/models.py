@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
+from voxbench.core.names import parse_component_name
 from voxbench.providers.completion import (
     AudioCompletionRequest,
     AudioConversationRequest,
@@ -105,7 +106,7 @@ def served_by(model: ModelConfig) -> list[str]:
     if model.model == ORACLE or model.model.startswith("local/"):
         return []
     urls = set()
-    provider = find_provider(canonical_provider(model.model.replace(":", "/", 1).partition("/")[0]))
+    provider = find_provider(canonical_provider(parse_component_name(model.model).provider))
     for endpoint in model.pool():
         url = endpoint.base_url
         if not url and provider is not None:
