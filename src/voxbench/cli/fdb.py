@@ -340,16 +340,15 @@ def score_command(
             f"{mark} {r.category}/{r.subset} {r.metric}: {r.baseline:.3f} → {r.current:.3f} "
             f"(Δ {r.delta:+.3f}, tolerance {r.tolerance:g})"
         )
-    if result.regressions:
-        out.print(result.totals.line())
-        _fail()
-    for score in result.errors:
+    for score in result.errors:  # failed or unscorable samples: every one listed
         out.print(
             f"[red]✗[/red] {escape(score.sample)}: {escape(str(score.error))}", soft_wrap=True
         )
     out.print(result.totals.line())
-    if result.incomplete is not None:
+    if result.incomplete is not None:  # an incomplete scoring wins over a failed gate
         raise result.incomplete
+    if result.regressions:
+        _fail()
 
 
 def _say_transcribed(asr: AsrUse, out: Console) -> None:
