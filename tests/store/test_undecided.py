@@ -69,3 +69,14 @@ def test_store_ls_shows_the_decided_share(monkeypatch, capsys, runs: Runs, tmp_p
     code, out = voxbench(monkeypatch, capsys, "store", "ls", str(runs.root), "--store", db)
     assert code == 0, out
     assert "decided 1/10" in " ".join(out.split()) and "not ranked" in out
+
+
+def test_store_off_given_to_a_store_command_creates_no_file_named_off(
+    monkeypatch, capsys, runs: Runs, tmp_path
+) -> None:
+    """Issue 32 item 11: ``--store off`` is an error there, not an SQLite file ``./off``."""
+    monkeypatch.chdir(tmp_path)
+    for args in (("store", "index", str(runs.root)), ("store", "ls", str(runs.root))):
+        code, out = voxbench(monkeypatch, capsys, *args, "--store", "off")
+        assert code == 2 and "--store" in out and "off" in out, out
+    assert not (tmp_path / "off").exists()

@@ -90,7 +90,16 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def resolve_store_url(url: str | None, runs_dir: Path) -> str:
-    """``--store``, else ``VOXBENCH_STORE``, else ``<runs_dir>/voxbench.db``."""
+    """``--store``, else ``VOXBENCH_STORE``, else ``<runs_dir>/voxbench.db``.
+
+    ``off`` turns a run's automatic indexing off; given to a command that reads or writes
+    the store it is an error, never an SQLite file named ``off``."""
+    if url is not None and url.strip().lower() == STORE_OFF:
+        raise ConfigError(
+            "'off' turns automatic indexing off; this command needs a store",
+            field="--store",
+            expected=f"postgresql://… or an SQLite file (default: <runs_dir>/{DEFAULT_DB_NAME})",
+        )
     env = os.environ.get(STORE_ENV, "").strip()
     if env.lower() == STORE_OFF:
         env = ""
