@@ -57,7 +57,7 @@ def snr_db(clean: np.ndarray, noisy: np.ndarray, signal_power: float) -> float:
 # -- noise --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("color", ["white", "pink", "brown"])
+@pytest.mark.parametrize("color", ["white", "pink", "brown", "babble"])
 @pytest.mark.parametrize("snr", [20.0, 10.0, 5.0, 0.0])
 def test_noise_snr_on_active_speech_within_a_tenth_of_a_db(
     speech: Audio, color: str, snr: float
@@ -93,6 +93,19 @@ def test_noise_colors_have_their_spectral_slopes() -> None:
     assert abs(slope("white")) < 1.0
     assert slope("pink") == pytest.approx(-10.0, abs=1.0)  # -3 dB/octave
     assert slope("brown") == pytest.approx(-20.0, abs=1.0)  # -6 dB/octave
+
+
+def test_babble_is_several_espeak_talkers_without_pauses() -> None:
+    bed = P.babble_bed(RATE)
+    assert bed.shape[0] > 20 * RATE  # long enough that turns rarely hear the same stretch
+    assert np.mean(np.square(bed)) == pytest.approx(1.0)
+    # Six talkers at once: no 20 ms frame falls near silence, as one talker's pauses would.
+    frames = np.mean(np.square(bed[: bed.shape[0] // 320 * 320].reshape(-1, 320)), axis=1)
+    assert frames.min() > 1e-3
+    a = P.babble_noise(RATE, RATE, np.random.default_rng(1))
+    b = P.babble_noise(RATE, RATE, np.random.default_rng(2))
+    assert not np.array_equal(a, b)  # a seed picks where in the bed a turn's babble starts
+    assert np.array_equal(a, P.babble_noise(RATE, RATE, np.random.default_rng(1)))
 
 
 def test_noise_on_silence_adds_nothing() -> None:
@@ -314,6 +327,7 @@ def test_parse_the_example_chain() -> None:
     [
         ("noise:white@5dB,on=whole", "noise:white@5dB,on=whole"),
         ("noise:brown@0", "noise:brown@0dB"),
+        ("noise:babble@10dB", "noise:babble@10dB"),
         ("gain@-6dB + clip@-3dB", "gain@-6dB+clip@-3dB"),
         ("band:telephone", "band@300-3400Hz"),
         ("band@50-7000Hz", "band@50-7000Hz"),
@@ -377,8 +391,8 @@ def test_spec_round_trips(steps: list) -> None:  # noqa: ANN001
 @pytest.mark.parametrize(
     ("spec", "names"),
     [
-        ("nosie:pink@10dB", ["'nosie'", "noise:white|pink|brown", "codec:mulaw", "reverb@"]),
-        ("noise:purple@10dB", ["'purple'", "noise:white|pink|brown"]),
+        ("nosie:pink@10dB", ["'nosie'", "noise:white|pink|brown|babble", "codec:mulaw", "reverb@"]),
+        ("noise:purple@10dB", ["'purple'", "noise:white|pink|brown|babble"]),
         ("noise:pink", ["missing @value", "noise:pink"]),
         ("noise:pink@loud", ["bad number 'loud'"]),
         ("codec:gsm", ["unknown codec 'gsm'", "codec:mulaw | codec:alaw"]),
@@ -403,7 +417,7 @@ def test_errors_name_the_bad_part(spec: str, names: list[str]) -> None:
 
 # -- determinism --------------------------------------------------------------------------------
 
-CHAIN = "noise:pink@10dB+band:telephone+codec:mulaw+loss:5%,burst=3,conceal=repeat+reverb@0.3s"
+CHAIN = "noise:babble@15dB+noise:pink@10dB+band:telephone+codec:mulaw+loss:5%,burst=3,conceal=repeat+reverb@0.3s"
 
 
 def _digest(seed: int, key: str) -> str:

@@ -3,7 +3,7 @@ telephone codecs, packet loss, Opus and reverberation — deterministic, composa
 
 A spec is steps joined by ``+``; each step is ``kind[:variant][@value][,key=value…]``::
 
-    noise:pink@10dB          additive pink noise at 10 dB SNR (white | pink | brown)
+    noise:pink@10dB          additive pink noise at 10 dB SNR (white | pink | brown | babble)
     noise:white@5dB,on=whole SNR against the whole signal instead of its active speech
     gain@-6dB                gain in dB
     clip@-12dB               hard clipping at -12 dBFS
@@ -29,6 +29,7 @@ level); ``on=whole`` measures it over the whole signal.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import zlib
@@ -148,14 +149,66 @@ def colored_noise(color: str, frames: int, rng: np.random.Generator) -> np.ndarr
     return shaped / math.sqrt(power) if power > 0 else shaped
 
 
+BABBLE_TALKERS = (
+    ("en-us", 40, 165),
+    ("en-gb", 65, 150),
+    ("en-gb-scotland", 30, 175),
+    ("en-029", 55, 160),
+    ("en-gb-x-rp", 75, 145),
+    ("en-us-nyc", 45, 180),
+)
+"""Babble's talkers: eSpeak NG voice, pitch (0-99) and rate (words per minute)."""
+BABBLE_LINES = (
+    "I told him we would meet at the station before the train left for the coast.",
+    "The weather was lovely all week, so we spent most afternoons out in the garden.",
+    "Did you see the score last night? Nobody expected them to win by that much.",
+    "She wants to repaint the kitchen, but the landlord still has not answered her.",
+    "We could order something in, or there is that new place round the corner.",
+    "My sister is flying back on Tuesday, and I promised to pick her up early.",
+    "Honestly the meeting went on for hours and we decided almost nothing at all.",
+    "If the shop is still open, grab some milk and a loaf of bread on your way.",
+)
+
+
+@functools.cache
+def babble_bed(rate: int) -> np.ndarray:
+    """Several eSpeak NG talkers (``BABBLE_TALKERS``) speaking at once, unit power, float64 at
+    ``rate``: made offline on first use in a process (a few seconds), the same every time."""
+    from voxbench.audio.espeak import espeak_sample_rate, espeak_synthesize
+
+    espeak_rate = espeak_sample_rate()
+    talkers = []
+    for i, (voice, pitch, wpm) in enumerate(BABBLE_TALKERS):
+        lines = BABBLE_LINES[i:] + BABBLE_LINES[:i]
+        speech = np.concatenate(
+            [espeak_synthesize(line, voice, wpm, pitch).samples for line in lines]
+        ).astype(np.float64)
+        power = active_power(speech, espeak_rate)
+        talkers.append(speech / math.sqrt(power) if power > 0 else speech)
+    length = min(t.shape[0] for t in talkers)
+    bed = np.sum([t[:length] for t in talkers], axis=0)
+    bed = resample(bed.astype(np.float32), espeak_rate, rate).astype(np.float64)
+    return bed / math.sqrt(float(np.mean(np.square(bed))))
+
+
+def babble_noise(frames: int, rate: int, rng: np.random.Generator) -> np.ndarray:
+    """``frames`` samples of babble from a random place in the bed (looped), unit power."""
+    bed = babble_bed(rate)
+    start = int(rng.integers(bed.shape[0]))
+    piece = np.take(bed, (start + np.arange(frames)) % bed.shape[0])
+    power = float(np.mean(np.square(piece))) if frames else 0.0
+    return piece / math.sqrt(power) if power > 0 else piece
+
+
 @dataclass(frozen=True)
 class Noise:
-    """Additive white, pink or brown noise at ``snr_db`` against active speech or the whole."""
+    """Additive white, pink, brown or babble noise at ``snr_db`` against active speech or the
+    whole signal."""
 
     color: str
     snr_db: float
     on: str = "speech"
-    COLORS: ClassVar[tuple[str, ...]] = ("white", "pink", "brown")
+    COLORS: ClassVar[tuple[str, ...]] = ("white", "pink", "brown", "babble")
 
     def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
         x = audio.samples.astype(np.float64)
@@ -165,7 +218,10 @@ class Noise:
             signal = float(np.mean(np.square(x))) if x.size else 0.0
         if signal <= 0.0:
             return audio  # silence has no level to set noise against
-        noise = colored_noise(self.color, x.shape[0], rng)
+        if self.color == "babble":
+            noise = babble_noise(x.shape[0], audio.sample_rate, rng)
+        else:
+            noise = colored_noise(self.color, x.shape[0], rng)
         noise *= math.sqrt(signal / 10 ** (self.snr_db / 10))
         return Audio((x + noise).astype(np.float32), audio.sample_rate)
 
@@ -440,7 +496,7 @@ class Perturbation:
 # -- the one parser ----------------------------------------------------------------------------
 
 KINDS: dict[str, str] = {
-    "noise": "noise:white|pink|brown@<SNR>dB[,on=speech|whole]",
+    "noise": "noise:white|pink|brown|babble@<SNR>dB[,on=speech|whole]",
     "gain": "gain@<dB>dB",
     "clip": "clip@<dBFS>dB",
     "band": "band@<low>-<high>Hz | band:telephone | band:wideband",
