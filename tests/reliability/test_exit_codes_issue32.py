@@ -45,3 +45,27 @@ def test_fail_under_on_an_unknown_dimension_exits_2_before_the_first_turn(
         "--fail-under", "tool_use=0.5",
     )  # fmt: skip
     assert code == 0, out
+
+
+def test_the_matrix_leaderboard_never_cuts_a_target_name_in_a_pipe() -> None:
+    """Issue 32 item 11: piped (80 columns) a long target name wraps, never ends in "…"."""
+    import io
+
+    from rich.console import Console
+
+    from voxbench.cli.matrix import leaderboard_table
+    from voxbench.scale.matrix import Leaderboard, LeaderboardRow
+
+    name = "openai/gpt-4o-mini-realtime-preview-2024-12-17-with-a-long-label"
+    row = LeaderboardRow(
+        target=name, benchmark="conference", mode="audio", runs=3, finished=3,
+        strict_mean=0.8, strict_ci95=(0.7, 0.9), strict_pass_hat=0.6,
+        dimensions={"tool_use": 0.9, "instruction_following": 0.8, "kb_grounding": 0.7},
+        unstable_turns=2, group="g",
+    )  # fmt: skip
+    board = Leaderboard(repeats=3, executor="local", finished_at="now", cells={}, rows=[row])
+    out = io.StringIO()
+    Console(file=out, width=80, emoji=False).print(leaderboard_table(board))
+    text = out.getvalue()
+    assert "…" not in text
+    assert name in "".join(line.split("│")[3].strip() for line in text.splitlines() if "│" in line)

@@ -30,7 +30,10 @@ def leaderboard_table(board: Leaderboard) -> Table:
         ),
     )
     for col in ("benchmark", "mode", "target", "strict pass", f"pass^{k}", *dims, "flips", "runs"):
-        table.add_column(col, justify="left" if col in ("benchmark", "mode", "target") else "right")
+        named = col in ("benchmark", "mode", "target")
+        # fold: a long target name wraps onto a second line, never cut to "openai/gpt-4…"
+        # (a pipe gives rich 80 columns).
+        table.add_column(col, justify="left" if named else "right", overflow="fold")
     for r in board.rows:
         strict = "—" if r.strict_mean is None else f"{r.strict_mean:.1%}"
         if r.strict_ci95 is not None:
