@@ -6,7 +6,8 @@ at its best, a check of the whole pipeline — and, with ``--whisper``, ``local/
 on the CPU, into a temporary run directory, then prints one line per (task, model, metric):
 the value on the 0–100 scale, its 95% interval (Wilson for yes/no rates, bootstrap
 otherwise), n scored, and the records that errored, came back empty or were left undecided;
-then the aggregates. ``--markdown`` prints the same as a markdown table (for a closing note). Figures, not assertions.
+then the aggregates. ``--markdown`` prints the same as a markdown table (for a closing
+note). Figures, not assertions.
 
     python bench/metric_table.py [--whisper] [--tasks-dir DIR --task NAME ...] [--num-samples N]
                                  [--markdown]
