@@ -180,3 +180,13 @@ async def test_an_unknown_mcp_resource_is_a_protocol_error_not_a_traceback(
             with pytest.raises(MCPError, match="no resource voxbench://nope"):
                 await client.read_resource("voxbench://nope")
     assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_mcp_is_never_put_on_the_network(monkeypatch, capsys) -> None:
+    from tests.cli_invoke import invoke
+
+    code, out, err = invoke(
+        monkeypatch, capsys, "tools", "serve", "smoke", "--mcp", "--host", "0.0.0.0",
+        "--target", "websocket/ws://127.0.0.1:1/agent",
+    )  # fmt: skip
+    assert code == 2 and "--host" in out + err and "loopback" in out + err

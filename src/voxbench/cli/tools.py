@@ -66,6 +66,12 @@ def serve_command(
     console = make_console()
     if mcp and http:
         raise ConfigError("--mcp and --http both given", field="--mcp", expected="one of them")
+    if mcp and not is_loopback(host):
+        # The MCP server's Host/Origin checks (the SDK's) hold on loopback only, and it
+        # takes no token: it is never put on the network.
+        raise ConfigError(
+            "--mcp serves on loopback only", field="--host", expected="127.0.0.1 or ::1"
+        )
     flags = {
         "benchmark": benchmark,
         "target": target,
