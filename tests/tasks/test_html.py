@@ -105,3 +105,13 @@ def test_the_viewer_shows_a_task_run_with_its_players(tmp_path: Path, tasks_dir:
         for src in sources:
             clip = http.get(f"/run/{run.name}/{src}")
             assert clip.status_code == 200 and clip.content[:4] == b"RIFF"
+
+
+def test_an_undecided_record_is_neither_right_nor_wrong() -> None:
+    # A judge metric with no verdict: badness counts only what was decided.
+    undecided = {
+        "error": None,
+        "prediction": "x",
+        "scores": {"llm_judge": {"correct": None, "undecided": 1}},
+    }
+    assert badness(undecided) == 0.0

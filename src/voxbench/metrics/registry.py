@@ -706,7 +706,7 @@ AUDIO_JUDGE = "llm_judge_audio"
 
 def _not_judged_audio(prediction: str, ctx: ScoringContext) -> RecordStats:
     """What a text prediction gets: the metric grades audio, never text (left undecided)."""
-    return {"score": 0.0, "passed": 0, "undecided": 1, "means": {},
+    return {"score": None, "passed": None, "undecided": 1, "means": {},
             "reason": "no spoken answer to judge"}  # fmt: skip
 
 

@@ -45,6 +45,8 @@ def badness(row: dict[str, Any]) -> float:
         return 1.5
     worst = 0.0
     for stats in (row.get("scores") or {}).values():
+        if stats.get("undecided"):
+            continue  # no verdict: neither right nor wrong
         if "correct" in stats:
             worst = max(worst, 1.0 - float(stats["correct"]))
         elif "units" in stats:
@@ -91,7 +93,9 @@ def _playable(run_path: Path, clip: Path, copy: bool) -> Path:
 def _scores_text(scores: dict[str, Any]) -> str:
     parts = []
     for name, stats in scores.items():
-        if "correct" in stats:
+        if stats.get("undecided"):
+            parts.append(f"{name} undecided")
+        elif "correct" in stats:
             parts.append(f"{name} {'right' if stats['correct'] else 'wrong'}")
         elif "units" in stats:
             parts.append(f"{name} {stats['errors']}/{stats['units']} errors")
