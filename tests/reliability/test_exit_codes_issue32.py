@@ -69,3 +69,32 @@ def test_the_matrix_leaderboard_never_cuts_a_target_name_in_a_pipe() -> None:
     text = out.getvalue()
     assert "…" not in text
     assert name in "".join(line.split("│")[3].strip() for line in text.splitlines() if "│" in line)
+
+
+def _readme_exit_codes() -> dict[int, str]:
+    import re
+    from pathlib import Path
+
+    text = Path(__file__).resolve().parents[2].joinpath("README.md").read_text(encoding="utf-8")
+    section = text.split("### Exit codes", 1)[1].split("\n#", 1)[0]
+    return {int(m[1]): m[2] for m in re.finditer(r"^\| (\d) \| (.+) \|$", section, re.M)}
+
+
+def test_the_readme_exit_code_table_is_the_codes_the_errors_carry() -> None:
+    """Issue 32 item 6: the README's table and the code agree, row for row."""
+    from voxbench.core import errors
+
+    readme = _readme_exit_codes()
+    assert sorted(readme) == sorted(errors.EXIT_CODES)
+    carried = {
+        cls.__name__: cls.exit_code
+        for cls in vars(errors).values()
+        if isinstance(cls, type) and issubclass(cls, errors.VoxbenchError)
+    }
+    assert set(carried.values()) <= set(errors.EXIT_CODES)
+    # Each row's meaning is the one its errors stand for.
+    assert carried["ConfigError"] == carried["RunError"] == 2 and "user error" in readme[2]
+    assert carried["PrerequisiteError"] == carried["AuthenticationError"] == 3
+    assert "credential" in readme[3]
+    assert carried["RunIncompleteError"] == 4 and "could not be completed" in readme[4]
+    assert "gate" in readme[1] and "completed" in readme[0]

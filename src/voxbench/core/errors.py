@@ -15,6 +15,15 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 
+EXIT_CODES: dict[int, str] = {
+    0: "completed",
+    1: "a gate failed (or an unforeseen failure)",
+    2: "a user error",
+    3: "a missing or rejected credential",
+    4: "the run could not be completed",
+}
+"""The CLI's exit codes, as the README's table lists them (``tests`` check the two agree)."""
+
 
 class ErrorCategory(StrEnum):
     """The closed taxonomy of provider and target failures (what went wrong, not where)."""
