@@ -9,6 +9,13 @@ and a ``joinUrl`` on the websocket port. On the socket: ``state`` messages
 come as ``user_text_message`` or as binary audio whose end a simulated VAD detects
 (Ultravox has no client commit). ``initialMessages`` become the conversation's history.
 
+The simulated VAD ends a turn at any pause of half a second, as Ultravox's own endpointing
+can (its default turn endpoint delay is shorter still); a speaker who goes on within
+``CONTINUATION_MS`` of that end interrupts the answer and *continues the same utterance*:
+the script is not advanced (a real model hears both parts and answers the whole question,
+never the next benchmark turn), and the interrupted answer's transcript is finalised with
+what was said of it (every utterance gets its final transcript).
+
 Faults are keyed by response number: ``server_error`` / ``rate_limit`` / ``unauthorized``
 close the socket (1011 / 1011 / 1008), ``drop`` cuts it without a close frame after the
 first chunk, ``hang`` never answers, ``malformed_args`` sends ``parameters`` as cut-off JSON
@@ -46,6 +53,9 @@ from voxbench.testing.realtime_common import (
     wait_until,
 )
 from voxbench.testing.scripts import Fault, Script, ScriptCall
+
+CONTINUATION_MS = 1000
+"""Speech resuming this soon after the VAD ended a turn continues that turn's utterance."""
 
 _CLOSES = {
     "server_error": (1011, "internal error"),
@@ -159,6 +169,12 @@ class _Call:
         self.waiting: dict[str, ScriptCall] = {}
         self.task: asyncio.Task[None] | None = None
         self.duplicate = False
+        self.stopped_ms: int | None = None
+        """Where (ms of user audio) the VAD last ended a turn."""
+        self.continuing = False
+        """The user resumed right after that end: the next end closes the same utterance."""
+        self.speaking: tuple[int, str, list[str]] | None = None
+        """The agent utterance being spoken: ordinal, medium, the pieces sent so far."""
         self._history()
 
     def _history(self) -> None:
@@ -182,12 +198,25 @@ class _Call:
         async for raw in self.ws:
             if isinstance(raw, bytes):
                 self.server.audio_bytes += len(raw)
-                for kind, _ in self.vad.feed(raw):
+                for kind, ms in self.vad.feed(raw):
                     if kind == "started" and self.task is not None and not self.task.done():
+                        resumed = ms + self.vad.prefix_ms  # reported prefix_ms early
+                        after = resumed - (self.stopped_ms or 0)
+                        self.continuing = self.stopped_ms is not None and after <= CONTINUATION_MS
                         await self.stop()  # barge-in
                         await self.send({"type": "playback_clear_buffer"})
                     elif kind == "stopped":
-                        self.start_response(self.conversation.user_audio(), spoken=True)
+                        self.stopped_ms = ms
+                        if self.continuing:
+                            # The rest of the utterance the interrupted answer was for: its
+                            # transcript went out with the first part; the script stays put.
+                            self.continuing = False
+                            self.start_response(None, spoken=True)
+                        else:
+                            heard = self.conversation.user_audio()
+                            if not self.server.out_of_order:  # final as the turn ends
+                                await self.user_transcript(heard)
+                            self.start_response(heard, spoken=True)
                 continue
             try:
                 message = ev.parse_client_message(raw)
@@ -217,6 +246,16 @@ class _Call:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
+        if self.speaking is not None:
+            # An interrupted utterance still gets its final transcript: what was said of it.
+            ordinal, medium, said = self.speaking
+            self.speaking = None
+            with contextlib.suppress(ConnectionClosed):
+                await self.send(
+                    {"type": "transcript", "role": "agent", "medium": medium}
+                    | {"text": "".join(said), "final": True, "ordinal": ordinal},
+                    structural=True,
+                )
 
     async def send(self, payload: dict[str, Any], *, structural: bool = False) -> None:
         text = json.dumps(payload)
@@ -236,8 +275,6 @@ class _Call:
         if close is not None:
             await self.ws.close(*close)
             return
-        if heard is not None and not self.server.out_of_order:
-            await self.user_transcript(heard)
         await self.send({"type": "state", "state": "thinking"}, structural=True)
         reply = self.conversation.reply(list(faults.values()))
         if "hang" in faults:
@@ -283,6 +320,8 @@ class _Call:
         words = [w if i == 0 else " " + w for i, w in enumerate(text.split(" "))]
         chunks = self.server.speech(text, self.out_rate) if self.voice else (b"",) * len(words)
         sent = 0
+        said: list[str] = []
+        self.speaking = (ordinal, medium, said)
         for i, chunk in enumerate(chunks):
             if i:
                 # Yield even with no spacing: the client may share this event loop, and a
@@ -295,6 +334,7 @@ class _Call:
             due = round(len(words) * (i + 1) / len(chunks))
             piece = "".join(words[sent:due])
             sent = due
+            said.append(piece)
             if piece:
                 await self.send(
                     {"type": "transcript", "role": "agent", "medium": medium, "delta": piece}
@@ -302,6 +342,7 @@ class _Call:
                 )
             if drop:
                 await self.drop()
+        self.speaking = None
         await self.send(
             {"type": "transcript", "role": "agent", "medium": medium, "text": text}
             | {"final": True, "ordinal": ordinal},
