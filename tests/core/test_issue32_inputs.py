@@ -66,3 +66,18 @@ def test_a_conversation_command_on_a_task_run_says_which_command(
     assert code == 2, out
     assert "audio-task run" in out and "voxbench tasks show" in out
     assert "validation error" not in out and len(out.splitlines()) < 6
+
+
+@pytest.mark.parametrize(
+    "command", [("tasks", "show"), ("tasks", "run", "--resume")], ids=["show", "resume"]
+)
+def test_a_task_command_on_a_conversation_run_says_which_command(
+    monkeypatch, capsys, tmp_path, command
+) -> None:
+    import shutil
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "schema1_smoke_oracle"
+    run = Path(shutil.copytree(fixture, tmp_path / "runs" / "smoke" / fixture.name))
+    code, out = voxbench(monkeypatch, capsys, *command, str(run))
+    assert code == 2, out
+    assert "conversation run" in out and "voxbench show" in out and "Traceback" not in out

@@ -76,6 +76,15 @@ class TaskRunDirectory:
         """An existing run directory; ``RunError`` when it is not one."""
         if not (path / RUN_JSON).is_file():
             raise RunError(f"{path}: not a task run (no {RUN_JSON})")
+        try:
+            data = json.loads((path / RUN_JSON).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None  # ``info()`` says what is wrong with it
+        if isinstance(data, dict) and "run_id" in data and "benchmark_hash" in data:
+            raise RunError(
+                f"{path}: this is a conversation run, not an audio-task run; use "
+                f"voxbench show {path} (or voxbench run --resume {path})"
+            )
         return cls(path)
 
     def lock(self) -> WriterLock:
