@@ -128,3 +128,10 @@ def test_a_task_file_whose_stem_is_not_a_name_is_refused(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as err:
         TaskRegistry([folder])
     assert "has space.yaml" in str(err.value) and "task name" in str(err.value)
+
+
+def test_a_benchmark_folder_the_user_linked_elsewhere_is_still_inside(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "smoke").symlink_to(tmp_path / "elsewhere")
+    assert child_path(tmp_path / "runs", "smoke", "r1") == tmp_path / "runs" / "smoke" / "r1"

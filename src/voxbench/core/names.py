@@ -9,6 +9,7 @@ an alias). Provider names never hold either, so the model part keeps every later
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,13 +78,16 @@ SafeName = Annotated[str, AfterValidator(_checked_name)]
 
 def child_path(root: Path, *names: str, field: str = "name") -> Path:
     """``root / name / …`` with each name checked by ``safe_name``, and the result checked to
-    lie under ``root`` (the last guard before anything is written)."""
+    lie under ``root`` (the last guard before anything is written).
+
+    The check is on the spelling, not on resolved symlinks: a runs directory whose
+    benchmark folder is a link the user made elsewhere stays theirs to make."""
     path = root
     for name in names:
         path = path / safe_name(name, field=field)
-    base = root.resolve()
-    resolved = path.resolve()
-    if resolved != base and base not in resolved.parents:
+    base = Path(os.path.normpath(os.path.abspath(root)))
+    joined = Path(os.path.normpath(os.path.abspath(path)))
+    if joined != base and base not in joined.parents:
         raise ConfigError(f"{path} lies outside {root}", field=field, expected=SAFE_NAME_EXPECTED)
     return path
 
