@@ -8,6 +8,7 @@ turn got an answer, stops the run there, as the websocket targets' runs stop.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def test_an_unreachable_http_target_stops_after_the_first_turn(
+def test_an_unreachable_http_target_stops_after_the_first_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-000000000000000000")
@@ -37,7 +38,7 @@ async def test_an_unreachable_http_target_stops_after_the_first_turn(
         max_retries=1,
     )
     with pytest.raises(RunIncompleteError, match="could not be reached") as err:
-        await run_conversation(config)
+        asyncio.run(run_conversation(config))
     assert "9 later turn(s) not tried" in str(err.value)
     (path,) = [p.parent for p in tmp_path.glob("*/*/run.json")]
     run = RunDirectory.open_existing(path)
