@@ -135,16 +135,18 @@ def active_power(x: np.ndarray, rate: int) -> float:
 
 def colored_noise(color: str, frames: int, rng: np.random.Generator) -> np.ndarray:
     """Unit-power noise: white, pink (1/f power) or brown (1/f² power), float64."""
-    white = rng.standard_normal(frames)
     if color == "white" or frames < 2:
-        shaped = white
+        shaped = rng.standard_normal(frames)
     else:
-        spectrum = np.fft.rfft(white)
+        from scipy.fft import irfft, next_fast_len, rfft
+
+        n = next_fast_len(frames, real=True)  # shaped on a fast length, then cut
+        spectrum = rfft(rng.standard_normal(n))
         f = np.arange(spectrum.shape[0], dtype=np.float64)
         f[0] = 1.0
         spectrum /= np.sqrt(f) if color == "pink" else f
         spectrum[0] = 0.0
-        shaped = np.fft.irfft(spectrum, n=frames)
+        shaped = irfft(spectrum, n=n)[:frames]
     power = float(np.mean(np.square(shaped)))
     return shaped / math.sqrt(power) if power > 0 else shaped
 
