@@ -75,6 +75,7 @@ def test_retries_exhausted_is_an_error(tmp_path: Path, tasks_dir: Path) -> None:
         "value": None,
         "ci": None,
         "n": 0,
+        "interval": "bootstrap",
         "higher_is_better": False,
     }
 
