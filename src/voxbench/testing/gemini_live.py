@@ -316,7 +316,7 @@ class _Session:
         if "hang" in faults:
             await asyncio.sleep(3600)
         if reply.text:
-            self.server.speech(reply.text, RATE)  # ready beforehand
+            await self.server.prepare_speech(reply.text, RATE)  # ready beforehand
         await wait_until(t0 + self.server.ttfb)
         await self.speak(reply.text, t0, "drop" in faults)
         if reply.calls:

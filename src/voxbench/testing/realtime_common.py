@@ -282,6 +282,16 @@ class SpeechFake:
             self._spoken[key] = tuple(split_chunks(pcm, sample_rate, self.audio_chunk_ms))
         return self._spoken[key]
 
+    async def prepare_speech(self, text: str, sample_rate: int) -> None:
+        """Make ``speech(text)`` ready before a response's injected latency runs out, off the
+        event loop where it can be: a client sharing the loop (the tests, the benches) reads
+        on meanwhile, so its stamps stay true (synthesis took 30–90 ms in the loop and made
+        every measured latency that much shorter than the injected one)."""
+        if self.voice is None:
+            await asyncio.to_thread(speech_chunks, text, sample_rate, self.audio_chunk_ms)
+        else:
+            self.speech(text, sample_rate)
+
     def new_id(self, prefix: str) -> str:
         """A fresh id like the provider's (``item_000001``, ``call-000002``)."""
         return f"{prefix}{self.id_separator}{next(self._ids):06d}"

@@ -280,7 +280,7 @@ class _Call:
         if "hang" in faults:
             await asyncio.sleep(3600)
         if reply.text and self.voice:
-            self.server.speech(reply.text, self.out_rate)  # ready beforehand
+            await self.server.prepare_speech(reply.text, self.out_rate)  # ready beforehand
         await wait_until(t0 + self.server.ttfb)
         drop = "drop" in faults
         if reply.text:
