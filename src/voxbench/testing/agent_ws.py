@@ -251,7 +251,9 @@ class _AgentConnection:
             await asyncio.sleep(3600)
         spoken = self.start is not None and self.start.modality == "audio"
         if reply.text and spoken:
-            await self.server.prepare_speech(reply.text, self.server.output_sample_rate)  # ready beforehand
+            await self.server.prepare_speech(
+                reply.text, self.server.output_sample_rate
+            )  # ready beforehand
         await wait_until(t0 + self.server.ttfb)
         drop = "drop" in faults
         if reply.text:
