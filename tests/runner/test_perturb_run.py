@@ -127,3 +127,21 @@ def test_old_run_json_reads_without_perturbations() -> None:
         }
     )
     assert info.perturbations is None
+
+
+def test_a_perturbed_run_is_its_own_condition_in_the_store(tmp_path: Path) -> None:
+    # Clean and perturbed runs of one target never share a leaderboard cell.
+    import json
+    import shutil
+
+    from voxbench.store.readers import read_runs
+
+    fixture = Path(__file__).parent.parent / "fixtures" / "runs" / "schema1_smoke_oracle"
+    run = Path(shutil.copytree(fixture, tmp_path / "run"))
+    (clean,) = read_runs(run)
+    info = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    info["perturbations"] = "noise:pink@10dB"
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    (perturbed,) = read_runs(run)
+    assert clean.benchmark == "smoke"
+    assert perturbed.benchmark == "smoke (noise:pink@10dB)"

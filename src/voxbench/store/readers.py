@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from voxbench.core.errors import RunError
+from voxbench.core.records import RunInfo
 from voxbench.core.results import TASK_RUN_SCHEMA, FdbStats, FdbSummary, fdb_summary_mode
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.taskrun import RUN_JSON, SCORES, TaskRunDirectory
@@ -29,9 +30,10 @@ from voxbench.store.models import Latency, Result, RunRow
 FDB_TIMINGS = frozenset({"latency", "stop_latency", "response_latency"})
 """FDB metrics that are times (seconds, lower is better)."""
 FDB_POOLED_SUBSET = "all"
-READERS_VERSION = "3"
+READERS_VERSION = "4"
 """Part of every signature: a store indexed by older readers (2: one identity per model; 3:
-the undecided count of every score) re-reads each run once, so no row keeps an old reading."""
+the undecided count of every score; 4: a perturbed run is its own condition) re-reads each
+run once, so no row keeps an old reading."""
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -104,7 +106,7 @@ def _conversation_run(path: Path) -> RunRow:
     latency: list[Latency] = []
     judges: list[str] = []
     if card is not None:
-        pair = {"benchmark": info.benchmark, "target": info.target.name}
+        pair = {"benchmark": _condition(info), "target": info.target.name}
         for score, headline in [(card.strict_pass, True)] + [(d, False) for d in card.dimensions]:
             results.append(
                 Result(
@@ -136,7 +138,7 @@ def _conversation_run(path: Path) -> RunRow:
     return RunRow(
         run_id=info.run_id,
         kind="conversation",
-        benchmark=info.benchmark,
+        benchmark=_condition(info),
         benchmark_hash=info.benchmark_hash,
         target=info.target.name,
         mode=info.mode,
@@ -150,6 +152,12 @@ def _conversation_run(path: Path) -> RunRow:
         latency=latency,
         signature=signature_of(path),
     )
+
+
+def _condition(info: RunInfo) -> str:
+    """The benchmark as the run heard it: a run whose user audio was perturbed is a condition
+    of its own (``smoke (noise:pink@10dB)``), never a cell shared with clean runs."""
+    return f"{info.benchmark} ({info.perturbations})" if info.perturbations else info.benchmark
 
 
 def _percent(rate: float | None) -> float | None:
