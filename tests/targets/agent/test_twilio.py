@@ -53,8 +53,8 @@ async def call_the_bot(
             only_turns=only_turns,
         )
 
-        def ready(url: str) -> None:
-            served.url = url
+        def ready(url: str, token: str | None) -> None:
+            served.url, served.token = url, token
 
         path = await run_with_served_tools(config, transport="http", on_ready=ready)
     return bot, RunDirectory.open_existing(path)
