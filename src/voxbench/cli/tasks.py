@@ -393,12 +393,10 @@ def _inference_text(phase: Any) -> str:
 
 
 def _score_text(scores: dict[str, Any]) -> str:
-    parts = []
-    for name, stats in scores.items():
-        if "correct" in stats:
-            parts.append(f"{name}={'✓' if stats['correct'] else '✗'}")
-        elif "units" in stats:
-            parts.append(f"{name}={stats['errors']}/{stats['units']}")
-        else:
-            parts.append(name)
-    return " ".join(parts)
+    from voxbench.report.tasks import record_verdicts
+
+    marks = {"right": "✓", "wrong": "✗", "undecided": "?"}
+    return " ".join(
+        name if verdict is None else f"{name}={marks.get(verdict, verdict)}"
+        for name, verdict in record_verdicts(scores)
+    )

@@ -193,3 +193,20 @@ def _audio_judge_line(judge: dict[str, Any] | None) -> list[str]:
         f"{judge['no_audio']} without audio, {judge['calls']} calls, {judge['from_cache']} "
         f"from the cache, {judge['undecided']} undecided.",
     ]
+
+
+def record_verdicts(scores: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """What each metric says of one record: ``right``, ``wrong``, ``undecided``, ``e/n`` (e
+    errors of n units), or None for a statistic without a verdict (the report page and
+    ``tasks show`` each spell these their own way)."""
+    out: list[tuple[str, str | None]] = []
+    for name, stats in scores.items():
+        if stats.get("undecided"):
+            out.append((name, "undecided"))
+        elif "correct" in stats:
+            out.append((name, "right" if stats["correct"] else "wrong"))
+        elif "units" in stats:
+            out.append((name, f"{stats['errors']}/{stats['units']}"))
+        else:
+            out.append((name, None))
+    return out

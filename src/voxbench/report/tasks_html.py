@@ -29,7 +29,7 @@ from voxbench.core.taskrun import (
 )
 from voxbench.report.audio_links import AudioLinks
 from voxbench.report.page import render_page
-from voxbench.report.tasks import table_rows
+from voxbench.report.tasks import record_verdicts, table_rows
 
 WORST = 5
 """Records shown per task and model."""
@@ -92,15 +92,10 @@ def _playable(run_path: Path, clip: Path, copy: bool) -> Path:
 
 def _scores_text(scores: dict[str, Any]) -> str:
     parts = []
-    for name, stats in scores.items():
-        if stats.get("undecided"):
-            parts.append(f"{name} undecided")
-        elif "correct" in stats:
-            parts.append(f"{name} {'right' if stats['correct'] else 'wrong'}")
-        elif "units" in stats:
-            parts.append(f"{name} {stats['errors']}/{stats['units']} errors")
-        else:
-            parts.append(name)
+    for name, verdict in record_verdicts(scores):
+        if verdict is not None and "/" in verdict:
+            verdict += " errors"
+        parts.append(name if verdict is None else f"{name} {verdict}")
     return ", ".join(parts)
 
 
