@@ -12,6 +12,17 @@ from voxbench.fullduplex.transcripts import TranscriptStore
 from voxbench.store import RunFilters, open_store
 
 
+def _turn_taking_sample(out: Path, chunks: list[tuple[float, float]]) -> None:
+    """One turn-taking sample under ``out``: the user ends at 2.4 s, the model says ``chunks``."""
+    folder = out / "candor_turn_taking" / "1"
+    folder.mkdir(parents=True)
+    (folder / "turn_taking.json").write_text(
+        json.dumps([{"text": "[TURN-TAKING]", "timestamp": [2.0, 2.4]}])
+    )
+    words = [{"text": f"w{i}", "timestamp": list(c)} for i, c in enumerate(chunks)]
+    (folder / "output.json").write_text(json.dumps({"text": "", "chunks": words}))
+
+
 def test_an_fdb_scoring_is_indexed_per_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -19,20 +30,7 @@ def test_an_fdb_scoring_is_indexed_per_mode(
     monkeypatch.delenv("VOXBENCH_STORE")
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "corpus" / "outputs"
-    folder = out / "candor_turn_taking" / "1"
-    folder.mkdir(parents=True)
-    (folder / "turn_taking.json").write_text(
-        json.dumps([{"text": "[TURN-TAKING]", "timestamp": [2.0, 2.4]}])
-    )
-    chunks = [(2.6, 2.9), (2.9, 3.3)]
-    (folder / "output.json").write_text(
-        json.dumps(
-            {
-                "text": "",
-                "chunks": [{"text": f"w{i}", "timestamp": list(c)} for i, c in enumerate(chunks)],
-            }
-        )
-    )
+    _turn_taking_sample(out, [(2.6, 2.9), (2.9, 3.3)])
     no_asr = TranscriptStore("local/none-such", write=False)
     summaries = {
         mode: score_directory(out, mode=mode, transcripts=no_asr, target="acme/duplex").summary  # type: ignore[arg-type]
@@ -61,14 +59,7 @@ def test_the_viewer_shows_an_fdb_scoring(tmp_path: Path) -> None:
     from voxbench.viewer.app import create_app
 
     out = tmp_path / "runs" / "fdb" / "outputs"
-    folder = out / "candor_turn_taking" / "1"
-    folder.mkdir(parents=True)
-    (folder / "turn_taking.json").write_text(
-        json.dumps([{"text": "[TURN-TAKING]", "timestamp": [2.0, 2.4]}])
-    )
-    (folder / "output.json").write_text(
-        json.dumps({"text": "", "chunks": [{"text": "w0", "timestamp": [2.6, 3.0]}]})
-    )
+    _turn_taking_sample(out, [(2.6, 3.0)])
     score_directory(
         out,
         mode="voxbench",
@@ -124,14 +115,7 @@ def test_a_scoring_outside_the_served_folder_is_listed_without_dead_links(
     monkeypatch.delenv("VOXBENCH_STORE")
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "elsewhere" / "outputs"
-    folder = out / "candor_turn_taking" / "1"
-    folder.mkdir(parents=True)
-    (folder / "turn_taking.json").write_text(
-        json.dumps([{"text": "[TURN-TAKING]", "timestamp": [2.0, 2.4]}])
-    )
-    (folder / "output.json").write_text(
-        json.dumps({"text": "", "chunks": [{"text": "w0", "timestamp": [2.6, 3.0]}]})
-    )
+    _turn_taking_sample(out, [(2.6, 3.0)])
     score_directory(
         out,
         mode="voxbench",
