@@ -8,8 +8,10 @@ found by its id in the results store, and only when its directory lies under ``r
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
+import socket
 import threading
 import time
 from pathlib import Path
@@ -244,13 +246,40 @@ def create_app(
 
 
 def serve(root: str | Path, store: Store, *, port: int = 8765, host: str = LOOPBACK) -> None:
-    """Serve the viewer until interrupted."""
+    """Serve the viewer until interrupted.
+
+    The socket is bound here, before uvicorn starts, so a port already in use is a user
+    error naming ``--port`` (exit 2), not uvicorn's start-up failure (its exit 3 reads as a
+    rejected credential in voxbench's table of exit codes).
+    """
     import uvicorn
 
+    sock = bind_listening_socket(host, port)
     hosts = [LOOPBACK, "localhost"] if host == LOOPBACK else ["*"]
-    uvicorn.run(
-        create_app(root, store, allowed_hosts=hosts), host=host, port=port, log_level="warning"
-    )
+    config = uvicorn.Config(create_app(root, store, allowed_hosts=hosts), log_level="warning")
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])
+
+
+def bind_listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` and listening, or a ``ConfigError`` naming why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        reason = (
+            "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be bound ({exc.strerror})"
+        )
+        raise ConfigError(
+            f"port {port} on {host} {reason}",
+            field="--port",
+            expected="a free port (e.g. --port 8766)",
+        ) from None
+    return sock
 
 
 class _SecurityHeaders:
