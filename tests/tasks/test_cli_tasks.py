@@ -128,8 +128,10 @@ def test_show_failures_lists_errors(monkeypatch, capsys, tmp_path: Path) -> None
         "tasks: [builtin_passage_qa]\n"
     )
     code, out = voxbench(monkeypatch, capsys, "tasks", "run", "eval.yaml")
-    assert code == 0, out
+    # Nothing could be scored: exit 4 (the run could not be completed), naming the cell.
+    assert code == 4, out
     assert "8 errors" in out
+    assert "builtin_passage_qa · nobody" in out and "8 failed of 8" in out and "--resume" in out
     (run,) = (tmp_path / "runs" / "tasks").glob("*/run.json")
     code, out = voxbench(monkeypatch, capsys, "tasks", "show", str(run.parent), "--failures")
     assert "8 records shown" in out and "connectivity" in out

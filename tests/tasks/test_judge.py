@@ -241,3 +241,19 @@ def test_the_judge_key_is_checked_before_anything_runs(
     with pytest.raises(PrerequisiteError, match="OPENAI_API_KEY"):
         run_yaml(config + judged_task, tmp_path)
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_judge_metric_with_every_record_undecided_is_an_unscored_cell(
+    tmp_path: Path, judged_task: str
+) -> None:
+    """Issue 32 item 6: ``tasks run`` exits 4 when a judge decided nothing (the cell is named)."""
+    from voxbench.cli.tasks import unscored_cells
+    from voxbench.core.results import TaskScores
+
+    script = GullibleJudge(unusable={row[4]: 9 for row in TINY_ROWS})
+    with serving(TrackingServer(script)) as server:
+        result = run_yaml(_config(server.url, ", retries: 0") + judged_task, tmp_path, _answers({}))
+    assert _judged(result)["n"] == 0 and _judged(result)["undecided"] == 6
+    assert unscored_cells(TaskScores.model_validate(result.scores)) == [
+        "qa · m · llm_judge (6 undecided of 6)"
+    ]

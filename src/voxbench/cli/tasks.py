@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from voxbench.cli.console import make_console
 from voxbench.cli.tables import Column, Listing, print_listings
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, RunIncompleteError
 from voxbench.core.results import TaskScores
 from voxbench.core.taskrun import SCORES
 
@@ -193,6 +193,35 @@ def run_command(
         highlight=False,
         soft_wrap=True,  # the path stays whole, to copy
     )
+    unscored = unscored_cells(TaskScores.model_validate(result.scores))
+    if unscored:
+        raise RunIncompleteError(
+            f"{len(unscored)} task × model × metric cell(s) have no scored record: "
+            + "; ".join(unscored)
+            + " (`voxbench tasks run --resume` retries the records that failed)"
+        )
+
+
+def unscored_cells(scores: TaskScores) -> list[str]:
+    """The cells (task · model · metric) that had records but scored none of them — every
+    record failed or was undecided — each with why. Such a run exits 4, not 0: a table of
+    dashes is not a result."""
+    out = []
+    for task, models in scores.tasks.items():
+        for model, cell in models.items():
+            if not cell.records:
+                continue
+            for name, metric in cell.metrics.items():
+                if metric.n:
+                    continue
+                why = [f"{cell.errors} failed"] if cell.errors else []
+                if metric.undecided:
+                    why.append(f"{metric.undecided} undecided")
+                if cell.missing:
+                    why.append(f"{cell.missing} missing")
+                reason = ", ".join(why) or "no record scored"
+                out.append(f"{task} · {model} · {name} ({reason} of {cell.records})")
+    return out
 
 
 def _dataset_dirs(given: list[str]) -> dict[str, Path]:
