@@ -30,6 +30,7 @@ from voxbench.judging.audio.realtime_judge import RESPONSE_TIMEOUT
 from voxbench.judging.audio.rubric import load_rubric, parse_options
 from voxbench.judging.audio.segments import Clip, scoped_audio
 from voxbench.judging.cache import JudgmentCache
+from voxbench.providers.completion import DEFAULT_TIMEOUT as HTTP_TIMEOUT
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
 JUDGE_HELP = (
@@ -70,7 +71,9 @@ app = typer.Typer(
 
 
 TIMEOUT_HELP = (
-    f"Seconds a realtime judge may take to answer one clip (default {RESPONSE_TIMEOUT:g})."
+    "Seconds the judge may take: a realtime judge to answer one clip (default "
+    f"{RESPONSE_TIMEOUT:g}), an HTTP judge between two bytes of its answer (default "
+    f"{HTTP_TIMEOUT:g}); each attempt, up to 3 per clip."
 )
 CONCURRENCY_HELP = "Judge calls at the same time (clips and samples are judged concurrently)."
 

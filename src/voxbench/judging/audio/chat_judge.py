@@ -47,10 +47,18 @@ class ChatAudioJudge:
         self._base_url = base_url
 
     @classmethod
-    def create(cls, name: str, *, base_url: str | None = None) -> ChatAudioJudge:
-        """Build the registry's audio-completion client for ``name``."""
+    def create(
+        cls, name: str, *, base_url: str | None = None, timeout: float | None = None
+    ) -> ChatAudioJudge:
+        """Build the registry's audio-completion client for ``name``; ``timeout`` (seconds)
+        bounds each request's wait for the server (``--timeout``)."""
+        extra = {} if timeout is None else {"timeout": timeout}
         client = make(
-            Role.AUDIO_COMPLETION, name, base_url=base_url, base_url_field="--judge-base-url"
+            Role.AUDIO_COMPLETION,
+            name,
+            base_url=base_url,
+            base_url_field="--judge-base-url",
+            **extra,
         )
         return cls(client, name, base_url)
 

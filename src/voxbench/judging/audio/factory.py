@@ -33,7 +33,10 @@ def make_audio_judge(
     if not parsed.model:
         raise ConfigError(f"{name!r} names no model", field="--judge", expected="provider/model")
     if Role.AUDIO_COMPLETION in provider.roles:
-        return ChatAudioJudge.create(f"{provider.name}/{parsed.model}", base_url=base_url)
+        timeout = (options or {}).get("response_timeout")
+        return ChatAudioJudge.create(
+            f"{provider.name}/{parsed.model}", base_url=base_url, timeout=timeout
+        )
     if provider.name in REALTIME_JUDGES:
         return RealtimeAudioJudge(
             provider.name, parsed.model, base_url=base_url, options=options or {}
