@@ -156,6 +156,14 @@ def run_command(
         "--ray-address",
         help="With --executor ray: auto, ray://HOST:PORT, or none for a local Ray started now.",
     ),
+    perturb: str = typer.Option(
+        None,
+        "--perturb",
+        metavar="SPEC",
+        help="The target hears every input perturbed, e.g. noise:pink@10dB+codec:mulaw "
+        "(needs --out; saved there as perturbed_input.wav; scored against the clean annotations).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seeds --perturb."),
 ) -> None:
     """Stream every input.wav to a target and write time-aligned output.wav files."""
     console, messages = make_console(), make_console(stderr=True)
@@ -163,7 +171,7 @@ def run_command(
         corpus=corpus, target=target, out=out, concurrency=concurrency, realtime=realtime,
         base_url=base_url, options=_parse_options(option), stt=stt, tts=tts,
         system_prompt=system_prompt, endpoint_ms=endpoint_ms, barge_in=barge_in, clean=clean,
-        benchmark=benchmark, categories=tuple(category), limit=limit,
+        benchmark=benchmark, categories=tuple(category), limit=limit, perturb=perturb, seed=seed,
     )  # fmt: skip
     result = run_fdb(
         options, remote=_executor(executor, ray_address), progress=_progress_view(messages)
@@ -225,7 +233,11 @@ def _print_summary(summary: dict[str, Any], out: Console) -> None:
     for category in dict.fromkeys(r["category"] for r in summary["rows"]):
         rows = [r for r in summary["rows"] if r["category"] == category]
         metrics = list(dict.fromkeys(m for r in rows for m in r["metrics"]))
-        table = Table(title=escape(f"{category} ({summary['mode']})"), title_justify="left")
+        heard = (
+            f", heard through {summary['perturbations']}" if summary.get("perturbations") else ""
+        )
+        title = f"{category} ({summary['mode']}{heard})"
+        table = Table(title=escape(title), title_justify="left")
         for col in ("target", "subset", "samples", "errors", *metrics):
             table.add_column(col)
         for r in rows:

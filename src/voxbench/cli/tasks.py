@@ -134,6 +134,13 @@ def run_command(
         "--no-cache",
         help="Ask every request again instead of reusing the cached answers (they are replaced).",
     ),
+    perturb: str | None = typer.Option(
+        None,
+        "--perturb",
+        metavar="SPEC",
+        help="The models hear every clip perturbed, e.g. noise:pink@10dB+codec:mulaw+loss:5% "
+        "(README: Perturbations); the run is its own condition.",
+    ),
 ) -> None:
     """Run models × tasks × metrics; write runs/tasks/<timestamp>_<id>/ and print the table."""
     from voxbench.scale.executors import make_executor
@@ -177,14 +184,17 @@ def run_command(
             on_plan=progress.start,
             sharded=sharded,
             use_cache=not no_cache,
+            perturb=perturb,
         )
     finally:
         progress.stop()
     seconds = time.perf_counter() - started
+    run_info = result.run.run_info()
     _print_table(
         TaskScores.model_validate(result.scores),
-        [m.name for m in result.run.run_info().models],
+        [m.name for m in run_info.models],
         console,
+        run_info.perturbations,
     )
     from_cache = f", {result.cached} answers from the cache" if result.cached else ""
     console.print(
@@ -276,14 +286,20 @@ class _Progress:
         self.bars.stop()
 
 
-def _print_table(scores: TaskScores, models: list[str], console: Console) -> None:
+def _print_table(
+    scores: TaskScores, models: list[str], console: Console, perturbed: str | None = None
+) -> None:
     """The scores as a table in a terminal wide enough, one block per row in a narrower one,
-    aligned lines when piped: task and metric names are never cut."""
+    aligned lines when piped: task and metric names are never cut. A perturbed run's title
+    names what the models heard."""
     from voxbench.report.tasks import table_rows
 
     columns = [Column("task", name=True), Column("metric", name=True)]
     columns += [Column(f"model_{i}", header=model) for i, model in enumerate(models)]
-    listing = Listing("scores", "Scores (0–100, 95% CI, n scored)", columns)
+    title = "Scores (0–100, 95% CI, n scored)"
+    if perturbed:
+        title += f" heard through {perturbed}"
+    listing = Listing("scores", title, columns)
     for row in table_rows(scores, models):
         listing.add(**{c.key: text for c, text in zip(columns, row, strict=True)})
     print_listings([listing], console=console)
@@ -333,6 +349,12 @@ def show_command(
         f"{len(rows)} records shown",
         soft_wrap=True,
     )
+    if info.get("perturbations"):
+        console.print(
+            f"perturbed: every clip heard through {escape(info['perturbations'])}",
+            highlight=False,
+            soft_wrap=True,
+        )
     inference = found.run_info().inference
     if inference is not None:
         console.print(_inference_text(inference), highlight=False, soft_wrap=True)
@@ -358,7 +380,10 @@ def show_command(
     print_listings([records], console=console)
     if (found.path / SCORES).is_file():
         console.print()
-        _print_table(found.score_table(), [m.name for m in found.run_info().models], console)
+        run_info = found.run_info()
+        _print_table(
+            found.score_table(), [m.name for m in run_info.models], console, run_info.perturbations
+        )
     if html:
         from voxbench.report.tasks_html import write_tasks_html
 

@@ -212,6 +212,8 @@ class TaskRunInfo(_Open):
     versions: dict[str, str] = Field(default_factory=dict)
     inference: TaskInference | None = None
     """The last pass's requests (runs before it was recorded: None)."""
+    perturbations: str | None = None
+    """What the models heard every clip through (``voxbench.audio.perturb`` spec; None: clean)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
@@ -273,3 +275,5 @@ class FdbSummary(_Open):
     asr: str | None = None
     vad_model: dict[str, str] | None = None
     versions: dict[str, str] = Field(default_factory=dict)
+    perturbations: str | None = None
+    """What the targets heard the FDB inputs through (``voxbench.audio.perturb``; None: clean)."""

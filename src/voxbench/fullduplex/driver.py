@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from voxbench.audio.perturb import parse_perturbations
 from voxbench.audio.wav import read_wav, write_wav
 from voxbench.core.errors import ConfigError, VoxbenchError
 from voxbench.core.secrets import redact
@@ -65,6 +66,11 @@ _CARRIED_FILES = (
     "metadata.json",
 )
 """What a mirrored output directory needs to be scored on its own."""
+
+
+PERTURBED_PREFIX = "perturbed_"
+"""A perturbed pass saves what the target heard of ``input.wav`` as ``perturbed_input.wav``
+(scoring reads the clean input and annotations beside it)."""
 
 
 @dataclass
@@ -168,12 +174,19 @@ async def drive_sample(
         },
         "streams": [],
     }
+    if opts.perturb:
+        record["perturbations"] = opts.perturb
+        record["seed"] = opts.seed
     _write_record(dest, record)
     began = time.monotonic()
     try:
         outputs: list[tuple[str, Any]] = []
         for input_name, output_name in _streams(sample, with_clean):
             audio = read_wav(sample.file(input_name))
+            if opts.perturb:  # what the target hears, kept beside its output
+                heard = parse_perturbations(opts.perturb)
+                audio = heard.apply(audio, opts.seed, f"{sample.relative}/{input_name}")
+                write_wav(dest / f"{PERTURBED_PREFIX}{input_name}", audio)
             out, result = await stream_input(
                 make_session, audio, opts, input_name=input_name, output_name=output_name
             )

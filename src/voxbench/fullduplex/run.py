@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from voxbench.audio.perturb import parse_perturbations
 from voxbench.core.errors import ConfigError, RunIncompleteError
 from voxbench.fullduplex.driver import DriveReport, drive_corpus, fdb_session_factory
 from voxbench.fullduplex.progress import ProgressView, no_progress
+from voxbench.fullduplex.scoring import RUN_RECORD_FILE
 from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT, StreamOptions
 from voxbench.fullduplex.timings import RunTotals, read_records, run_totals, stage_timings
 from voxbench.fullduplex.transcripts import DEFAULT_ASR
@@ -59,6 +61,10 @@ class FdbRunOptions:
     """Only these categories or subset folders (none: all)."""
     limit: int | None = None
     """At most this many samples of each category, the first in corpus order."""
+    perturb: str | None = None
+    """What the target hears every input through (``--perturb``); needs ``out``."""
+    seed: int = 0
+    """Seeds the perturbations (each sample's input by its path too)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,32 @@ def existing_dir(path: Path, field: str, expected: str) -> None:
         raise ConfigError("is a file", file=path, field=field, expected=expected)
 
 
+def checked_perturbation(options: FdbRunOptions) -> str | None:
+    """``--perturb`` spelled canonically (None: clean). A perturbed pass writes into its own
+    ``--out``: never beside the clean inputs, nor over a pass that heard something else (a
+    completed sample would be resumed as if it had heard this)."""
+    chain = parse_perturbations(options.perturb)
+    if not chain:
+        return None
+    spec = str(chain)
+    if options.out is None:
+        raise ConfigError(
+            f"a pass perturbed by {spec} needs its own output folder",
+            field="--out",
+            expected="--out DIR (the corpus keeps its clean outputs)",
+        )
+    for record in read_records(options.out.rglob(RUN_RECORD_FILE)):
+        if record.get("perturbations") != spec:
+            heard = record.get("perturbations") or "clean audio"
+            raise ConfigError(
+                f"holds samples driven with {heard}, not {spec}",
+                file=options.out,
+                field="--out",
+                expected="an output folder of its own for each perturbation",
+            )
+    return spec
+
+
 def run_fdb(
     options: FdbRunOptions,
     *,
@@ -123,6 +155,7 @@ def run_fdb(
     existing_dir(options.corpus, "CORPUS", "an FDB corpus directory (samples with input.wav)")
     target_options = {"stt": options.stt, "tts": options.tts, **options.options}
     check_target_options(options.target, target_options)
+    perturb = checked_perturbation(options)
     make = fdb_session_factory(options.target, options.base_url, target_options, options.benchmark)
     name = canonical_name(options.target)
     job = FdbJob(
@@ -132,6 +165,7 @@ def run_fdb(
         opts=StreamOptions(
             realtime=options.realtime, system_prompt=options.system_prompt,
             endpoint_ms=options.endpoint_ms, barge_in=options.barge_in,
+            perturb=perturb, seed=options.seed,
         ),
         with_clean=options.clean, categories=options.categories, limit=options.limit,
         concurrency=options.concurrency, in_process=name.split("/", 1)[0] in ("local", "cascade"),

@@ -195,6 +195,8 @@ def score_directory(
     summary = summarize(scores, mode=mode, meta=meta)
     summary["notes"] = notes + summary["notes"]
     summary["stage_timings"] = stage_timings(records)
+    heard = sorted({r.get("perturbations") or "none" for r in records})
+    summary["perturbations"] = None if heard in ([], ["none"]) else " | ".join(heard)
     summary["run_totals"] = {
         "records": len(records),
         "ok": totals.ok,

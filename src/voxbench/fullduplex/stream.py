@@ -67,6 +67,10 @@ class StreamOptions:
     response_timeout_s: float = 60.0
     """The longest real wait for a response to complete: in virtual time at any point (it
     stands still meanwhile), in real time once the input has ended."""
+    perturb: str | None = None
+    """What the target hears each input through (``voxbench.audio.perturb``, canonical);
+    the driver perturbs the input as read, seeded by ``seed`` and the sample's path."""
+    seed: int = 0
 
 
 @dataclass

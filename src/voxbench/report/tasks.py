@@ -137,6 +137,7 @@ def markdown_report(info: TaskRunInfo, scores: TaskScores) -> str:
         f"# Audio tasks run {info.id}",
         "",
         f"Started {info.started}; seed {info.seed}; status {info.status}.",
+        *_perturbed_line(info.perturbations),
         "",
         "Models: " + ", ".join(f"`{m.name}` ({m.model}, {m.api})" for m in info.models),
         *_judge_line(extra.get("judge")),
@@ -172,6 +173,14 @@ def markdown_report(info: TaskRunInfo, scores: TaskScores) -> str:
                 cats = ", ".join(f"{k}: {v}" for k, v in entry.error_categories.items())
                 details.append(f"\n{task} — {model}: errors by category: {cats}")
     return "\n".join(lines + details + aggregate_details(scores)) + "\n"
+
+
+def _perturbed_line(spec: str | None) -> list[str]:
+    """The line saying every score below was heard through ``spec`` (none for a clean run)."""
+    if not spec:
+        return []
+    return ["", f"**Perturbed:** every model heard each clip through `{spec}`; every score below "
+            "is of that condition, not of the clean audio."]  # fmt: skip
 
 
 def _judge_line(judge: dict[str, Any] | None) -> list[str]:

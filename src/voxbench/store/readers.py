@@ -30,10 +30,10 @@ from voxbench.store.models import Latency, Result, RunRow
 FDB_TIMINGS = frozenset({"latency", "stop_latency", "response_latency"})
 """FDB metrics that are times (seconds, lower is better)."""
 FDB_POOLED_SUBSET = "all"
-READERS_VERSION = "4"
+READERS_VERSION = "5"
 """Part of every signature: a store indexed by older readers (2: one identity per model; 3:
-the undecided count of every score; 4: a perturbed run is its own condition) re-reads each
-run once, so no row keeps an old reading."""
+the undecided count of every score; 4: a perturbed run is its own condition; 5: so is a
+perturbed task run or FDB scoring) re-reads each run once, so no row keeps an old reading."""
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -157,7 +157,12 @@ def _conversation_run(path: Path) -> RunRow:
 def _condition(info: RunInfo) -> str:
     """The benchmark as the run heard it: a run whose user audio was perturbed is a condition
     of its own (``smoke (noise:pink@10dB)``), never a cell shared with clean runs."""
-    return f"{info.benchmark} ({info.perturbations})" if info.perturbations else info.benchmark
+    return heard(info.benchmark, info.perturbations)
+
+
+def heard(benchmark: str, perturbations: str | None) -> str:
+    """``benchmark`` as a run heard it: ``smoke (noise:pink@10dB)`` when perturbed."""
+    return f"{benchmark} ({perturbations})" if perturbations else benchmark
 
 
 def _percent(rate: float | None) -> float | None:
@@ -182,7 +187,7 @@ def _task_run(path: Path) -> RunRow:
                 for i, (metric, m) in enumerate(task_scores.metrics.items()):
                     results.append(
                         Result(
-                            benchmark=task,
+                            benchmark=heard(task, info.perturbations),
                             target=info.identity(label),
                             dimension=metric,
                             value=m.value,
@@ -199,7 +204,7 @@ def _task_run(path: Path) -> RunRow:
     return RunRow(
         run_id=info.id,
         kind="tasks",
-        benchmark=",".join(info.tasks) or "tasks",
+        benchmark=heard(",".join(info.tasks) or "tasks", info.perturbations),
         benchmark_hash=hashlib.sha256("|".join(fingerprints).encode()).hexdigest()[:16],
         target=",".join(models) or "?",
         mode="tasks",
@@ -231,7 +236,7 @@ def _fdb_run(path: Path, file: Path, mode: str) -> RunRow:
             timing = metric in FDB_TIMINGS
             results.append(
                 Result(
-                    benchmark=f"fdb/{row.category}",
+                    benchmark=heard(f"fdb/{row.category}", summary.perturbations),
                     target=row.target,
                     dimension=metric,
                     value=stats.mean,
@@ -264,7 +269,7 @@ def _fdb_run(path: Path, file: Path, mode: str) -> RunRow:
     return RunRow(
         run_id="fdb-" + hashlib.sha256(f"{path}|{mode}".encode()).hexdigest()[:12],
         kind="fdb",
-        benchmark="fdb",
+        benchmark=heard("fdb", summary.perturbations),
         target=",".join(targets) or "?",
         mode=mode,
         status="success",

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from voxbench.audio.perturb import parse_perturbations
 from voxbench.core.errors import RunError
 from voxbench.core.names import ModelSpec
 from voxbench.core.results import TaskRunInfo, TaskScores
@@ -25,6 +26,7 @@ from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine.cache import ResponseCache
 from voxbench.tasks.engine.work_queue import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
+from voxbench.tasks.perturb import perturbed_plan
 from voxbench.tasks.plan import Plan, build_plan
 from voxbench.tasks.scores import compute_scores
 
@@ -62,6 +64,7 @@ def run_tasks(
     endpoint_factory: Any = None,
     sharded: Callable[[TaskRunDirectory], Answered] | None = None,
     use_cache: bool = True,
+    perturb: str | None = None,
 ) -> TaskRunResult:
     """Run ``config`` into a new run directory, or continue ``resume`` (its own config).
 
@@ -72,9 +75,15 @@ def run_tasks(
     ``run.json`` keeps them all, absolute, so a resumed or sharded run reads the same copies.
     ``use_cache=False`` (``--no-cache``) asks every request again (the new replies are
     stored); ``run.json``'s ``no_cache`` says so to the shards of a sharded run.
+    ``perturb`` (``--perturb``, a ``voxbench.audio.perturb`` spec): the models hear every
+    record's clip through it (``tasks.perturb``); ``run.json``'s ``perturbations`` keeps its
+    canonical spelling (a resumed run hears what it heard before).
     """
     if resume is None and config is None:
         raise ValueError("run_tasks needs a config unless it resumes a run")
+    if resume is not None and perturb is not None:
+        raise RunError("a resumed task run hears what it heard before: --perturb is its own")
+    spoken = str(parse_perturbations(perturb)) if perturb is not None else "none"
     if resume is not None:
         run = TaskRunDirectory.open(resume)
         info = run.info()
@@ -107,6 +116,7 @@ def run_tasks(
             "tasks_dirs": [str(p) for p in tasks_dirs or []],
             "dataset_dirs": {t: str(p) for t, p in plan.local_copies.items()},
             "seed": config.seed,
+            "perturbations": None if spoken == "none" else spoken,
             "models": [
                 {
                     "name": j.model.name,
@@ -256,6 +266,7 @@ def answer_records(
     response cache and audio judgments beside the run directory; ``use_cache=False``: the
     cache is written, not read)."""
     output_dir = run.path.parent
+    plan = perturbed_plan(plan, run.info().get("perturbations"), config.seed)
     cache = ResponseCache(output_dir / CACHE_FILE, read=use_cache)
     try:
         kwargs = {"endpoint_factory": endpoint_factory} if endpoint_factory else {}
