@@ -18,10 +18,15 @@ repeats every structural message (``toolCall``, the terminator with its usage).
 ``out_of_order=True`` sends the user's input transcription after ``turnComplete``.
 
 ``strict`` (the default) closes with 1007, as the Live API does, on what the docs say it
-refuses: a TEXT response modality on a native-audio model ("Cannot extract voices from a
-non-audio request"), and on a 3.x live model any ``clientContent`` but the initial history
-announced by ``setup.historyConfig.initialHistoryInClientContent`` (the 3.1 launch docs:
-typed turns go as ``realtimeInput.text``).
+refuses: a second ``setup`` on one connection (the configuration cannot change while it is
+open); more than one response modality ("AUDIO" or "TEXT", one per session); a TEXT
+modality on a native-audio model ("Cannot extract voices from a non-audio request"); a
+``thinkingConfig`` with both ``thinkingLevel`` and ``thinkingBudget``, or an unknown level;
+``activityStart`` / ``activityEnd`` while automatic activity detection is on (they are for
+manual turns only); and ``realtimeInput.text`` under manual turns or inside an activity
+bracket (no doc describes it: typed turns go as ``clientContent`` with ``turnComplete:
+true``, which the 3.1 model page supports throughout the session, or as realtime text
+under automatic activity detection).
 
 Session management, per the docs' session-management page: a session that asked for
 ``sessionResumption`` gets a ``sessionResumptionUpdate {newHandle, resumable: true}`` after
@@ -140,6 +145,8 @@ class _Session:
         self.conversation = Conversation(server.script)
         self.setup: ev.Setup | None = None
         self.vad: EnergyVad | None = None
+        self.auto_vad = True
+        """Automatic activity detection is on (the default; ``disabled: true`` turns it off)."""
         self.in_activity = False
         self.audio = bytearray()
         self.outstanding: dict[str, ScriptCall] = {}
@@ -183,19 +190,24 @@ class _Session:
 
     async def refuse(self, message: ev.ClientMessage) -> str | None:
         """What the real service closes the socket for (strict mode), else None."""
-        setup = message.setup or self.setup
-        if not self.server.strict or setup is None:
+        if not self.server.strict:
             return None
-        model = setup.model.removeprefix("models/")
         if message.setup is not None:
-            config = setup.generationConfig or ev.GenerationConfig()
-            native = "native-audio" in model or model.startswith("gemini-3")
-            if native and "TEXT" in (config.responseModalities or []):
-                return "Cannot extract voices from a non-audio request."
-        late = message.clientContent is not None and not self.history_open
-        if late and model.startswith("gemini-3"):
-            # A close reason fits in 123 bytes.
-            return "client_content is accepted only as initial history; use realtime_input"
+            if self.setup is not None:
+                # The Live API reference: the configuration cannot change while the
+                # connection is open (a new one, resuming a handle, may change it).
+                return "setup must be the first and only setup message of a connection"
+            return _refuse_setup(message.setup)
+        assert self.setup is not None
+        data = message.realtimeInput
+        if data is None:
+            return None
+        if (data.activityStart is not None or data.activityEnd is not None) and self.auto_vad:
+            return "activityStart/activityEnd need automaticActivityDetection.disabled: true"
+        if data.text is not None and (self.in_activity or not self.auto_vad):
+            # Realtime text ends its turn by the server's activity detection; text in a
+            # manual activity bracket is a combination no doc describes.
+            return "realtimeInput.text needs automatic activity detection; use clientContent"
         return None
 
     async def handle(self, message: ev.ClientMessage) -> None:
@@ -220,7 +232,8 @@ class _Session:
             self.history_open = bool(history and history.initialHistoryInClientContent)
             detection = message.setup.realtimeInputConfig or ev.RealtimeInputConfig()
             aad = detection.automaticActivityDetection
-            if not (aad and aad.disabled):
+            self.auto_vad = not (aad and aad.disabled)
+            if self.auto_vad:
                 self.vad = EnergyVad(
                     ev.INPUT_SAMPLE_RATE, silence_ms=aad and aad.silenceDurationMs or 500
                 )
@@ -384,6 +397,28 @@ class _Session:
                 await self.send({"serverContent": content})
             if drop:
                 await self.drop()
+
+
+def _refuse_setup(setup: ev.Setup) -> str | None:
+    """Why the Live API closes on ``setup`` (1007), per its docs, or None."""
+    model = setup.model.removeprefix("models/")
+    config = setup.generationConfig or ev.GenerationConfig()
+    modalities = config.responseModalities or []
+    if len(modalities) > 1:
+        return "responseModalities: set one modality per session (AUDIO or TEXT)"
+    native = "native-audio" in model or model.startswith("gemini-3")
+    if native and "TEXT" in modalities:
+        return "Cannot extract voices from a non-audio request."
+    thinking = config.thinkingConfig
+    if thinking is not None:
+        if thinking.thinkingLevel is not None and thinking.thinkingBudget is not None:
+            return "thinkingConfig: thinkingLevel and thinkingBudget cannot both be set"
+        level = thinking.thinkingLevel
+        if level is not None and level.lower() not in ev.THINKING_LEVELS:
+            return (
+                f"thinkingConfig.thinkingLevel {level!r}: expected {'|'.join(ev.THINKING_LEVELS)}"
+            )
+    return None
 
 
 def _usage(heard: str, reply: Reply) -> dict[str, Any]:

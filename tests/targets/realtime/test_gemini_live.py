@@ -205,7 +205,8 @@ async def test_a_close_for_a_bad_key_is_an_authentication_error_never_retried(
     assert error.category == "authentication" and error.fatal and not error.retryable
 
 
-async def test_a_3_1_model_gets_typed_turns_as_realtime_text(keys: None) -> None:
+async def test_a_3_1_model_gets_typed_turns_as_client_content(keys: None) -> None:
+    # The 3.1 model page: send_client_content is supported throughout the session.
     async with FakeGeminiLiveServer(ListScript([Reply(text="Hello.")])) as server:
         session = GeminiLiveSession("gemini-3.1-flash-live-preview", base_url=server.url)
         await session.start(SessionSetup(system_prompt="x"))
@@ -213,10 +214,35 @@ async def test_a_3_1_model_gets_typed_turns_as_realtime_text(keys: None) -> None
         await session.end_user_turn()
         events = await collect_turn(session)
         await session.close()
-    inputs = [m["realtimeInput"] for m in server.received if "realtimeInput" in m]
-    assert inputs == [{"activityStart": {}}, {"text": "hi there"}, {"activityEnd": {}}]
-    assert not any("clientContent" in m for m in server.received)
+    assert not any("realtimeInput" in m for m in server.received)
+    contents = [m["clientContent"] for m in server.received if "clientContent" in m]
+    assert contents == [
+        {"turns": [{"role": "user", "parts": [{"text": "hi there"}]}], "turnComplete": True}
+    ]
     assert isinstance(events[-1], TurnComplete) and events[-1].status == "completed"
+
+
+async def test_realtime_text_goes_unbracketed_under_automatic_activity_detection(
+    keys: None,
+) -> None:
+    async with FakeGeminiLiveServer(ListScript([Reply(text="Hello.")])) as server:
+        options = {"text_input": "realtime_input", "automatic_activity_detection": True}
+        session = GeminiLiveSession(
+            "gemini-3.1-flash-live-preview", base_url=server.url, options=options
+        )
+        await session.start(SessionSetup(system_prompt="x"))
+        await session.send_user_text("hi there")
+        await session.end_user_turn()
+        events = await collect_turn(session)
+        await session.close()
+    inputs = [m["realtimeInput"] for m in server.received if "realtimeInput" in m]
+    assert inputs == [{"text": "hi there"}]
+    assert isinstance(events[-1], TurnComplete) and events[-1].status == "completed"
+
+
+def test_realtime_text_under_manual_turns_is_refused_before_connecting() -> None:
+    with pytest.raises(ConfigError, match="automatic_activity_detection"):
+        GeminiLiveSession("gemini-3.1-flash-live-preview", options={"text_input": "realtime_input"})
 
 
 async def test_older_models_keep_client_content_and_history_without_history_config(
@@ -235,21 +261,104 @@ async def test_older_models_keep_client_content_and_history_without_history_conf
     assert [c.get("turnComplete", False) for c in contents] == [False, True]
 
 
-async def test_the_strict_fake_closes_on_client_content_after_a_3_1_setup(keys: None) -> None:
-    async with FakeGeminiLiveServer(ListScript([Reply(text="Hello.")])) as server:
-        session = GeminiLiveSession(
-            "gemini-3.1-flash-live-preview",
-            base_url=server.url,
-            options={"text_input": "client_content"},
-        )
-        await session.start(SessionSetup(system_prompt="x"))
-        await session.send_user_text("hi")
-        await session.end_user_turn()
-        error = await asyncio.wait_for(anext(e async for e in session.events()), 10)
-        await session.close()
-    # The closed socket is a fatal error (the runner reconnects); no answer came.
-    assert isinstance(error, TargetError) and error.fatal
-    assert error.category == "bad_request" and "1007" in error.message
+async def _close_after(messages: list[dict[str, object]], *, strict: bool = True) -> int | None:
+    """Send ``messages`` to the fake; the close code, or None while it stays open."""
+    from websockets.asyncio.client import connect
+
+    async with FakeGeminiLiveServer(ListScript([Reply(text="ok")]), strict=strict) as server:
+        url = GeminiLiveSession("m", base_url=server.url).url("k")
+        async with connect(url) as ws:
+            for message in messages:
+                await ws.send(json.dumps(message))
+            try:
+                while True:
+                    reply = json.loads(await asyncio.wait_for(ws.recv(), 2))
+                    if "serverContent" in reply and reply["serverContent"].get("turnComplete"):
+                        return None
+            except ConnectionClosed:
+                return ws.close_code
+            except TimeoutError:
+                return None
+
+
+MANUAL = {"automaticActivityDetection": {"disabled": True}}
+SETUP_31 = {"model": "models/gemini-3.1-flash-live-preview"}
+
+
+@pytest.mark.parametrize(
+    ("name", "messages"),
+    [
+        (
+            "text bracketed by activityStart/End",
+            [
+                {"setup": SETUP_31 | {"realtimeInputConfig": MANUAL}},
+                {"realtimeInput": {"activityStart": {}}},
+                {"realtimeInput": {"text": "hi"}},
+                {"realtimeInput": {"activityEnd": {}}},
+            ],
+        ),
+        (
+            "realtime text under manual turns",
+            [
+                {"setup": SETUP_31 | {"realtimeInputConfig": MANUAL}},
+                {"realtimeInput": {"text": "hi"}},
+            ],
+        ),
+        (
+            "AUDIO and TEXT modalities together",
+            [
+                {
+                    "setup": {"model": "models/gemini-live-2.5-flash-preview"}
+                    | {"generationConfig": {"responseModalities": ["AUDIO", "TEXT"]}}
+                }
+            ],
+        ),
+        (
+            "activityStart under automatic activity detection",
+            [{"setup": SETUP_31}, {"realtimeInput": {"activityStart": {}}}],
+        ),
+        ("a second setup", [{"setup": SETUP_31}, {"setup": SETUP_31}]),
+        (
+            "thinkingLevel with thinkingBudget",
+            [
+                {
+                    "setup": SETUP_31
+                    | {
+                        "generationConfig": {
+                            "thinkingConfig": {"thinkingLevel": "low", "thinkingBudget": 128}
+                        }
+                    }
+                }
+            ],
+        ),
+    ],
+)
+async def test_the_strict_fake_closes_with_1007_on_what_the_live_api_refuses(
+    name: str, messages: list[dict[str, object]], keys: None
+) -> None:
+    assert await _close_after(messages) == 1007, name
+    assert await _close_after(messages, strict=False) is None, name
+
+
+@pytest.mark.parametrize(
+    "thinking", [{"thinkingLevel": "minimal"}, {"thinkingLevel": "HIGH", "includeThoughts": True}]
+)
+async def test_the_fake_accepts_a_valid_thinking_config(
+    thinking: dict[str, object], keys: None
+) -> None:
+    setup = SETUP_31 | {"generationConfig": {"thinkingConfig": thinking}}
+    turn = {"turns": [{"role": "user", "parts": [{"text": "hi"}]}], "turnComplete": True}
+    assert await _close_after([{"setup": setup}, {"clientContent": turn}]) is None
+
+
+async def test_the_fake_answers_client_content_turns_on_a_3_1_model_all_session_long(
+    keys: None,
+) -> None:
+    turn = {"turns": [{"role": "user", "parts": [{"text": "hi"}]}], "turnComplete": True}
+    history = {"historyConfig": {"initialHistoryInClientContent": True}}
+    seed = {"turns": [{"role": "user", "parts": [{"text": "before"}]}], "turnComplete": True}
+    messages = [{"setup": SETUP_31 | history}, {"clientContent": seed}, {"clientContent": turn}]
+    assert await _close_after(messages) is None
 
 
 @pytest.mark.parametrize(

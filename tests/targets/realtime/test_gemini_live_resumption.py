@@ -27,8 +27,8 @@ def setups(server: FakeGeminiLiveServer) -> list[dict[str, Any]]:
 
 
 def history_sent(server: FakeGeminiLiveServer) -> bool:
-    # A 3.1 model's typed turns go as realtimeInput: clientContent is only ever history.
-    return any("clientContent" in m for m in server.received)
+    # Typed turns go as clientContent too: history is what follows a historyConfig setup.
+    return any(s.get("historyConfig") for s in setups(server))
 
 
 class CountingScript(Script):
@@ -90,7 +90,8 @@ async def test_an_unknown_handle_falls_back_to_history_replay(
     # A 3.1 model takes history only as announced in setup, closed by turnComplete: true.
     assert fresh["historyConfig"] == {"initialHistoryInClientContent": True}
     assert "historyConfig" not in first  # nothing to seed
-    history = next(m["clientContent"] for m in server.received if "clientContent" in m)
+    seeded = next(i for i, m in enumerate(server.received) if "historyConfig" in m.get("setup", {}))
+    history = next(m["clientContent"] for m in server.received[seeded:] if "clientContent" in m)
     assert history["turnComplete"] is True
     assert [t["role"] for t in history["turns"]] == ["user", "model"]
     assert history["turns"][0]["parts"][0]["text"] == smoke.turns[0].text

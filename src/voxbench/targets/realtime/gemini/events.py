@@ -66,11 +66,25 @@ class Tool(ClientModel):
     functionDeclarations: list[FunctionDeclaration]
 
 
+class ThinkingConfig(ClientModel):
+    """Thinking: ``thinkingLevel`` (Gemini 3: minimal | low | medium | high) or, for 2.5
+    models, ``thinkingBudget`` (tokens; 0 off, -1 dynamic), never both in one request."""
+
+    thinkingBudget: int | None = None
+    thinkingLevel: str | None = None
+    includeThoughts: bool | None = None
+
+
+THINKING_LEVELS = ("minimal", "low", "medium", "high")
+
+
 class GenerationConfig(ClientModel):
     responseModalities: list[Literal["AUDIO", "TEXT"]] | None = None
+    """One modality per session (the Live API guide: AUDIO or TEXT, not both)."""
     speechConfig: dict[str, Any] | None = None
     temperature: float | None = None
     maxOutputTokens: int | None = None
+    thinkingConfig: ThinkingConfig | None = None
 
 
 class AutomaticActivityDetection(ClientModel):
@@ -89,7 +103,8 @@ class RealtimeInputConfig(ClientModel):
 class HistoryConfig(ClientModel):
     initialHistoryInClientContent: bool | None = None
     """After ``setupComplete`` the server takes ``clientContent`` as history (no model call)
-    until one has ``turnComplete: true``; then only ``realtimeInput`` (3.1 live models)."""
+    until one has ``turnComplete: true`` (3.x live models); later ``clientContent`` turns
+    are the conversation's, and ``turnComplete: true`` asks for an answer."""
 
 
 class SlidingWindow(ClientModel):

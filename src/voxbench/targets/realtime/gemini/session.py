@@ -1,12 +1,16 @@
 """The Gemini Live adapter: raw BidiGenerateContent websocket mapped onto ``Session``.
 
 Raw websocket through our own ``events.py`` (no SDK), so the fake server can check what we
-send. Inputs: text goes out at ``end_user_turn``, as ``realtimeInput.text`` (bracketed by
-``activityStart`` / ``activityEnd`` under manual turns) for the 3.x live models, whose
-launch docs close the socket (1007) on ``clientContent`` after the initial history, and as
-``clientContent`` with ``turnComplete: true`` for older models (option ``text_input``:
-``realtime_input`` | ``client_content`` overrides); audio is resampled to 16 kHz and
-streamed as ``realtimeInput.audio``.
+send. Inputs: text goes out at ``end_user_turn`` as ``clientContent`` with
+``turnComplete: true``, for every model: the Gemini 3.1 Flash Live model page
+(ai.google.dev/gemini-api/docs/models/gemini-3.1-flash-live-preview, "Migrating from Gemini
+2.5 Flash Live", client content) supports ``send_client_content`` with explicit roles
+throughout the session, ``turn_complete=true`` interrupting an answer in progress. Option
+``text_input: realtime_input`` sends ``realtimeInput.text`` instead (the Live API
+reference: realtime input whose end of turn the server derives from activity), which needs
+``automatic_activity_detection``: text inside an ``activityStart`` / ``activityEnd``
+bracket is a combination no doc describes, and it is never sent. Audio is resampled to
+16 kHz and streamed as ``realtimeInput.audio``.
 Turns are manual by default (automatic activity detection disabled: the adapter brackets
 the user's audio with ``activityStart`` / ``activityEnd``); ``automatic_activity_detection``
 hands turn-taking to the server (``end_user_turn`` then sends ``audioStreamEnd``).
@@ -88,7 +92,7 @@ def bare_model(model: str) -> str:
 
 
 def is_live_3(model: str) -> bool:
-    """A 3.x live model: history through ``historyConfig``, text through ``realtimeInput``."""
+    """A 3.x live model: initial history announced by ``setup.historyConfig``."""
     return bare_model(model).startswith("gemini-3")
 
 
@@ -119,13 +123,18 @@ class GeminiLiveSession(RealtimeSession):
                 "extract voices from a non-audio request'); use output: audio (the answer's "
                 "transcript is recorded as its text) or a half-cascade live model"
             )
-        text_input = self.options.get(
-            "text_input", "realtime_input" if is_live_3(model) else "client_content"
-        )
+        text_input = self.options.get("text_input", "client_content")
         if text_input not in ("realtime_input", "client_content"):
             raise ConfigError(
                 f"{self.provider}: text_input option {text_input!r}: expected "
-                "realtime_input or client_content"
+                "client_content or realtime_input"
+            )
+        if text_input == "realtime_input" and not self.automatic_vad:
+            raise ConfigError(
+                f"{self.provider}: text_input: realtime_input needs "
+                "automatic_activity_detection: true (realtime text ends its turn by the "
+                "server's activity detection; under manual turns typed text goes as "
+                "clientContent)"
             )
         self.text_as_realtime_input = text_input == "realtime_input"
         self.history_in_setup = is_live_3(model)
@@ -344,17 +353,8 @@ class GeminiLiveSession(RealtimeSession):
             )
 
     async def _send_realtime_text(self, text: str) -> None:
-        """A typed turn as realtime input (under manual turns, one bracketed activity)."""
-        bracket = not self.automatic_vad
-        if bracket:
-            await self.send_message(
-                ev.ClientMessage(realtimeInput=ev.RealtimeInput(activityStart={}))
-            )
+        """A typed turn as realtime text, its end left to automatic activity detection."""
         await self.send_message(ev.ClientMessage(realtimeInput=ev.RealtimeInput(text=text)))
-        if bracket:
-            await self.send_message(
-                ev.ClientMessage(realtimeInput=ev.RealtimeInput(activityEnd={}))
-            )
 
     async def send_tool_result(self, call_id: str, result: Any) -> None:
         if call_id not in self._seen_calls:
