@@ -196,3 +196,59 @@ def test_task_configs_in_the_matrix_run_once_and_are_reused(tmp_path, monkeypatc
     board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
     assert board["tasks"][0]["action"] == "reused"
     assert len(list((tmp_path / "out" / "tasks").glob("*/*/run.json"))) == 1
+
+
+def test_perturbations_are_an_axis_of_audio_groups_fdb_and_task_configs(tmp_path):
+    # Issue 31: each audio group runs once per spec ("clean": none), each its own condition;
+    # text mode hears nothing and runs clean once; clean groups keep the paths they had.
+    text = PLAN.replace("repeats: 2", "repeats: 1") + "modes: [text, audio]\n"
+    plain = plan_groups(load_plan(_plan(tmp_path, text)))
+    axis = text + "perturbations: [clean, 'noise:pink @ 10dB', noise:pink@10dB]\n"
+    groups = plan_groups(load_plan(_plan(tmp_path, axis)))
+    assert [(g.target, g.mode, g.benchmark, g.perturbations) for g in groups] == [
+        ("local/oracle", "text", "smoke", None),
+        ("local/oracle", "audio", "smoke", None),
+        ("local/oracle", "audio", "smoke (noise:pink@10dB)", "noise:pink@10dB"),
+        ("baseline", "text", "smoke", None),
+        ("baseline", "audio", "smoke", None),
+        ("baseline", "audio", "smoke (noise:pink@10dB)", "noise:pink@10dB"),
+    ]
+    assert {g.path for g in plain} == {g.path for g in groups if g.perturbations is None}
+    noisy = [g for g in groups if g.perturbations]
+    assert all(g.group.config.perturb == "noise:pink@10dB" for g in noisy)
+    assert all("noise-pink-10dB" in g.path.name for g in noisy)
+    from voxbench.scale.matrix import FdbEntry, TargetEntry, fdb_out_dir
+
+    loaded, entry = load_plan(_plan(tmp_path, axis)), FdbEntry(corpus=tmp_path)
+    tone = TargetEntry(target="local/oracle")
+    assert fdb_out_dir(loaded, tone, entry, None) == fdb_out_dir(loaded, tone, entry)
+    assert "noise-pink" in fdb_out_dir(loaded, tone, entry, "noise:pink@10dB").name
+    bad = _plan(tmp_path, PLAN + "perturbations: [clean, 'noise:purple@3dB']\n")
+    with pytest.raises(ConfigError, match=r"perturbations\[1\]: .*unknown noise 'purple'"):
+        load_plan(bad)
+    both = _plan(tmp_path, PLAN + "perturbations: [clean]\nrun: {perturb: gain@3dB}\n")
+    with pytest.raises(ConfigError, match="not also under run"):
+        load_plan(both)
+
+
+def test_task_configs_run_under_each_perturbation(tmp_path, monkeypatch, capsys):
+    (tmp_path / "eval.yaml").write_text(
+        "models: [{name: oracle, model: local/oracle}]\n"
+        "tasks: [{name: builtin_en_asr, filters: {num_samples: 2}}]\n",
+        encoding="utf-8",
+    )
+    plan = _plan(
+        tmp_path,
+        "targets: [local/oracle]\ntasks: [eval.yaml]\nruns_dir: out\n"
+        "perturbations: [clean, codec:mulaw]\n",
+    )
+    code, out, err = invoke(monkeypatch, capsys, "matrix", str(plan))
+    assert code == 0, out + err
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert [(r["task"], r["perturbations"]) for r in board["tasks"]] == [
+        ("builtin_en_asr", None),
+        ("builtin_en_asr (codec:mulaw)", "codec:mulaw"),
+    ]
+    runs = sorted((tmp_path / "out" / "tasks").glob("*/*/run.json"))
+    heard = {json.loads(p.read_text()).get("perturbations") for p in runs}
+    assert heard == {None, "codec:mulaw"}

@@ -638,7 +638,7 @@ def _parse_step(part: str) -> Step:
 def parse_perturbations(spec: str | list[str] | tuple[str, ...] | None) -> Perturbation:
     """``"noise:pink@10dB+codec:mulaw+loss:5%"`` (or a list of steps) → a ``Perturbation``.
 
-    ``None``, ``""`` and ``"none"`` are the empty chain. A bad step raises ``ConfigError``
+    ``None``, ``""``, ``"none"`` and ``"clean"`` are the empty chain. A bad step raises ``ConfigError``
     naming it and what was expected (every known kind for an unknown one)."""
     if spec is None:
         return Perturbation()
@@ -648,7 +648,7 @@ def parse_perturbations(spec: str | list[str] | tuple[str, ...] | None) -> Pertu
             raise ConfigError(f"not a step: {item!r}", field="perturb", expected="a string")
         parts.extend(p.strip() for p in item.split("+"))
     parts = [p.replace(" ", "") for p in parts]
-    if parts in ([""], ["none"]) or not parts:
+    if parts in ([""], ["none"], ["clean"]) or not parts:
         return Perturbation()
     if "" in parts:
         raise ConfigError(

@@ -17,6 +17,12 @@ path)::
       - {endpoint: https://api.openai.com, requests_per_second: 5, burst: 2}
     run: {turn_timeout: 60}                           # any run-config key, for every cell
     judge: {model: openai/gpt-4o-mini, base_url: null}  # an LLM judge for conversation runs
+    perturbations: [clean, noise:pink@10dB, codec:mulaw+loss:5%]   # an axis (issue 31)
+
+``perturbations`` is an axis of its own: every audio-mode group, FDB corpus and task config runs
+once under each spec (``clean``: none; ``voxbench.audio.perturb``), each its own condition
+(``smoke (noise:pink@10dB)`` on the leaderboard); text-mode groups hear nothing and run clean
+once. Without the key everything runs clean, at the paths it always had.
 
 Each (target, benchmark, mode) is a repeat group at a path derived from its content — the
 benchmark's content hash and the whole run config except the seed — so running the plan again
@@ -32,9 +38,16 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.errors import ConfigError, VoxbenchError
@@ -113,6 +126,17 @@ class ProviderLimits(BaseModel):
     max_concurrency: int = Field(ge=1)
 
 
+def _perturbation_spec(spec: str) -> str:
+    """One entry of ``perturbations``, canonical (``clean`` for none)."""
+    from voxbench.audio.perturb import describe  # numpy: only when asked
+
+    try:
+        canonical = describe(spec)
+    except ConfigError as exc:
+        raise ValueError(f"{exc.detail}; expected {exc.expected}") from None
+    return "clean" if canonical == "none" else canonical
+
+
 class MatrixPlan(BaseModel):
     """``plan.yaml``."""
 
@@ -137,6 +161,16 @@ class MatrixPlan(BaseModel):
     judge: CellJudge | None = None
     """An LLM judge for the conversation runs (as ``voxbench judge --judge``); without one
     they are judged deterministically."""
+    perturbations: list[Annotated[str, AfterValidator(_perturbation_spec)]] = Field(
+        default_factory=list
+    )
+    """The perturbation axis: specs the cells run under (``clean``: none), canonical once
+    loaded; empty: clean only."""
+
+    def conditions(self) -> list[str | None]:
+        """The perturbation axis as run: None for clean."""
+        specs = dict.fromkeys(self.perturbations)  # each condition once
+        return [None if s == "clean" else s for s in specs] or [None]
 
     @field_validator("run")
     @classmethod
@@ -147,7 +181,7 @@ class MatrixPlan(BaseModel):
                 f"{', '.join(clash)} is set by the matrix itself (targets, benchmarks, modes, "
                 "seed), not under run"
             )
-        unknown = sorted(set(v) - set(RunConfig.model_fields))
+        unknown = sorted(set(v) - set(RunConfig.model_fields) - {"perturbations"})
         if unknown:
             raise ValueError(
                 f"unknown run-config key {', '.join(unknown)}; allowed: "
@@ -159,6 +193,8 @@ class MatrixPlan(BaseModel):
     def _something_to_run(self) -> MatrixPlan:
         if not self.benchmarks and not self.fdb and not self.tasks:
             raise ValueError("the plan names no benchmark, no fdb corpus and no task config")
+        if self.perturbations and ({"perturb", "perturbations"} & set(self.run)):
+            raise ValueError("perturbations is the matrix's axis: not also under run")
         return self
 
     def target_entries(self) -> list[TargetEntry]:
@@ -227,6 +263,8 @@ class MatrixGroup(BaseModel):
     mode: str
     path: Path
     group: RepeatGroup
+    perturbations: str | None = None
+    """What the target heard the user through (None: clean)."""
 
 
 def content_key(config: RunConfig, benchmark_hash: str) -> str:
@@ -234,6 +272,21 @@ def content_key(config: RunConfig, benchmark_hash: str) -> str:
     described = config.model_dump(mode="json", exclude={"seed", "runs_dir"})
     text = json.dumps({"benchmark": benchmark_hash, "config": described}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def heard_as(benchmark: str, perturbations: str | None) -> str:
+    """A benchmark, corpus or task as heard: ``smoke (noise:pink@10dB)`` (as the store shows
+    it) when perturbed."""
+    return f"{benchmark} ({perturbations})" if perturbations else benchmark
+
+
+def _mode_conditions(plan: MatrixPlan) -> list[tuple[str, str | None]]:
+    """(mode, perturbation) of each group: text mode hears nothing, so runs clean once."""
+    out: list[tuple[str, str | None]] = []
+    for mode in plan.modes:
+        conditions = plan.conditions() if mode == "audio" else [None]
+        out += [(mode, heard) for heard in conditions]
+    return out
 
 
 def _slug(text: str) -> str:
@@ -246,7 +299,7 @@ def plan_groups(plan: MatrixPlan, *, source: Path | None = None) -> list[MatrixG
     for target in plan.target_entries():
         for entry in plan.benchmark_entries():
             benchmark = load_benchmark(entry.benchmark)
-            for mode in plan.modes:
+            for mode, heard in _mode_conditions(plan):
                 data: dict[str, Any] = {
                     **plan.run,
                     "benchmark": entry.benchmark,
@@ -260,10 +313,13 @@ def plan_groups(plan: MatrixPlan, *, source: Path | None = None) -> list[MatrixG
                     data["base_url"] = target.base_url
                 if entry.only_turns:
                     data["only_turns"] = entry.only_turns
+                if heard is not None:
+                    data["perturb"] = heard
                 config = build_config(data, source=source)
                 key = content_key(config, benchmark.content_hash)
+                condition = f"{_slug(heard)}_" if heard else ""
                 path = child_path(
-                    plan.runs_dir, benchmark.id, f"{_slug(target.label)}_{mode}_{key}"
+                    plan.runs_dir, benchmark.id, f"{_slug(target.label)}_{mode}_{condition}{key}"
                 )
                 group = plan_group(config, plan.repeats, path, "matrix")
                 if (path / REPEATS_FILE).is_file():
@@ -271,10 +327,11 @@ def plan_groups(plan: MatrixPlan, *, source: Path | None = None) -> list[MatrixG
                 out.append(
                     MatrixGroup(
                         target=target.label,
-                        benchmark=benchmark.id,
+                        benchmark=heard_as(benchmark.id, heard),
                         mode=mode,
                         path=path,
                         group=group,
+                        perturbations=heard,
                     )
                 )
     return out
@@ -288,6 +345,7 @@ class LeaderboardRow(BaseModel):
     mode: str
     runs: int
     finished: int
+    perturbations: str | None = None
     strict_mean: float | None = None
     strict_ci95: tuple[float, float] | None = None
     strict_pass_hat: float | None = None
@@ -311,6 +369,7 @@ class FdbLeaderboardRow(BaseModel):
     errors: int
     metrics: dict[str, float | None]
     out_dir: str
+    perturbations: str | None = None
 
 
 class TaskLeaderboardRow(BaseModel):
@@ -327,6 +386,7 @@ class TaskLeaderboardRow(BaseModel):
     ci95: dict[str, tuple[float, float] | None]
     run: str
     action: Literal["ran", "resumed", "reused"]
+    perturbations: str | None = None
 
 
 class Leaderboard(BaseModel):
@@ -366,6 +426,8 @@ def run_matrix(
         write_group(g.path, g.group.model_copy(update={"executor": executor.name}))
         for cell in group_cells(g.path, g.group):
             label = f"{g.target} · {cell.label.split(' · ', 1)[1]}"
+            if g.perturbations:
+                label += f" · heard through {g.perturbations}"
             cells.append(cell.model_copy(update={"label": label, "judge": plan.judge}))
             owners.append(i)
     results = executor.run(cells, plan.limits(), on_done)
@@ -401,7 +463,9 @@ def run_matrix(
     return board
 
 
-def fdb_out_dir(plan: MatrixPlan, target: TargetEntry, entry: FdbEntry) -> Path:
+def fdb_out_dir(
+    plan: MatrixPlan, target: TargetEntry, entry: FdbEntry, heard: str | None = None
+) -> Path:
     """Where a target's outputs on a corpus go: named by what makes them the same outputs
     (the corpus, the selection, the target and its options, the clock), so a second run of
     the plan finds the samples it drove and drives only the rest."""
@@ -414,8 +478,13 @@ def fdb_out_dir(plan: MatrixPlan, target: TargetEntry, entry: FdbEntry) -> Path:
         "base_url": target.base_url,
         "options": target.options,
     }
+    condition = ""
+    if heard is not None:  # a clean pass keeps the path it always had
+        described |= {"perturb": heard, "seed": plan.seed}
+        condition = f"_{_slug(heard)}"
     key = hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:12]
-    return plan.runs_dir / "fdb" / f"{_slug(target.label)}_{_slug(entry.corpus.name)}_{key}"
+    name = f"{_slug(target.label)}_{_slug(entry.corpus.name)}{condition}_{key}"
+    return plan.runs_dir / "fdb" / name
 
 
 def run_fdb_entries(
@@ -429,45 +498,48 @@ def run_fdb_entries(
 
     rows: list[FdbLeaderboardRow] = []
     failed: dict[str, str] = {}
-    for entry in plan.fdb:
-        for target in plan.target_entries():
-            out = fdb_out_dir(plan, target, entry)
-            name = canonical_name(target.target)
-            options = {k: plan.run[k] for k in ("stt", "tts") if plan.run.get(k)}
-            job = FdbJob(
-                corpus=entry.corpus, target=target.target, name=name, base_url=target.base_url,
-                options={**options, **target.options}, benchmark=None, out_dir=out.resolve(),
-                opts=StreamOptions(realtime=entry.realtime), with_clean=True,
-                categories=tuple(entry.categories), limit=entry.limit,
-                concurrency=plan.providers.get(target_provider(name), ProviderLimits(
-                    max_concurrency=plan.max_concurrency)).max_concurrency,
-                in_process=target_provider(name) in ("local", "cascade"),
-            )  # fmt: skip
-            try:
-                report = drive_fdb(job, executor)
-                failed.update({str(k): v for k, v in report.failed.items()})
-                if not (report.completed or report.resumed):
-                    continue
-                scored = score_directory(out, mode=entry.scoring, target=name)
-            except VoxbenchError as exc:  # this target on this corpus; the others go on
-                failed[str(out)] = str(exc)
+    for entry, target, heard in (
+        (e, t, h) for e in plan.fdb for t in plan.target_entries() for h in plan.conditions()
+    ):
+        out = fdb_out_dir(plan, target, entry, heard)
+        name = canonical_name(target.target)
+        options = {k: plan.run[k] for k in ("stt", "tts") if plan.run.get(k)}
+        job = FdbJob(
+            corpus=entry.corpus, target=target.target, name=name, base_url=target.base_url,
+            options={**options, **target.options}, benchmark=None, out_dir=out.resolve(),
+            opts=StreamOptions(realtime=entry.realtime, perturb=heard, seed=plan.seed),
+            with_clean=True,
+            categories=tuple(entry.categories), limit=entry.limit,
+            concurrency=plan.providers.get(target_provider(name), ProviderLimits(
+                max_concurrency=plan.max_concurrency)).max_concurrency,
+            in_process=target_provider(name) in ("local", "cascade"),
+        )  # fmt: skip
+        try:
+            report = drive_fdb(job, executor)
+            failed.update({str(k): v for k, v in report.failed.items()})
+            if not (report.completed or report.resumed):
                 continue
-            for row in scored.summary.get("rows", []):
-                rows.append(
-                    FdbLeaderboardRow(
-                        target=target.label,
-                        corpus=entry.corpus.name,
-                        category=str(row.get("category")),
-                        subset=str(row.get("subset", "")),
-                        samples=int(row.get("samples", 0)),
-                        errors=int(row.get("errors", 0)),
-                        metrics={
-                            m: (v.get("mean") if isinstance(v, dict) else None)
-                            for m, v in row.get("metrics", {}).items()
-                        },
-                        out_dir=str(out),
-                    )
+            scored = score_directory(out, mode=entry.scoring, target=name)
+        except VoxbenchError as exc:  # this target on this corpus; the others go on
+            failed[str(out)] = str(exc)
+            continue
+        for row in scored.summary.get("rows", []):
+            rows.append(
+                FdbLeaderboardRow(
+                    target=target.label,
+                    corpus=heard_as(entry.corpus.name, heard),
+                    category=str(row.get("category")),
+                    subset=str(row.get("subset", "")),
+                    samples=int(row.get("samples", 0)),
+                    errors=int(row.get("errors", 0)),
+                    metrics={
+                        m: (v.get("mean") if isinstance(v, dict) else None)
+                        for m, v in row.get("metrics", {}).items()
+                    },
+                    out_dir=str(out),
+                    perturbations=heard,
                 )
+            )
     rows.sort(key=lambda r: (r.corpus, r.category, r.subset, r.target))
     return rows, failed
 
@@ -482,10 +554,11 @@ def run_task_entries(plan: MatrixPlan) -> list[TaskLeaderboardRow]:
     from voxbench.tasks.run import run_tasks
 
     rows: list[TaskLeaderboardRow] = []
-    for file in plan.tasks:
+    for file, heard in ((f, h) for f in plan.tasks for h in plan.conditions()):
         config, text = load_config(file)
         key = hashlib.sha256(text.encode()).hexdigest()[:12]
-        output_dir = (plan.runs_dir / "tasks" / f"{_slug(file.stem)}_{key}").resolve()
+        condition = f"_{_slug(heard)}" if heard else ""  # a clean run keeps its path
+        output_dir = (plan.runs_dir / "tasks" / f"{_slug(file.stem)}{condition}_{key}").resolve()
         config = config.model_copy(update={"output_dir": str(output_dir)})
         previous = sorted(p for p in output_dir.glob("*") if (p / RUN_JSON).is_file())
         finished = [
@@ -498,19 +571,19 @@ def run_task_entries(plan: MatrixPlan) -> list[TaskLeaderboardRow]:
             run = run_tasks(None, "", resume=previous[-1]).run
             action = "resumed"
         else:
-            run = run_tasks(config, text, config_file=file, base_dir=file.parent).run
+            run = run_tasks(config, text, config_file=file, base_dir=file.parent, perturb=heard).run
             action = "ran"
         for task, models in run.scores().get("tasks", {}).items():
             for model, scored in models.items():
                 metrics = scored.get("metrics", {})
                 rows.append(
                     TaskLeaderboardRow(
-                        config=file.name, task=task, model=model,
+                        config=file.name, task=heard_as(task, heard), model=model,
                         answered=scored.get("answered", 0), errors=scored.get("errors", 0),
                         metrics={m: v.get("value") for m, v in metrics.items()},
                         ci95={m: tuple(v["ci"]) if v.get("ci") else None
                               for m, v in metrics.items()},
-                        run=str(run.path), action=action,
+                        run=str(run.path), action=action, perturbations=heard,
                     )
                 )  # fmt: skip
     return rows
@@ -525,6 +598,7 @@ def _row(g: MatrixGroup, done: RepeatGroup, results: list[CellResult]) -> Leader
         finished=sum(r.status == "success" for r in results),
         group=str(g.path),
         errors=done.errors,
+        perturbations=g.perturbations,
     )
     summary = done.summary
     if summary is None:
