@@ -74,7 +74,7 @@ def test_save_to_disk_dataset_and_split(tmp_path: Path) -> None:
     )
     assert [r.id for r in kept] == ["x2", "x3"]
     assert dataset_fingerprint(_spec(tmp_path / "dd", format="hf_disk", split="test")).startswith(
-        "datasets:"
+        "hf_disk:"
     )
     with pytest.raises(ConfigError, match="holds the splits test, train"):
         list(read_records(_spec(tmp_path / "dd", format="hf_disk", split="dev")))

@@ -189,6 +189,7 @@ def _source_rows(
     spec: TaskSpec, folder: Path | None, local_copy: Path | None, file: Path | None
 ) -> Iterator[tuple[dict[str, Any], AudioSource | None]]:
     """Each row of the dataset with its audio source (None: the audio column names a file)."""
+    from voxbench.tasks.datasets.arrow import arrow_rows, open_local
     from voxbench.tasks.datasets.hf import dataset_rows, open_dataset
 
     if folder is None:
@@ -199,6 +200,10 @@ def _source_rows(
     if spec.dataset.format == "manifest":
         for row in _rows(folder / spec.dataset.manifest):
             yield row, None
+        return
+    fast = open_local(folder, spec.dataset.format, spec.dataset.split)
+    if fast is not None and fast.plain(spec.columns.audio):  # no ``datasets`` import
+        yield from arrow_rows(fast, spec.columns.audio, str(folder), file)
         return
     dataset = open_dataset(folder, spec.dataset.format, spec.dataset.split)
     yield from dataset_rows(dataset, spec.columns.audio, str(folder), file)
@@ -424,8 +429,10 @@ def _label_reference(
 
 
 def dataset_fingerprint(spec: TaskSpec, local_copy: Path | None = None) -> str:
-    """What identifies the dataset's content: the manifest's SHA-256, or ``datasets``' fingerprint."""
-    from voxbench.tasks.datasets.hf import fingerprint, open_dataset
+    """What identifies the dataset's content: the manifest's SHA-256, ``datasets``' fingerprint
+    of a Hub dataset, or a local one's (``arrow.local_fingerprint``)."""
+    from voxbench.tasks.datasets.arrow import local_fingerprint
+    from voxbench.tasks.datasets.hf import fingerprint
 
     if spec.dataset.hub is not None:
         found = "datasets:" + fingerprint(hub_dataset(spec, local_copy))
@@ -435,7 +442,7 @@ def dataset_fingerprint(spec: TaskSpec, local_copy: Path | None = None) -> str:
     folder = dataset_folder(spec)
     if spec.dataset.format == "manifest":
         return "sha256:" + hashlib.sha256((folder / spec.dataset.manifest).read_bytes()).hexdigest()
-    return "datasets:" + fingerprint(open_dataset(folder, spec.dataset.format, spec.dataset.split))
+    return local_fingerprint(folder, spec.dataset.format, spec.dataset.split)
 
 
 def select_records(

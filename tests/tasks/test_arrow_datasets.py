@@ -1,0 +1,55 @@
+"""Local parquet and ``save_to_disk`` folders read by pyarrow alone give what ``datasets`` gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from voxbench.tasks.datasets.arrow import arrow_rows, local_fingerprint, open_local
+from voxbench.tasks.datasets.hf import dataset_rows, open_dataset
+
+datasets = pytest.importorskip("datasets")
+
+from tests.tasks.test_hf import _dataset  # noqa: E402
+
+
+def _both(folder: Path, kind: str, split: str | None) -> tuple[list, list]:
+    fast = open_local(folder, kind, split)
+    assert fast is not None and fast.plain("audio")
+    ours = [(row, audio.encoded()) for row, audio in arrow_rows(fast, "audio", str(folder))]
+    theirs = [
+        (row, audio.encoded())
+        for row, audio in dataset_rows(open_dataset(folder, kind, split), "audio", str(folder))
+    ]
+    return ours, theirs
+
+
+def test_parquet_rows_and_audio_are_those_datasets_reads(tmp_path: Path) -> None:
+    (tmp_path / "pq" / "data").mkdir(parents=True)
+    _dataset().to_parquet(str(tmp_path / "pq" / "data" / "test-00000-of-00001.parquet"))
+    _dataset().select([2]).to_parquet(str(tmp_path / "pq" / "data" / "train-0.parquet"))
+    ours, theirs = _both(tmp_path / "pq", "parquet", None)
+    assert len(ours) == 4 and ours == theirs
+    assert ours[0][1][0][:4] == b"RIFF"
+    first = local_fingerprint(tmp_path / "pq", "parquet", "test")
+    assert first.startswith("parquet:") and first != local_fingerprint(
+        tmp_path / "pq", "parquet", None
+    )
+
+
+def test_saved_dataset_rows_are_those_datasets_reads(tmp_path: Path) -> None:
+    datasets.DatasetDict({"test": _dataset(), "train": _dataset().select([0])}).save_to_disk(
+        str(tmp_path / "dd")
+    )
+    ours, theirs = _both(tmp_path / "dd", "hf_disk", "test")
+    assert len(ours) == 3 and ours == theirs
+    assert local_fingerprint(tmp_path / "dd", "hf_disk", "test").startswith("hf_disk:")
+
+
+def test_a_column_pyarrow_reads_otherwise_goes_through_datasets(tmp_path: Path) -> None:
+    (tmp_path / "pq").mkdir()
+    nested = _dataset().add_column("meta", [{"a": 1}, {"a": 2}, {"a": 3}])
+    nested.to_parquet(str(tmp_path / "pq" / "test.parquet"))
+    fast = open_local(tmp_path / "pq", "parquet", None)
+    assert fast is not None and not fast.plain("audio")
