@@ -96,6 +96,8 @@ def config(runs_dir: Path, mode: str) -> RunConfig:
     """The run that is killed, resumed and compared: the oracle, in text or audio."""
     if mode == "text":
         return RunConfig(benchmark="smoke", runs_dir=runs_dir)
+    if mode == "audio_heard":  # the agent's replies heard back by the local ASR, as by default
+        return RunConfig(benchmark="smoke", mode="audio", only_turns="0-3", runs_dir=runs_dir)
     return RunConfig(
         benchmark="smoke", mode="audio", only_turns="0-3", heard_asr="none", runs_dir=runs_dir
     )
@@ -257,3 +259,36 @@ def test_ctrl_c_mid_turn_leaves_a_cancelled_resumable_run(tmp_path: Path) -> Non
     asyncio.run(resume_run(run_path))
     assert [r.turn for r in run.turns()] == [str(i) for i in range(10)]
     assert run.info().status == "success"
+
+
+@pytest.mark.slow
+def test_two_kills_and_resumes_hear_what_an_uninterrupted_audio_run_hears(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Issue 32 item 5: the heard text (the local ASR of the agent's audio) of a run killed
+    twice and resumed twice equals an uninterrupted run's, turn by turn."""
+    uninterrupted = asyncio.run(
+        run_conversation(config(tmp_path_factory.mktemp("heard_reference"), "audio_heard"))
+    )
+    run_path = _kill_at(tmp_path, "after_tool_result@1", "audio_heard")
+    assert len(RunDirectory.open_existing(run_path).turns()) == 1
+    script = tmp_path / "killed_resume.py"
+    script.write_text(
+        KILLED_RUN.replace(
+            "asyncio.run(run_conversation(config(run_path.parent, mode), run_path=run_path))",
+            "from voxbench.runner.launch import resume_run\nasyncio.run(resume_run(run_path))",
+        )
+    )
+    source = Path(voxbench.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(source)])}
+    second = subprocess.run(
+        [sys.executable, str(script), str(run_path), "between_checkpoint_and_transcript@2",
+         "audio_heard"], cwd=tmp_path, env=env, timeout=300,
+    )  # fmt: skip
+    assert second.returncode == -9
+    assert len(RunDirectory.open_existing(run_path).turns()) == 2
+    asyncio.run(resume_run(run_path))
+    resumed, reference = _transcript(run_path), _transcript(uninterrupted)
+    assert [r["heard_text"] for r in resumed] == [r["heard_text"] for r in reference]
+    assert all(r["heard_text"] for r in resumed)
+    assert resumed == reference
