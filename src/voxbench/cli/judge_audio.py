@@ -16,7 +16,8 @@ from voxbench.audio.wav import read_wav
 from voxbench.cli.console import escape, make_console
 from voxbench.cli.fake_server import FakeServerKind, register_fake_server
 from voxbench.core.errors import ConfigError, RunIncompleteError
-from voxbench.judging.audio.calibrate import calibrate, load_labelled_set, render_calibration
+from voxbench.judging.audio.calibrate import calibrate_judges
+from voxbench.judging.audio.calibration_text import render_calibration
 from voxbench.judging.audio.clients import AudioJudgeClient
 from voxbench.judging.audio.engine import (
     CONCURRENCY,
@@ -26,6 +27,7 @@ from voxbench.judging.audio.engine import (
 )
 from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.labelled_set import SETS, ensure_labelled_set
+from voxbench.judging.audio.labels import load_labelled_set, parse_classes
 from voxbench.judging.audio.realtime_judge import RESPONSE_TIMEOUT
 from voxbench.judging.audio.rubric import load_rubric, parse_options
 from voxbench.judging.audio.segments import Clip, scoped_audio
@@ -187,25 +189,38 @@ def calibrate_command(
         ..., help=f"A labelled set directory (manifest.yaml), or a built-in set: {', '.join(SETS)}."
     ),
     option: list[str] = typer.Option(None, "--option", "-o", help="A rubric parameter, KEY=VALUE."),
-    judge: str = typer.Option(..., "--judge", "-j", help=JUDGE_HELP),
-    judge_base_url: str = typer.Option(None, "--judge-base-url", help="Endpoint of the judge."),
+    judge: list[str] = typer.Option(
+        ..., "--judge", "-j", help=JUDGE_HELP + " Twice: both judges, and their agreement."
+    ),
+    judge_base_url: list[str] = typer.Option(
+        None, "--judge-base-url", help="Endpoint of the judge (one per --judge, in order)."
+    ),
+    labels: Path = typer.Option(
+        None, "--labels", help="Human ratings, a CSV with columns clip,criterion,label,rater."
+    ),
+    classes: list[str] = typer.Option(
+        None, "--class", help="A class label and the scores it covers, NAME=LOW-HIGH (repeat)."
+    ),
     samples: int = typer.Option(
         2, "--samples", "-n", min=1, help="Samples per file (2+: test-retest)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    html: Path = typer.Option(None, "--html", help="Also write the report as an HTML page."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask again even if judged before."),
     timeout: float = typer.Option(None, "--timeout", min=1, help=TIMEOUT_HELP),
     concurrency: int = typer.Option(CONCURRENCY, "--concurrency", min=1, help=CONCURRENCY_HELP),
     controls: bool = typer.Option(
         True,
         "--controls/--no-controls",
-        help="Judge every clip again as silence: a judge that scores silence as it scores "
-        "the audio does not listen (doubles the calls).",
+        help="Judge the controls that must fail: silence, each clip with another clip's audio, "
+        "and the transcript alone (about three times the calls).",
     ),
 ) -> None:
-    """Agreement of a judge with a labelled set: accuracy (Wilson CI) against a chance
-    baseline, Spearman/Kendall with CIs, confusion matrix, test-retest, and a silent-audio
-    control; the verdict says whether the judge listens."""
+    """A meta-evaluation of a judge against a labelled set: accuracy and within-one (Wilson
+    CIs), Spearman, Cohen's and quadratic κ, Krippendorff's α (bootstrap CIs) against a
+    constant-answer and a shuffled-label baseline (p-values), confusion matrix, test-retest,
+    the controls that must fail, the human raters' agreement as the ceiling (--labels), and
+    two judges' agreement (--judge twice); the verdict says whether the judge listens."""
     directory = Path(labelled)
     if not directory.is_dir():
         if labelled not in SETS:
@@ -215,28 +230,44 @@ def calibrate_command(
                 expected="a directory with manifest.yaml, or one of: " + ", ".join(SETS),
             )
         directory = ensure_labelled_set(labelled)
+    urls = list(judge_base_url or [])
+    if len(urls) > 1 and len(urls) != len(judge):
+        raise ConfigError(
+            f"{len(urls)} endpoints for {len(judge)} judges",
+            field="--judge-base-url",
+            expected="one endpoint, or one per --judge",
+        )
+    given = parse_classes(classes)
     rubric_spec = load_rubric(rubric)
-    peek = load_labelled_set(directory)
+    peek = load_labelled_set(directory, labels_csv=labels, classes=given)
     values = {**peek.options, **parse_options(option)}
     bound = rubric_spec.bind({k: v for k, v in values.items() if k in rubric_spec.parameters})
-    labelled_set = load_labelled_set(directory, bound)
-    client = _client(judge, judge_base_url, timeout)
+    labelled_set = load_labelled_set(directory, bound, labels_csv=labels, classes=given)
+    clients = [
+        _client(j, urls[i] if len(urls) > 1 else (urls[0] if urls else None), timeout)
+        for i, j in enumerate(judge)
+    ]
 
     async def run() -> dict[str, Any]:
-        engine = RubricJudge(
-            client,
-            bound,
-            samples=samples,
-            cache=None if no_cache else JudgmentCache(),
-            concurrency=concurrency,
-        )
+        cache = None if no_cache else JudgmentCache()
+        engines = [
+            RubricJudge(c, bound, samples=samples, cache=cache, concurrency=concurrency)
+            for c in clients
+        ]
         try:
-            return await calibrate(engine, labelled_set, controls=controls)
+            return await calibrate_judges(engines, labelled_set, controls=controls)
         finally:
-            await client.aclose()
+            for c in clients:
+                await c.aclose()
 
     report = asyncio.run(run())
+    if html is not None:
+        from voxbench.report.calibration import write_calibration_html  # jinja2: only here
+
+        write_calibration_html(report, html)
     if as_json:
         print(json.dumps(report, indent=1, ensure_ascii=False))
     else:
         print(render_calibration(report))
+        if html is not None:
+            print(f"HTML report: {html}")

@@ -66,7 +66,9 @@ def test_the_accent_set_is_generated_once_and_cached() -> None:
     assert (folder / "manifest.yaml").stat().st_mtime_ns == stamp
 
 
-def test_calibrate_reports_agreement_confusion_and_test_retest(monkeypatch, capsys) -> None:
+def test_calibrate_reports_agreement_confusion_and_test_retest(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
     folder = ensure_labelled_set("accents")
     lengths = {len(pcm24k(read_wav(p))) for p in folder.glob("*.wav")}
     assert len(lengths) == 15  # the fake tells files apart by length
@@ -74,7 +76,7 @@ def test_calibrate_reports_agreement_confusion_and_test_retest(monkeypatch, caps
     with realtime_judge_server(knowing_judge(folder, wrong)) as server:
         args = ["judge-audio", "calibrate", "accent", "accents", "--judge",
                 "openai-realtime/gpt-realtime", "--judge-base-url", server.url]  # fmt: skip
-        code, out, err = invoke(monkeypatch, capsys, *args)
+        code, out, err = invoke(monkeypatch, capsys, *args, "--html", str(tmp_path / "c.html"))
         assert code == 0, err
         code, raw, err = invoke(monkeypatch, capsys, *args, "--json")
     assert "accuracy" in out and "Spearman rho" in out and "test-retest" in out
@@ -104,6 +106,24 @@ def test_calibrate_reports_agreement_confusion_and_test_retest(monkeypatch, caps
     low, high = accent_stats["accuracy_ci95"]
     assert low < 12 / 15 < high
     assert "verdict: listens" in out and "calls made" in out
+    # Chance-corrected agreement, each with its bootstrap interval.
+    for key in ("kappa", "kappa_quadratic", "alpha_ordinal", "alpha_interval"):
+        stat = accent_stats[key]
+        assert stat["ci95"][0] <= stat["value"] <= stat["ci95"][1], key
+    assert accent_stats["kappa_quadratic"]["value"] > 0.9
+    assert accent_stats["alpha_ordinal"]["value"] > 0.9
+    # Both baselines, each with a p-value: the constant answer (exact binomial) and the
+    # shuffled labels (seeded permutations of the primary statistic, quadratic κ).
+    assert baseline["majority_p_value"] < 0.001 and baseline["primary"] == "kappa_quadratic"
+    assert abs(baseline["shuffled_kappa_quadratic"]) < 0.2
+    assert baseline["shuffled_accuracy_p_value"] < 0.01
+    # The shuffled-audio control: its scores follow the other clip's audio.
+    shuffled = report["controls"]["shuffled_audio"]["accent"]
+    assert shuffled["same_as_audio"] == 0.0 and shuffled["follows_donor"] == 1.0
+    assert report["passed"] is True
+    page = (tmp_path / "c.html").read_text(encoding="utf-8")
+    assert "listens" in page and "Krippendorff" in page and "shuffled_audio" in page
+    assert "<script src" not in page and "http://" not in page.split("<footer>")[0]
 
 
 CALIBRATE = ["judge-audio", "calibrate", "accent", "accents", "--judge",
@@ -121,6 +141,12 @@ def test_an_always_three_judge_does_not_listen(monkeypatch, capsys) -> None:
     assert any("gave every file 3" in w for w in report["warnings"])
     assert any("turned to silence" in w for w in report["warnings"])
     assert report["criteria"]["accent"]["baseline"]["p_value"] == 1.0
+    assert report["criteria"]["accent"]["kappa_quadratic"]["value"] == 0.0
+    # Every control catches it.
+    for control in ("silence", "shuffled_audio"):
+        assert report["controls"][control]["accent"]["same_as_audio"] == 1.0
+    assert any("another clip's audio" in w for w in report["warnings"])
+    assert report["passed"] is False
     assert "WARNING" in out and "does not listen" in out
 
 
@@ -136,7 +162,9 @@ def test_a_judge_that_scores_silence_like_speech_does_not_listen(monkeypatch, ca
     assert report["criteria"]["accent"]["accuracy"] == 1.0
     assert report["controls"]["silence"]["accent"]["same_as_audio"] == 1.0
     assert report["verdict"] == "does not listen"
-    assert report["calls"] == 30  # 15 clips and 15 silent controls
+    # 15 clips and 15 silent controls; the shuffled-audio controls are the same requests as
+    # the real clips (no transcript), served from the cache.
+    assert report["calls"] == 30 and report["from_cache"] == 15
 
 
 def test_a_bad_manifest_names_its_field(tmp_path: Path) -> None:
@@ -184,4 +212,8 @@ async def test_a_judge_that_reads_only_the_transcript_does_not_listen(tmp_path: 
         report = await calibrate(RubricJudge(client, bound), load_labelled_set(tmp_path, bound))
     assert report["criteria"]["accent"]["accuracy"] == 1.0  # perfect agreement …
     assert report["verdict"] == "does not listen"  # … without listening
-    assert report["controls"]["silence"]["accent"]["same_as_audio"] == 1.0
+    # Silence without the transcript reads nothing British: the same only on the 1s.
+    assert report["controls"]["silence"]["accent"]["same_as_audio"] == 0.5
+    assert report["controls"]["transcript"]["accent"]["same_as_audio"] == 1.0
+    assert report["controls"]["shuffled_audio"]["accent"]["same_as_audio"] == 1.0
+    assert any("the transcript alone" in w for w in report["warnings"])

@@ -4,6 +4,7 @@
 told), ``parse`` (the strict evaluation form), ``realtime_judge`` / ``chat_judge`` (the
 clients that hear the audio), ``engine`` (samples, retries, cache, segments, combining),
 ``segments`` (per-turn clips of a recorded run, splitting on silences), ``calibrate``
-(agreement with a labelled set) and ``run_judge`` (the ``RunJudge`` behind
-``voxbench judge RUN --audio-rubric``).
+(the meta-evaluation against labels: ``labels``, ``metaeval``, ``agreement`` — κ and α —,
+``calibration_text``; its HTML page is ``report.calibration``) and ``run_judge`` (the
+``RunJudge`` behind ``voxbench judge RUN --audio-rubric``).
 """
