@@ -124,6 +124,7 @@ async def test_anthropic_documented_thinking_stream() -> None:
             server.origin,
             SessionSetup(system_prompt="x"),
             thinking={"type": "enabled", "budget_tokens": 16000},
+            max_tokens=20000,  # above the budget, as the API requires
         )
         await session.send_user_text("What is 27 * 453?")
         await session.end_user_turn()

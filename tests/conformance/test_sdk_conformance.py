@@ -138,6 +138,19 @@ def test_each_check_finds_unknown_fields_wrong_nesting_and_wrong_enums(name: str
         assert check(bad), f"{name} accepted {bad}"
 
 
+def test_anthropic_requests_are_checked_whole_sampling_fields_included() -> None:
+    base = {"max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+    assert (
+        sdk.check_anthropic_request({"model": "claude-sonnet-4-5", **base, "temperature": 0}) == []
+    )
+    for model in ("claude-opus-4-7", "claude-fable-5", "claude-sonnet-5"):
+        problems = sdk.check_anthropic_request({"model": model, **base, "temperature": 0.0})
+        assert problems and "deprecated" in problems[0], model
+    assert sdk.check_anthropic_request({"model": "claude-sonnet-4-5", **base, "top_k": "5"})
+    thinking = {"type": "enabled", "budget_tokens": 512}
+    assert sdk.check_anthropic_request({"model": "claude-sonnet-4-5", **base, "thinking": thinking})
+
+
 SETUP = SessionSetup(
     system_prompt="Be brief.",
     tools=[

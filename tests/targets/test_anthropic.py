@@ -185,3 +185,63 @@ async def test_redacted_thinking_goes_back_as_it_came() -> None:
     )
     await session.close()
     assert step.native == [{"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}]
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"temperature": 0.2}, "target_options.temperature"),
+        ({"thinking": {"type": "enabled", "budget_tokens": 2048}}, "target_options.thinking.type"),
+    ],
+)
+def test_options_the_model_refuses_fail_before_the_first_turn(options: dict, field: str) -> None:
+    from voxbench.core.errors import ConfigError
+    from voxbench.targets.registry import resolve_target
+
+    factory = resolve_target("anthropic/claude-opus-4-7", options=options)
+    with pytest.raises(ConfigError) as info:
+        factory()
+    assert info.value.field == field and info.value.exit_code == 2
+
+
+def test_the_cli_refuses_thinking_with_a_forced_tool_choice_with_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli_invoke import invoke
+
+    code, _, err = invoke(
+        monkeypatch,
+        capsys,
+        "run",
+        "smoke",
+        "-t",
+        "anthropic/claude-sonnet-4-5",
+        "--base-url",
+        "http://127.0.0.1:9",  # never reached: refused before the first turn
+        "--runs-dir",
+        str(tmp_path),
+        "-o",
+        'thinking={"type": "enabled", "budget_tokens": 2048}',
+        "-o",
+        'tool_choice={"type": "any"}',
+        "-o",
+        "max_tokens=4096",
+    )
+    assert code == 2
+    assert "target_options.tool_choice" in err and "forces tool use" in err
+
+
+@pytest.mark.wire_nonconforming  # sends what the model refuses, on purpose
+async def test_the_strict_fake_refuses_what_the_api_refuses() -> None:
+    async with FakeAnthropicServer(ListScript([Reply(text="hi")])) as server:
+        session = AnthropicSession(
+            "claude-opus-4-7", base_url=server.url, options={"temperature": 0.0}
+        )
+        await session.start(SETUP)
+        await session.send_user_text("hi")
+        await session.end_user_turn()
+        events = await drain_turn(session)
+        await session.close()
+    error = events[0]
+    assert error.type == "target_error" and error.category == "bad_request"
+    assert "`temperature` is deprecated for this model" in error.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from voxbench.targets.bedrock import render_messages
 from voxbench.targets.text_history import messages_from_history
 from voxbench.testing import FakeBedrockServer, GoldenScript, ListScript, Reply, ScriptCall
 from voxbench.testing.bedrock_http import encode_event
+from voxbench.testing.http_server import count_tokens
 
 from .chat_fixtures import (
     assert_all_passed,
@@ -42,15 +44,24 @@ def _aws(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_golden_script_through_botocore_scores_every_check(tmp_path: Path) -> None:
-    async with FakeBedrockServer(GoldenScript(load_benchmark("smoke"))) as server:
+    script = GoldenScript(load_benchmark("smoke"))
+    async with FakeBedrockServer(script, cache_min_tokens=1) as server:
         path = await run_smoke(tmp_path, TARGET, server.url)
         first = server.requests[0]
     await assert_all_passed(path)
     assert first.path == "/model/anthropic.claude-3-5-haiku-20241022-v1:0/converse-stream"
     body = first.json()
-    assert body["system"] == [{"text": load_benchmark("smoke").render_system_prompt()}]
+    assert body["system"] == [
+        {"text": load_benchmark("smoke").render_system_prompt()},
+        {"cachePoint": {"type": "default"}},
+    ]
     assert body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]["type"] == "object"
-    assert all(r.usage["input_tokens"] > 0 for r in turns(path))
+    records = turns(path)
+    # Turn 0 (one request) writes the tools + system prefix to the cache: Bedrock reports
+    # those tokens apart from inputTokens, and the turn counts all of them.
+    assert records[0].usage["input_tokens"] == count_tokens(json.dumps(body))
+    assert records[0].usage["cached_input_tokens"] == 0
+    assert all(r.usage["cached_input_tokens"] > 0 for r in records[1:])
 
 
 @pytest.mark.parametrize(("fault", "category"), [("429@2", "rate_limit"), ("500@2", "server")])

@@ -5,6 +5,11 @@ is given as the ``input_schema`` of one tool the model is forced to call (``tool
 type ``tool``), so the JSON arrives as that tool call's ``input``. The system block (for a
 judge: instructions + knowledge base, identical on every call of a run) is marked for prompt
 caching. ``ANTHROPIC_BASE_URL`` overrides the endpoint, as in Anthropic's SDKs.
+
+The request carries only what the model takes (``providers.claude_models``): no
+``temperature`` for the models that refuse sampling parameters (Opus 4.7 and later answer
+it with a 400), and no forced ``tool_choice`` for a model that always thinks (``auto``
+then, and the reply is validated by the caller as any text would be).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from voxbench.providers.claude_models import accepts_sampling, thinks_always
 from voxbench.providers.completion import (
     Completion,
     CompletionRequest,
@@ -59,7 +65,7 @@ class AnthropicTextCompletion(HTTPCompletionClient, TextCompletionClient):
             ],
             "messages": [{"role": "user", "content": request.user}],
         }
-        if request.temperature is not None:
+        if request.temperature is not None and accepts_sampling(self.model):
             body["temperature"] = request.temperature
         if request.schema is not None:
             body["tools"] = [
@@ -69,7 +75,11 @@ class AnthropicTextCompletion(HTTPCompletionClient, TextCompletionClient):
                     "input_schema": request.schema,
                 }
             ]
-            body["tool_choice"] = {"type": "tool", "name": request.schema_name}
+            body["tool_choice"] = (
+                {"type": "auto"}
+                if thinks_always(self.model)
+                else {"type": "tool", "name": request.schema_name}
+            )
         data = await self.post_json(
             f"{self.base_url}/v1/messages", body, headers(self.endpoint.api_key)
         )
@@ -84,6 +94,7 @@ class AnthropicTextCompletion(HTTPCompletionClient, TextCompletionClient):
             "input_tokens": int(usage.get("input_tokens", 0) or 0),
             "output_tokens": int(usage.get("output_tokens", 0) or 0),
             "cache_read_input_tokens": int(usage.get("cache_read_input_tokens", 0) or 0),
+            "cache_creation_input_tokens": int(usage.get("cache_creation_input_tokens", 0) or 0),
         }
         for block in blocks:
             if tool_name and block.get("type") == "tool_use" and block.get("name") == tool_name:

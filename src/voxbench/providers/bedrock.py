@@ -4,8 +4,14 @@ An optional extra (``pip install 'voxbench[bedrock]'``): botocore signs requests
 it is imported only when a Bedrock client is made. The chat target
 (``targets.bedrock``) and the text-completion client here share ``make_bedrock_client`` and
 ``classify_bedrock_error``. Text completion calls ``Converse`` (Amazon Bedrock API
-Reference) on a worker thread with ``temperature: 0``; a reply schema becomes one tool
-(``toolSpec.inputSchema.json``) the model is made to use (``toolChoice.tool``).
+Reference) on a worker thread with ``temperature: 0`` where the model takes it (not the
+Claude models that refuse sampling parameters: ``providers.claude_models``); a reply schema
+becomes one tool (``toolSpec.inputSchema.json``) the model is made to use (``toolChoice.tool``).
+The system block is followed by a ``cachePoint`` for the families Bedrock caches prompts of
+(Anthropic Claude, Amazon Nova: "Prompt caching" in the Bedrock user guide,
+https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html); usage then reports
+``cacheReadInputTokens`` and ``cacheWriteInputTokens`` beside ``inputTokens``, which counts
+neither (``TokenUsage`` in the API reference and botocore's service model).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 from voxbench.core.errors import ErrorCategory, PrerequisiteError, ProviderError
 from voxbench.core.secrets import get_secret
+from voxbench.providers.claude_models import accepts_sampling, claude_model, thinks_always
 from voxbench.providers.completion import (
     Completion,
     CompletionRequest,
@@ -40,6 +47,25 @@ TRANSIENT = {
     "ModelNotReadyException",
 }
 MAX_TOKENS = 2048
+CACHE_POINT = {"cachePoint": {"type": "default"}}
+
+
+def takes_cache_point(model_id: str) -> bool:
+    """Whether Bedrock caches prompts for ``model_id`` (Claude 3.5 and later, Amazon Nova)."""
+    claude = claude_model(model_id)
+    if claude is not None:
+        return claude.version is None or claude.version >= (3, 5)
+    return "amazon.nova" in model_id.lower()
+
+
+def usage_counts(usage: dict[str, Any]) -> dict[str, int]:
+    """A Converse ``usage`` as the judges' token counts (cache reads and writes apart)."""
+    return {
+        "input_tokens": int(usage.get("inputTokens", 0) or 0),
+        "output_tokens": int(usage.get("outputTokens", 0) or 0),
+        "cache_read_input_tokens": int(usage.get("cacheReadInputTokens", 0) or 0),
+        "cache_creation_input_tokens": int(usage.get("cacheWriteInputTokens", 0) or 0),
+    }
 
 
 def make_bedrock_client(
@@ -144,7 +170,9 @@ class BedrockTextCompletion(TextCompletionClient):
             "messages": [{"role": "user", "content": [{"text": request.user}]}],
             "inferenceConfig": {"maxTokens": MAX_TOKENS},
         }
-        if request.temperature is not None:
+        if takes_cache_point(self.model):
+            arguments["system"].append(CACHE_POINT)
+        if request.temperature is not None and accepts_sampling(self.model):
             arguments["inferenceConfig"]["temperature"] = request.temperature
         if request.schema is not None:
             arguments["toolConfig"] = {
@@ -157,7 +185,11 @@ class BedrockTextCompletion(TextCompletionClient):
                         }
                     }
                 ],
-                "toolChoice": {"tool": {"name": request.schema_name}},
+                "toolChoice": (
+                    {"auto": {}}
+                    if thinks_always(self.model)
+                    else {"tool": {"name": request.schema_name}}
+                ),
             }
         try:
             data = await asyncio.to_thread(self._client.converse, **arguments)
@@ -170,11 +202,7 @@ class BedrockTextCompletion(TextCompletionClient):
             blocks = data["output"]["message"]["content"]
         except (KeyError, TypeError) as exc:
             raise protocol_error(self.name, "response has no output.message.content") from exc
-        usage = data.get("usage") or {}
-        counts = {
-            "input_tokens": int(usage.get("inputTokens", 0) or 0),
-            "output_tokens": int(usage.get("outputTokens", 0) or 0),
-        }
+        counts = usage_counts(data.get("usage") or {})
         for block in blocks:
             use = block.get("toolUse") if isinstance(block, dict) else None
             if tool_name and use and use.get("name") == tool_name:

@@ -1,10 +1,12 @@
 """The completion roles: text in → text out (LLM judges) and audio + prompt → text out.
 
 A ``TextCompletionClient`` makes one call from a ``CompletionRequest`` (system text, user
-text, optionally a JSON schema the reply must follow) at temperature 0 and returns the raw
-text with token usage. An ``AudioCompletionClient`` does the same with a wav clip beside
-the prompt. Clients are thin: retries, validation and caching belong to their callers.
-Failures raise ``ProviderError`` classified by ``providers.http``.
+text, optionally a JSON schema the reply must follow) at temperature 0 where the model takes
+a temperature (clients leave it out for models that refuse sampling parameters, e.g. Claude
+Opus 4.7 and later: ``providers.claude_models``) and returns the raw text with token usage.
+An ``AudioCompletionClient`` does the same with a wav clip beside the prompt. Clients are
+thin: retries, validation and caching belong to their callers. Failures raise
+``ProviderError`` classified by ``providers.http``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ class CompletionRequest:
     schema: dict[str, Any] | None = None
     schema_name: str = "reply"
     temperature: float | None = 0.0
-    """None leaves the provider's default (some reasoning models reject the parameter)."""
+    """None leaves the provider's default. A client drops it for a model that refuses the
+    parameter (reasoning models, Claude Opus 4.7 and later) rather than fail the call."""
     seed: int | None = None
 
 

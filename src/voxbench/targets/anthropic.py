@@ -15,6 +15,11 @@ Extended thinking (option ``thinking``): a response may open with ``thinking`` b
 With tools, the docs require them passed back unchanged, signatures included, at the start
 of the assistant message whose ``tool_use`` the next request answers (else 400); a step
 keeps them (``ChatMessage.native``) and renders them first.
+
+Options the model refuses (``providers.claude_models``: sampling parameters on Opus 4.7 and
+later, thinking with ``temperature`` / ``top_k`` / a forced ``tool_choice``, a budget under
+1,024 tokens or budget thinking on an adaptive-only model) are a ``ConfigError`` naming the
+option when the session is made, before the first turn, not a 400 on every turn.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallReques
 from voxbench.core.session import Session
 from voxbench.providers.anthropic import BASE_URL_VARS, DEFAULT_BASE_URL
 from voxbench.providers.anthropic import headers as anthropic_headers
+from voxbench.providers.claude_models import check_options
 from voxbench.providers.http import iter_sse
 from voxbench.targets import stop_reasons
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
@@ -249,11 +255,13 @@ def _is_error(result: Any) -> bool:
 
 def _anthropic(context: TargetContext) -> Session:
     base_url = context.base_url or os.environ.get(BASE_URL_VARS[0]) or DEFAULT_BASE_URL
+    model = context.model or "claude-sonnet-4-5"
+    request = {"max_tokens": DEFAULT_MAX_TOKENS} | {
+        k: context.options[k] for k in PASSTHROUGH_OPTIONS + ("max_tokens",) if k in context.options
+    }
+    check_options(f"anthropic/{model}", model, request)
     return AnthropicSession(
-        context.model or "claude-sonnet-4-5",
-        base_url=base_url,
-        options=context.options,
-        target_name=f"anthropic/{context.model or 'claude-sonnet-4-5'}",
+        model, base_url=base_url, options=context.options, target_name=f"anthropic/{model}"
     )
 
 

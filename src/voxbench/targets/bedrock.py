@@ -14,6 +14,11 @@ session starts. Protocol (Amazon Bedrock API Reference, ``ConverseStream`` and
 ``toolResult.status`` is sent only to the families the API reference says accept it
 (Anthropic Claude and Amazon Nova); others answer it with a ValidationException.
 botocore is synchronous: its stream is read on a thread and handed to the event loop.
+The system prompt is followed by a ``cachePoint`` for the families Bedrock caches
+(``providers.bedrock.takes_cache_point``); a turn's input tokens are ``inputTokens`` plus
+``cacheReadInputTokens`` and ``cacheWriteInputTokens`` (Bedrock counts them apart). A Claude
+model's ``temperature`` / ``top_p`` options are checked against what it takes
+(``providers.claude_models``) when the session is made.
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ from typing import Any
 from voxbench.core.errors import PrerequisiteError
 from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallRequested, Usage
 from voxbench.core.session import Session, SessionSetup
-from voxbench.providers.bedrock import KEY_VARS, classify_bedrock_error, make_bedrock_client
+from voxbench.providers.bedrock import (
+    CACHE_POINT,
+    KEY_VARS,
+    classify_bedrock_error,
+    make_bedrock_client,
+    takes_cache_point,
+)
+from voxbench.providers.claude_models import check_options
 from voxbench.providers.http import target_error
 from voxbench.targets import stop_reasons
 from voxbench.targets.chat_session import ChatSession, Emit, StepFailed, StepResult
@@ -77,6 +89,8 @@ class BedrockSession(ChatSession):
             ),
             "system": [{"text": self.setup.system_prompt}],
         }
+        if takes_cache_point(self.model):
+            request["system"].append(CACHE_POINT)
         if self.setup.tools:
             request["toolConfig"] = {
                 "tools": [
@@ -164,12 +178,14 @@ class BedrockSession(ChatSession):
                 stopped = True
             elif "metadata" in item and not usage_sent:
                 usage = item["metadata"].get("usage") or {}
+                read = int(usage.get("cacheReadInputTokens") or 0)
                 emit(
                     Usage(
                         input_tokens=int(usage.get("inputTokens") or 0)
-                        + int(usage.get("cacheReadInputTokens") or 0),
+                        + read
+                        + int(usage.get("cacheWriteInputTokens") or 0),
                         output_tokens=int(usage.get("outputTokens") or 0),
-                        cached_input_tokens=int(usage.get("cacheReadInputTokens") or 0),
+                        cached_input_tokens=read,
                     )
                 )
                 usage_sent = True  # a repeated metadata event is not counted twice
@@ -274,6 +290,8 @@ def _bedrock(context: TargetContext) -> Session:
     if not context.model:
         raise PrerequisiteError("bedrock needs a model id: bedrock/<model id>")
     base_url = context.base_url or os.environ.get("BEDROCK_BASE_URL") or ""
+    sampling = {k: context.options[k] for k in ("temperature", "top_p") if k in context.options}
+    check_options(f"bedrock/{context.model}", context.model, sampling)
     return BedrockSession(
         context.model,
         base_url=base_url,

@@ -12,6 +12,16 @@ A request with ``thinking: {"type": "enabled", ...}`` gets a ``thinking`` block 
 (``thinking_delta``, then ``signature_delta``), and, as the extended-thinking docs say the
 API does, a 400 when the assistant message whose ``tool_use`` is being answered does not
 start with its thinking block passed back unchanged (the signature is checked).
+``adaptive`` thinking is answered the same way.
+
+It refuses, with the service's 400 (``invalid_request_error``), what the models refuse
+(``check_model_fields``, its own reading of the Claude docs' per-model tables: the migration
+guide's "Migrating to Claude Opus 4.7", "Configuring thinking" and "Extended thinking" →
+"Feature compatibility"): sampling parameters on the models that dropped them, ``temperature``
+with ``top_p`` from the 4.5 models on, budget thinking on adaptive-only models and adaptive
+thinking on the models before it, a budget under 1,024 tokens or not under ``max_tokens``, and
+thinking with ``temperature`` (other than 1), ``top_k``, ``top_p`` outside 0.95–1 or a
+``tool_choice`` that forces a tool.
 """
 
 from __future__ import annotations
@@ -38,6 +48,21 @@ from voxbench.testing.scripts import (
     ScriptMessage,
     ToolOutcome,
 )
+
+NO_SAMPLING = (
+    "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-sonnet-5", "claude-haiku-5",
+    "claude-fable", "claude-mythos",
+)  # fmt: skip
+"""Model id prefixes that answer any ``temperature`` / ``top_p`` / ``top_k`` with a 400; they
+take adaptive thinking only."""
+ONE_OF_TEMPERATURE_TOP_P = (
+    "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6",
+    "claude-sonnet-4-6",
+)  # fmt: skip
+ADAPTIVE_TOO = ("claude-opus-4-6", "claude-sonnet-4-6")
+"""Models that take both budget and adaptive thinking."""
+NO_THINKING = ("claude-3-haiku", "claude-3-opus", "claude-3-sonnet", "claude-3-5")
+ALWAYS_THINKS = ("claude-mythos-preview",)
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -82,9 +107,9 @@ class FakeAnthropicServer(ScriptedServer):
                 raise ValueError("messages: Field required")
             if not isinstance(body.get("max_tokens"), int):
                 raise ValueError("max_tokens: Field required")
-            thinking = (body.get("thinking") or {}).get("type") == "enabled"
-            if thinking and body["thinking"].get("budget_tokens", 0) >= body["max_tokens"]:
-                raise ValueError("max_tokens: must be greater than thinking.budget_tokens")
+            check_model_fields(str(body.get("model", "")), body)
+            kind = (body.get("thinking") or {}).get("type")
+            thinking = kind in ("enabled", "adaptive")
             conversation = parse_messages(body["messages"], thinking=thinking)
             reply = self.scripted_reply(conversation, faults)
         except (ValueError, ScriptExhausted) as exc:
@@ -219,6 +244,62 @@ class FakeAnthropicServer(ScriptedServer):
         )
         await send({"type": "message_stop"}, True)
         await responder.end()
+
+
+def check_model_fields(model: str, body: dict[str, Any]) -> None:
+    """``ValueError`` with the service's message where ``model`` refuses a field of ``body``
+    (field names as the Messages API's; a Bedrock body is mapped by its caller)."""
+    model = model[model.find("claude-") :] if "claude-" in model else model
+
+    def among(prefixes: tuple[str, ...]) -> bool:
+        return model.startswith(prefixes)
+
+    sampling = [k for k in ("temperature", "top_p", "top_k") if body.get(k) is not None]
+    if sampling and among(NO_SAMPLING):
+        raise ValueError(f"`{sampling[0]}` is deprecated for this model.")
+    if {"temperature", "top_p"} <= set(sampling) and among(ONE_OF_TEMPERATURE_TOP_P):
+        raise ValueError(
+            "`temperature` and `top_p` cannot both be specified for this model. "
+            "Please use only one."
+        )
+    thinking = body.get("thinking") or {}
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind in ("enabled", "adaptive") and among(NO_THINKING):
+        raise ValueError(f"thinking: '{model}' does not support thinking.")
+    if kind == "enabled" and among(NO_SAMPLING):
+        raise ValueError(
+            '"thinking.type.enabled" is not supported for this model. Use '
+            '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
+        )
+    if kind == "adaptive" and not among(NO_SAMPLING + ADAPTIVE_TOO):
+        raise ValueError(f'"thinking.type.adaptive" is not supported for this model ({model}).')
+    if kind == "disabled" and among(ALWAYS_THINKS):
+        raise ValueError('"thinking.type.disabled" is not supported for this model.')
+    if kind == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int):
+            raise ValueError("thinking.enabled.budget_tokens: Field required")
+        if budget < 1024:
+            raise ValueError(
+                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+            )
+        if budget >= body.get("max_tokens", 0):
+            raise ValueError("max_tokens: must be greater than thinking.budget_tokens")
+    if kind in ("enabled", "adaptive") or (kind is None and among(ALWAYS_THINKS)):
+        if body.get("temperature") not in (None, 1):
+            raise ValueError(
+                "`temperature` may only be set to 1 when thinking is enabled. Please consult "
+                "our documentation at https://docs.claude.com/en/docs/build-with-claude/"
+                "extended-thinking#feature-compatibility"
+            )
+        if body.get("top_k") is not None:
+            raise ValueError("`top_k` must be unset when thinking is enabled.")
+        top_p = body.get("top_p")
+        if top_p is not None and not 0.95 <= top_p <= 1:
+            raise ValueError("`top_p` must be between 0.95 and 1 when thinking is enabled.")
+        choice = body.get("tool_choice") or {}
+        if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+            raise ValueError("Thinking may not be enabled when tool_choice forces tool use.")
 
 
 def signature_of(thinking: str) -> str:

@@ -7,16 +7,27 @@ headers length, CRC32), headers (``:event-type``, ``:content-type``, ``:message-
 type 7 = string), a JSON payload and a CRC32 of the whole. Errors before the stream are
 HTTP statuses with ``x-amzn-ErrorType`` and ``{"message"}``. Requests must be SigV4-signed
 (the signature itself is not checked). botocore pointed at ``url`` talks to it unchanged.
+
+A Claude model id (``anthropic.claude-…``, an inference profile) gets the Anthropic fake's
+per-model checks (``anthropic_http.check_model_fields``: sampling parameters on the models that
+dropped them, thinking rules), answered as Bedrock relays a model's refusal: a 400
+``ValidationException`` "The model returned the following errors: …". Prompt caching follows
+the Bedrock user guide ("Prompt caching"): the request's content up to its last ``cachePoint``
+(tools, then system, then messages), when at least ``cache_min_tokens`` long, is written to
+the cache on first sight (``usage.cacheWriteInputTokens``) and read on later requests
+(``cacheReadInputTokens``); ``inputTokens`` counts the rest, as Bedrock's ``TokenUsage`` does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import struct
 import zlib
 from typing import Any
 
+from voxbench.testing.anthropic_http import check_model_fields
 from voxbench.testing.http_server import (
     Request,
     Responder,
@@ -64,11 +75,16 @@ class FakeBedrockServer(ScriptedServer):
 
     provider = "bedrock"
 
-    def __init__(self, *args: Any, strict: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, strict: bool = True, cache_min_tokens: int = 1024, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._ids = itertools.count(1)
         self.strict = strict
         """Refuse ``toolResult.status`` for the families that do not take it, as Bedrock does."""
+        self.cache_min_tokens = cache_min_tokens
+        """The shortest prefix cached (the guide's minimum for Claude Sonnet: 1,024 tokens)."""
+        self._cache: set[str] = set()
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"message": message}
@@ -119,11 +135,13 @@ class FakeBedrockServer(ScriptedServer):
                 raise ValueError("messages: required")
             if self.strict and not _takes_status(parts[1]):
                 _refuse_status(body["messages"])
+            if "anthropic.claude" in parts[1].lower():
+                _check_claude(parts[1], body)
             reply = self.scripted_reply(parse_messages(body["messages"]), faults)
         except (ValueError, ScriptExhausted) as exc:
             await self._error(responder, 400, "ValidationException", str(exc))
             return
-        events = self._events(reply, count_tokens(json.dumps(body)))
+        events = self._events(reply, self._input_usage(body))
         if parts[2] == "converse":
             await self.wait_first()
             await responder.send(200, _whole(events))
@@ -146,7 +164,27 @@ class FakeBedrockServer(ScriptedServer):
                 await responder.drop()
         await responder.end()
 
-    def _events(self, reply: Reply, input_tokens: int) -> list[tuple[str, dict[str, Any], bool]]:
+    def _input_usage(self, body: dict[str, Any]) -> dict[str, int]:
+        """``inputTokens`` and the cache counts of one request."""
+        total = count_tokens(json.dumps(body))
+        blocks = [
+            *((body.get("toolConfig") or {}).get("tools") or []),
+            *(body.get("system") or []),
+            *(b for m in body["messages"] for b in (m.get("content") or [])),
+        ]
+        last = max((i for i, b in enumerate(blocks) if "cachePoint" in b), default=None)
+        prefix = json.dumps(blocks[:last]) if last is not None else ""
+        cached = count_tokens(prefix)
+        if last is None or cached < self.cache_min_tokens:
+            return {"inputTokens": total}
+        key = hashlib.sha256(prefix.encode()).hexdigest()
+        field = "cacheReadInputTokens" if key in self._cache else "cacheWriteInputTokens"
+        self._cache.add(key)
+        return {"inputTokens": max(total - cached, 0), field: cached}
+
+    def _events(
+        self, reply: Reply, input_usage: dict[str, int]
+    ) -> list[tuple[str, dict[str, Any], bool]]:
         """``(event type, payload, is content)`` in stream order."""
         events: list[tuple[str, dict[str, Any], bool]] = [
             ("messageStart", {"role": "assistant"}, False)
@@ -180,9 +218,9 @@ class FakeBedrockServer(ScriptedServer):
             count_tokens(c.name + c.arguments_json()) for c in reply.calls
         )
         usage = {
-            "inputTokens": input_tokens,
+            **input_usage,
             "outputTokens": output,
-            "totalTokens": input_tokens + output,
+            "totalTokens": sum(input_usage.values()) + output,
         }
         events.append(("messageStop", {"stopReason": stop}, False))
         events.append(("metadata", {"usage": usage, "metrics": {"latencyMs": 1}}, False))
@@ -207,12 +245,32 @@ def _whole(events: list[tuple[str, dict[str, Any], bool]]) -> dict[str, Any]:
             tool["input"] = json.loads(raw)
             content.append({"toolUse": tool})
     stop = next(p["stopReason"] for k, p, _ in events if k == "messageStop")
-    usage = next(p["usage"] for k, p, _ in events if k == "metadata")
+    metadata = next(p for k, p, _ in events if k == "metadata")
     return {
         "output": {"message": {"role": "assistant", "content": content}},
         "stopReason": stop,
-        "usage": usage,
+        "usage": metadata["usage"],
+        "metrics": metadata["metrics"],
     }
+
+
+def _check_claude(model_id: str, body: dict[str, Any]) -> None:
+    """A Claude model's refusals, its Converse fields named as the Messages API's."""
+    inference = body.get("inferenceConfig") or {}
+    extra = body.get("additionalModelRequestFields") or {}
+    choice = (body.get("toolConfig") or {}).get("toolChoice") or {}
+    fields = {
+        "temperature": inference.get("temperature"),
+        "top_p": inference.get("topP"),
+        "top_k": extra.get("top_k"),
+        "thinking": extra.get("thinking"),
+        "max_tokens": inference.get("maxTokens", 4096),
+        "tool_choice": {"type": next(iter(choice))} if choice else None,
+    }
+    try:
+        check_model_fields(model_id, fields)
+    except ValueError as exc:
+        raise ValueError(f"The model returned the following errors: {exc}") from None
 
 
 def _takes_status(model_id: str) -> bool:
