@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import pytest
 
-from voxbench.core.events import TargetError, TurnComplete
+from voxbench.core.benchmark import ToolSpec
+from voxbench.core.events import TargetError, ToolCallRequested, TurnComplete
 from voxbench.core.session import SessionSetup
 from voxbench.targets import stop_reasons
 from voxbench.testing import (
@@ -14,9 +18,11 @@ from voxbench.testing import (
     FakeOpenAIServer,
     ListScript,
     Reply,
+    ScriptCall,
 )
+from voxbench.testing.scripts import Script, ScriptMessage
 
-from .chat_fixtures import drain_turn, open_session
+from .chat_fixtures import drain_turn, open_session, run_smoke, runner_events, turns
 
 PROVIDERS = {
     "bedrock": ("bedrock/anthropic.claude-3-haiku", FakeBedrockServer, stop_reasons.BEDROCK),
@@ -87,6 +93,83 @@ async def test_an_unknown_value_is_recorded_as_it_came_and_never_succeeds(provid
     assert (ending.status, ending.stop_reason) == ("incomplete", "NEW_REASON_2027")
     assert [e.category for e in errors] == ["protocol"]
     assert "undocumented stop reason 'NEW_REASON_2027'" in errors[0].message
+
+
+TOOL_SETUP = SessionSetup(
+    system_prompt="x",
+    tools=[
+        ToolSpec(
+            name="cancel_order",
+            description="Cancel an order.",
+            parameters={"type": "object", "properties": {"id": {"type": "string"}}},
+        )
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("provider", "value", "status"),
+    [
+        ("anthropic", "max_tokens", "incomplete"),
+        ("anthropic", "refusal", "failed"),
+        ("openai", "length", "incomplete"),
+        ("openai", "content_filter", "failed"),
+        ("bedrock", "max_tokens", "incomplete"),
+        ("gemini", "MAX_TOKENS", "incomplete"),
+    ],
+)
+async def test_tool_calls_of_a_step_that_stopped_badly_are_never_executed(
+    provider: str, value: str, status: str
+) -> None:
+    target, fake, _ = PROVIDERS[provider]
+    script = ListScript(
+        [
+            Reply(text="Cancelling", calls=(ScriptCall("cancel_order", {"id": "A1"}),),
+                  stop_reason=value),
+            Reply(text="Which order?"),
+        ]
+    )  # fmt: skip
+    async with fake(script) as server:
+        session = await open_session(target, server.url, TOOL_SETUP)
+        await session.send_user_text("cancel my order")
+        await session.end_user_turn()
+        events = await drain_turn(session)
+        # The next turn's request is valid: no call is left without its result.
+        await session.send_user_text("the last one")
+        await session.end_user_turn()
+        after = await drain_turn(session)
+        await session.close()
+    assert not [e for e in events if isinstance(e, ToolCallRequested)]
+    ending = events[-1]
+    assert isinstance(ending, TurnComplete)
+    assert (ending.status, ending.stop_reason) == (status, value)
+    errors = [e for e in events if isinstance(e, TargetError)]
+    assert len(errors) == 1 and not errors[0].retryable
+    assert value in errors[0].message and "cancel_order was not executed" in errors[0].message
+    assert isinstance(after[-1], TurnComplete) and after[-1].status == "completed"
+
+
+class _TruncatedRegistration(Script):
+    """Turn 1 asks for a registration in a step cut short; everything else is a short answer."""
+
+    def reply(self, conversation: Sequence[ScriptMessage]) -> Reply:
+        if "register me" in conversation[-1].text:
+            call = ScriptCall("register_for_session", {"name": "Priya Raman"})
+            return Reply(text="Registering", calls=(call,), stop_reason="max_tokens")
+        return Reply(text="Noted.")
+
+
+async def test_a_truncated_step_is_recorded_as_an_error_turn_without_its_call(
+    tmp_path: Path,
+) -> None:
+    async with FakeAnthropicServer(_TruncatedRegistration()) as server:
+        path = await run_smoke(tmp_path, "anthropic/claude-sonnet-4-5", server.url)
+    record = turns(path)[1]
+    assert record.status == "error" and record.tool_calls == []
+    assert any("'max_tokens'" in e and "register_for_session" in e for e in record.errors)
+    assert record.state_after == turns(path)[0].state_after  # nothing was registered
+    ended = [e for e in runner_events(path, "turn_complete") if e.turn == "1"]
+    assert [e.stop_reason for e in ended] == ["max_tokens"]
 
 
 def test_the_tables_list_every_value_the_official_sdks_know() -> None:

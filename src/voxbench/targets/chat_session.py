@@ -3,7 +3,9 @@
 A user turn starts a response; each step is one streamed provider request whose text
 deltas are emitted as they arrive. A step that asks for tools emits one
 ``ToolCallRequested`` per call; once every call has its ``send_tool_result``, the next step
-is requested by itself. ``TurnComplete`` follows the first step without tool calls.
+is requested by itself. ``TurnComplete`` follows the first step without tool calls, or the
+first step that stopped badly (cut short, refused, an undocumented stop value): that step's
+tool calls are not executed (``stop_reasons.completes``) and the turn ends with its status.
 Subclasses implement ``request_step`` (build the request, parse the wire protocol) and
 nothing else: failures become ``TargetError`` events here, and the runner retries.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,8 +28,10 @@ from voxbench.core.secrets import get_secret
 from voxbench.core.session import HistoryToolCall, Session, SessionSetup, TargetInfo
 from voxbench.providers.http import error_from_exception, error_from_status, make_http_client
 from voxbench.targets import stop_reasons
-from voxbench.targets.stop_reasons import Ending, turn_ending
+from voxbench.targets.stop_reasons import Ending, completes, turn_ending
 from voxbench.targets.text_history import ChatMessage, messages_from_history
+
+log = logging.getLogger(__name__)
 
 MAX_STEPS_PER_TURN = 16
 """A model that keeps calling tools is stopped after this many steps (the runner's per-turn
@@ -158,6 +163,21 @@ class ChatSession(Session, abc.ABC):
             except Exception as exc:  # an adapter bug is a recorded failure, never a hang
                 message = f"{self.provider}: {type(exc).__name__}: {exc}"
                 self._fail(TargetError(category="protocol", message=message))
+                return
+            if step.calls and not completes(self.stop_reasons, step.stop_reason):
+                # A truncated or refused step: its calls' arguments cannot be trusted, and
+                # the history keeps only its text (no tool_use left without a result).
+                names = [c.name for c in step.calls]
+                log.info(
+                    "%s: calls %s of a step that stopped with %r not executed",
+                    self.info.name,
+                    names,
+                    step.stop_reason,
+                )
+                self.conversation.append(ChatMessage(role="assistant", text=step.text))
+                ending = turn_ending(self.provider, self.stop_reasons, step.stop_reason, names)
+                for event in ending:
+                    self._emit(event)
                 return
             calls = [
                 HistoryToolCall(call_id=c.call_id, name=c.name, arguments=c.arguments)

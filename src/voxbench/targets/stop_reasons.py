@@ -5,6 +5,13 @@ the error recorded with it. A value a table does not list is recorded as it came
 (``TurnComplete.stop_reason``) with a ``protocol`` error, and the turn is ``incomplete``:
 an undocumented ending is never counted a success.
 
+Tool calls of a step that did not end ``completed`` (Anthropic ``max_tokens`` / ``refusal``,
+OpenAI ``length`` / ``content_filter``, an undocumented value, …) are never executed: their
+arguments may be cut short or refused content. The chat session drops them and ends the
+turn here with an error naming them and the stop value (as the realtime targets do with the
+calls of a cancelled or incomplete response), so the turn is recorded as an error, not a
+success.
+
 Sources (as published 2025–2026): OpenAI Chat Completions ``finish_reason``; Anthropic
 Messages ``stop_reason``; Gemini ``Candidate.FinishReason`` (also google-genai's
 ``types.FinishReason``); Bedrock Converse ``stopReason`` (botocore's ``StopReason`` enum).
@@ -12,7 +19,7 @@ Messages ``stop_reason``; Gemini ``Candidate.FinishReason`` (also google-genai's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from voxbench.core.events import TargetError, TurnComplete
@@ -88,29 +95,53 @@ BEDROCK: Mapping[str, Ending] = {
 }
 
 
+def completes(table: Mapping[str, Ending], stop_reason: str | None) -> bool:
+    """Whether a response that stopped with ``stop_reason`` ended well (its calls may run).
+
+    No value at all (some OpenAI-compatible servers omit it) counts as completed.
+    """
+    if stop_reason is None:
+        return True
+    ending = table.get(stop_reason)
+    return ending is not None and ending.status == "completed"
+
+
 def turn_ending(
-    provider: str, table: Mapping[str, Ending], stop_reason: str | None
+    provider: str,
+    table: Mapping[str, Ending],
+    stop_reason: str | None,
+    unexecuted: Sequence[str] = (),
 ) -> list[TargetError | TurnComplete]:
     """The events that end a turn whose last response stopped with ``stop_reason``.
 
     No value at all (some OpenAI-compatible servers omit it) is a completed turn.
+    ``unexecuted`` names the tool calls of that response that were dropped (it did not
+    complete); the error recorded with the turn names them.
     """
+    dropped = (
+        f"; its tool call{'s' if len(unexecuted) > 1 else ''} "
+        f"{', '.join(unexecuted)} {'were' if len(unexecuted) > 1 else 'was'} not executed"
+        if unexecuted
+        else ""
+    )
     if stop_reason is None:
         return [TurnComplete(status="completed")]
     ending = table.get(stop_reason)
     if ending is None:
         error = TargetError(
             category="protocol",
-            message=f"{provider}: undocumented stop reason {stop_reason!r}",
+            message=f"{provider}: undocumented stop reason {stop_reason!r}{dropped}",
             retryable=False,
         )
         return [error, TurnComplete(status="incomplete", stop_reason=stop_reason)]
     events: list[TargetError | TurnComplete] = []
-    if ending.category is not None:
+    if ending.category is not None or dropped:
         events.append(
             TargetError(
-                category=ending.category,  # type: ignore[arg-type]
-                message=f"{provider}: the response stopped with {stop_reason!r}",
+                # A truncated step (no category of its own) that asked for tools: the
+                # request's max_tokens was too small for the calls.
+                category=ending.category or "bad_request",  # type: ignore[arg-type]
+                message=f"{provider}: the response stopped with {stop_reason!r}{dropped}",
                 retryable=False,
             )
         )
