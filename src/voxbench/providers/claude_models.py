@@ -215,7 +215,7 @@ def check_options(target: str, model_id: str, options: dict[str, Any]) -> None:
         raise ConfigError(
             f"{target} refuses {'; '.join(r.message for r in found)}",
             field=f"target_options.{found[0].field}",
-            expected="options the model takes (README: Providers, sampling and thinking)",
+            expected="options the model takes (voxbench.providers.claude_models)",
         )
 
 
