@@ -24,6 +24,7 @@ from voxbench.fullduplex.scoring import RUN_RECORD_FILE
 from voxbench.fullduplex.stream import DEFAULT_SYSTEM_PROMPT, StreamOptions
 from voxbench.fullduplex.timings import RunTotals, read_records, run_totals, stage_timings
 from voxbench.fullduplex.transcripts import DEFAULT_ASR
+from voxbench.runner.credentials import check_credentials
 from voxbench.targets.registry import canonical_name, check_target_options
 
 DEFAULT_TTS = "local/espeak"
@@ -155,6 +156,8 @@ def run_fdb(
     existing_dir(options.corpus, "CORPUS", "an FDB corpus directory (samples with input.wav)")
     target_options = {"stt": options.stt, "tts": options.tts, **options.options}
     check_target_options(options.target, target_options)
+    # A missing key is one error (exit 3) before the first sample, not a failure per sample.
+    check_credentials(options.target, base_url=options.base_url, target_options=target_options)
     perturb = checked_perturbation(options)
     make = fdb_session_factory(options.target, options.base_url, target_options, options.benchmark)
     name = canonical_name(options.target)
