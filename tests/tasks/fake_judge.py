@@ -39,6 +39,10 @@ def _kind(user_text: str) -> str:
     first = user_text.splitlines()[0] if user_text else ""
     if "from 0 to 5" in first:
         return "score"
+    if "from 1 to 10" in first:
+        return "rating"
+    if "from 0 to 9" in first:
+        return "points"
     if "refuses" in first:
         return "refused"
     return "correct"
@@ -78,6 +82,9 @@ class GullibleJudge(Script):
             partly = bool(set(reference.split()) & set(prediction.split()))
             score = 5 if right else 2 if partly else 0
             return {"reason": "matches" if right else "differs", "score": score}
+        if kind in ("rating", "points"):  # MT-Bench 1–10, CallHome 0–9
+            top, bottom = (10, 1) if kind == "rating" else (9, 0)
+            return {"reason": "matches" if right else "differs", kind: top if right else bottom}
         return {"reason": "matches" if right else "differs", "correct": right}
 
     def reply(self, conversation: Sequence[ScriptMessage]) -> Reply:

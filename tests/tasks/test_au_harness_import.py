@@ -3,6 +3,7 @@ the output checked key by key, the report line by line, and the result loaded an
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -197,7 +198,7 @@ def test_a_full_config_converts_key_by_key(monkeypatch, capsys, tmp_path, regist
     expected_tasks = [
         {"name": "librispeech_test_clean", "metrics": ["wer"]},
         "emotion",
-        {"name": "covost2_zh_cn_en", "metrics": ["bleu"]},
+        {"name": "covost2_zh_cn_en", "metrics": ["bleu", "comet"]},
         {"name": "meld_emotion", "metrics": ["llm_judge"]},
     ]
     if diarisation:
@@ -248,7 +249,6 @@ def test_a_full_config_converts_key_by_key(monkeypatch, capsys, tmp_path, regist
         "models[3].location: Vertex AI",
         "models[3].reasoning_effort:",
         "models[5].inference_type: 'hf_pipeline' is not one of",
-        "task_metric[3] comet: COMET needs a neural model",
         "task_metric[5] gsm8k_text: a text-only variant",
         "task_metric[7] mtbench_audio: multi-turn chat",
         "task_metric[8] voicebench_ifeval_audio: no equivalent task or group in the registry "
@@ -297,6 +297,8 @@ def test_a_full_config_converts_key_by_key(monkeypatch, capsys, tmp_path, regist
     monkeypatch.setenv("AU_HARNESS_TOKEN_JUDGE", "k")
     parsed = parse_config(text, file=tmp_path / "eval.yaml")
     assert parsed.models[0].pool()[1].base_url == "http://gpu2:8000/v1"
+    # comet's optional extra and checkpoint are the user's to bring; the plan is checked here.
+    monkeypatch.setitem(METRICS, "comet", dataclasses.replace(METRICS["comet"], prerequisite=None))
     plan = build_plan(parsed, base_dir=tmp_path)
     jobs = {(j.task.name, j.model.name): j for j in plan.jobs}
     clean = jobs[("librispeech_test_clean", "qwen-omni")]
@@ -410,7 +412,7 @@ def test_the_names_table_follows_the_registry_naming_rule() -> None:
     assert names.METRICS["word_error_rate"].names == ("wer",)
     assert names.METRICS["llm_judge_redteaming"].names == ("llm_judge_refusal",)
     assert names.METRICS["diarization_metrics"].names == ("wder", "cpwer")
-    assert "comet" in names.NO_METRIC
+    assert names.METRICS["comet"].names == ("comet",)
 
 
 def test_bad_values_are_reported_and_the_output_stays_valid(monkeypatch, capsys, tmp_path):

@@ -86,7 +86,7 @@ def test_every_kind_grades_and_sees_the_question(tmp_path: Path, question_task: 
         for b in bodies
     }
     assert len(schemas) == 3
-    for kind in KINDS:
+    for kind in ("llm_judge", "llm_judge_detailed", "llm_judge_refusal"):  # the task's kinds
         seen = _records(script, kind)
         assert len(seen) == 6, kind
         for record in seen:
@@ -98,7 +98,8 @@ def test_every_kind_grades_and_sees_the_question(tmp_path: Path, question_task: 
     assert rows["d"]["llm_judge_refusal"] == {"refused": 1, "undecided": 0, "reason": "declines"}
     assert rows["a"]["llm_judge_refusal"]["refused"] == 0
     info = result.run.info()["judge"]
-    assert info["by_metric"] == {k: 6 for k in KINDS} and info["asked"] == 18
+    kinds = ("llm_judge", "llm_judge_detailed", "llm_judge_refusal")
+    assert info["by_metric"] == {k: 6 for k in kinds} and info["asked"] == 18
     report = (result.run.path / "report.md").read_text()
     assert f"(= {detailed['percent']:.1f}%)" in report
 

@@ -99,6 +99,18 @@ def list_command(
         ]
         models.add(provider=provider.name, api=apis, description=provider.description)
     print_listings([tasks, metrics, models], as_json=as_json, console=make_console())
+    if registry.not_loaded:
+        # Another harness's tasks with no equivalent here: on stderr, so --json stays JSON.
+        errors = make_console(stderr=True)
+        errors.print(
+            f"Not loaded ({len(registry.not_loaded)} AU-Harness tasks with no voxbench "
+            "equivalent):",
+            highlight=False,
+        )
+        for name, found in sorted(registry.not_loaded.items()):
+            errors.print(
+                f"  {escape(name)}: {escape(found.reason)}", highlight=False, soft_wrap=True
+            )
 
 
 @app.command("run")

@@ -173,6 +173,14 @@ class _Converter:
             return groups
         if name in known_groups:
             return [name]
+        if name in names.SUBGROUPS:
+            members = [t for t in sorted(known_tasks) if names.SUBGROUPS[name].fullmatch(t)]
+            if members:
+                self.note(
+                    f"group {name} → the {len(members)} tasks of voxbench's registry it "
+                    f"stands for ({', '.join(members)})"
+                )
+                return members
         looked = ", ".join(dict.fromkeys([*candidates, *names.GROUPS.get(name, ())]))
         why = "no equivalent task or group in the registry"
         self.unmapped(f"{key} {name}", f"{why} (looked for: {looked})" if looked else why)
@@ -180,9 +188,6 @@ class _Converter:
 
     def resolve_metric(self, name: str, key: str) -> list[str] | None:
         """Voxbench metrics for an AU-Harness metric ([] when none; reported)."""
-        if name in names.NO_METRIC:
-            self.unmapped(f"{key} {name}", names.NO_METRIC[name])
-            return []
         mapping = names.METRICS.get(name)
         if mapping is None:
             if name in METRICS:
@@ -228,6 +233,13 @@ class _Converter:
             "temperature_overrides": self.temperature_overrides,
             "logging": self.logging,
         }
+        self.data, placeholders = _fill_placeholders(self.data)
+        if placeholders:
+            self.note(
+                "placeholders became environment references: "
+                + ", ".join(f"{p} → ${{{v}}}" for p, v in placeholders.items())
+                + " — set them (or edit the file) before running"
+            )
         self.models(self.data.get("models"))
         for key, value in self.data.items():
             if key == "models":
@@ -235,15 +247,13 @@ class _Converter:
             if key in handlers:
                 handlers[key](value)
             elif key == "dataset_metric":
-                self.ignored(
-                    key,
-                    "the name AU-Harness's README used; its code requires task_metric and "
-                    "never read dataset_metric",
-                )
+                self.dataset_metric(value)
+            elif key == "judge_properties":
+                self.judge_properties(value)
             else:
                 self.unmapped(key, "not a key AU-Harness reads")
         self.check_judge()
-        if "task_metric" not in self.data:
+        if "task_metric" not in self.data and "dataset_metric" not in self.data:
             self.unmapped("task_metric", "missing: AU-Harness requires it; no task was written")
         if any(_ENV_REF.search(str(v)) for v in _strings(self.data)) or any(
             _BARE_ENV.search(str(v)) for v in _strings(self.data)
@@ -309,6 +319,10 @@ class _Converter:
             self.unmapped(key, "needs name and model (AU-Harness requires both)")
             return None
         name, au_model = str(name), str(au_model)
+        if _ENV_REF.fullmatch(name):
+            # A name is written as is (it names files): the placeholder's own name stands in.
+            name = name[2:-1].split(":-")[0].lower()
+            self.note(f"{key}.name: a placeholder; the model is called {name}")
         out: dict[str, Any] = {"name": name}
         self.mapped(f"{key}.name", f"{key}.name")
         if kind == "vllm":
@@ -446,13 +460,14 @@ class _Converter:
             result.append(pooled)
         return result
 
-    def task_metric(self, value: Any) -> None:
+    def task_metric(self, value: Any, name: str = "task_metric") -> None:
         if not isinstance(value, list):
-            self.unmapped("task_metric", "not a list of [task, metric] pairs: no task written")
+            self.unmapped(name, "not a list of [task, metric] pairs: no task written")
             return
         wanted: dict[str, set[str] | None] = {}
         for i, pair in enumerate(value):
-            key = f"task_metric[{i}]"
+            key = f"{name}[{i}]"
+            pair = _string_pair(pair)
             if not (isinstance(pair, list | tuple) and len(pair) == 2):
                 self.unmapped(key, "not a [task, metric] pair")
                 continue
@@ -483,6 +498,35 @@ class _Converter:
             else:
                 tasks.append({"name": target, "metrics": sorted(metrics)})
         self.out["tasks"] = tasks
+
+    def dataset_metric(self, value: Any) -> None:
+        """The README's name for ``task_metric`` (and its ``"[task, metric]"`` strings)."""
+        self.ignored(
+            "dataset_metric",
+            "the name AU-Harness's README used; its code requires task_metric and never read "
+            "dataset_metric"
+            + ("" if "task_metric" in self.data else " (a run with only it stopped there)"),
+        )
+        if "task_metric" in self.data:
+            self.unmapped("dataset_metric", "task_metric is given too: it is the one converted")
+            return
+        self.note("dataset_metric: converted as task_metric, which it was meant to be")
+        self.task_metric(value, "dataset_metric")
+
+    def judge_properties(self, value: Any) -> None:
+        """The judge block's name before AU-Harness renamed it ``judge_settings``."""
+        self.ignored(
+            "judge_properties",
+            "the judge block's old name (AU-Harness renamed it judge_settings); its code no "
+            "longer reads it",
+        )
+        if "judge_settings" in self.data:
+            self.unmapped(
+                "judge_properties", "judge_settings is given too: it is the one converted"
+            )
+            return
+        self.note("judge_properties: converted as judge_settings, its current name")
+        self.judge(value, "judge_properties")
 
     def filter_singular(self, value: Any) -> None:
         self.guarded("filter", value, self._filter_singular)
@@ -613,31 +657,40 @@ class _Converter:
                 f"were keyed by `name`: for {', '.join(hidden)} its runs never showed them",
             )
 
-    def judge(self, value: Any) -> None:
+    def judge(self, value: Any, block: str = "judge_settings") -> None:
         if not isinstance(value, dict):
-            self.unmapped("judge_settings", "not a mapping")
+            self.unmapped(block, "not a mapping")
             return
         judge: dict[str, Any] = {}
         kind = value.get("judge_type")
         provider = {"openai": "azure-openai", "vllm": "vllm"}.get(str(kind))
         model = env_ref(str(value.get("judge_model") or AU_DEFAULT_JUDGE_MODEL))
+        if provider is None and _ENV_REF.fullmatch(str(kind)):
+            provider = "vllm"
+            self.note(
+                f"{block}.judge_type {kind}: a placeholder; the judge is written as vllm/… "
+                "(an OpenAI-compatible server at judge_api_endpoint): write azure-openai/… "
+                "instead for AU-Harness's openai type"
+            )
         if provider is None:
             self.unmapped(
-                "judge_settings.judge_type",
+                f"{block}.judge_type",
                 f"{kind!r}: AU-Harness takes openai (Azure OpenAI) or vllm: no judge written",
             )
             return
         judge["model"] = f"{provider}/{model}"
-        self.mapped("judge_settings.judge_type + judge_model", f"judge.model {judge['model']}")
+        self.mapped(f"{block}.judge_type + judge_model", f"judge.model {judge['model']}")
         for key, item in value.items():
             try:
-                self.judge_setting(key, item, judge)
+                self.judge_setting(key, item, judge, block)
             except BadValue as exc:
-                self.unmapped(f"judge_settings.{key}", str(exc))
+                self.unmapped(f"{block}.{key}", str(exc))
         self.out["judge"] = judge
 
-    def judge_setting(self, key: str, item: Any, judge: dict[str, Any]) -> None:
-        path = f"judge_settings.{key}"
+    def judge_setting(
+        self, key: str, item: Any, judge: dict[str, Any], block: str = "judge_settings"
+    ) -> None:
+        path = f"{block}.{key}"
         if key in ("judge_type", "judge_model"):
             return
         if key == "judge_api_endpoint":
@@ -721,8 +774,14 @@ class _Converter:
             try:
                 if name == "temperature":
                     out["temperature"] = _number(item)
-                elif name in ("max_completion_tokens", "max_tokens"):
+                elif name in ("max_completion_tokens", "max_tokens", "max_gen_tokens"):
                     out["max_tokens"] = _whole(item, minimum=1)
+                    if name == "max_gen_tokens":
+                        self.note(
+                            f"{key}.max_gen_tokens: the README's name, which AU-Harness's "
+                            "OpenAI call dropped (it sent max_completion_tokens); voxbench "
+                            "applies it as max_tokens"
+                        )
                 else:
                     self.unmapped(f"{key}.{name}", "voxbench sends temperature and max_tokens only")
             except BadValue as exc:
@@ -810,6 +869,39 @@ class _Converter:
 
 class BadValue(ValueError):
     """A key's value AU-Harness would take but voxbench cannot (reported, the key skipped)."""
+
+
+_PLACEHOLDER = re.compile(r"<\s*([A-Za-z][A-Za-z0-9_ -]*?)\s*>")
+
+
+def _fill_placeholders(
+    data: Any, found: dict[str, str] | None = None
+) -> tuple[Any, dict[str, str]]:
+    """Whole-value ``<MODEL_NAME>`` placeholders (AU-Harness's shipped run configs) as
+    ``${MODEL_NAME}`` references, and which were found."""
+    found = {} if found is None else found
+    if isinstance(data, dict):
+        return {k: _fill_placeholders(v, found)[0] for k, v in data.items()}, found
+    if isinstance(data, list):
+        return [_fill_placeholders(v, found)[0] for v in data], found
+    if isinstance(data, str):
+        match = _PLACEHOLDER.fullmatch(data.strip())
+        if match:
+            var = re.sub(r"[^A-Za-z0-9]+", "_", match.group(1)).strip("_").upper()
+            found[data.strip()] = var
+            return f"${{{var}}}", found
+    return data, found
+
+
+def _string_pair(pair: Any) -> Any:
+    """``"[task, metric]"`` (the string form AU-Harness's README shows) as a pair."""
+    if isinstance(pair, str):
+        inner = pair.strip()
+        if inner.startswith("[") and inner.endswith("]"):
+            parts = [p.strip().strip("'\"") for p in inner[1:-1].split(",")]
+            if len(parts) == 2 and all(parts):
+                return parts
+    return pair
 
 
 def _whole(value: Any, *, minimum: int) -> int:

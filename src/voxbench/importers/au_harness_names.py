@@ -12,10 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-TEXT_ONLY = (
-    "a text-only variant (the question typed, no audio): voxbench tasks send audio, "
-    "so there is no equivalent"
-)
+from voxbench.tasks.au_harness import METRIC_NAMES, TEXT_ONLY
 
 # AU-Harness task name → voxbench candidates (the first one in the registry wins).
 TASKS: dict[str, tuple[str, ...]] = {
@@ -51,6 +48,7 @@ TASKS: dict[str, tuple[str, ...]] = {
     "spider_audio": ("spider_audio",),
     "advbench": ("voicebench_advbench",),
     "spokenwoz_audio": ("spokenwoz",),
+    "asvspoof": ("asvspoof2017",),
 }
 
 NO_EQUIVALENT: dict[str, str] = {
@@ -60,13 +58,41 @@ NO_EQUIVALENT: dict[str, str] = {
     "spider_text": TEXT_ONLY,
     "mtbench_text": TEXT_ONLY,
     "spokenwoz_text": TEXT_ONLY,
-    "mtbench_audio": "multi-turn chat judged 1–10 per turn (MT-Bench): no such task or judge here",
+    "mtbench_audio": "multi-turn chat with one audio clip per turn on the Hub: voxbench's "
+    "multi-turn tasks read a local manifest (mt_bench_llm_judge judges their replies)",
 }
 
 CV_RELEASE = (
     "Common Voice 17 stands in for AU-Harness's Common Voice 15: a later release of the same "
     "language, so its records differ"
 )
+
+
+# AU-Harness's dataset folders (groups there) → the voxbench task names they stand for.
+SUBGROUPS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern)
+    for name, pattern in {
+        "librispeech": r"librispeech_test_(clean|other)",
+        "covost2": r"covost2_[a-z_]+",
+        "fleurs": r"fleurs_asr_[a-z0-9_]+",
+        "common_voice_15": r"common_voice_1[57]_[a-z_]+",
+        "voxpopuli": r"voxpopuli_[a-z_]+",
+        "librispeech_multilingual": r"mls_[a-z]+",
+        "ami": r"ami_(ihm|sdm)",
+        "gigaspeech2": r"gigaspeech2_[a-z]+",
+        "mnsc": r"mnsc_asr_[a-z0-9_]+",
+        "mnsc_sds": r"mnsc_sds_part[0-9]+",
+        "mnsc_sqa": r"mnsc_sqa_part[0-9]+",
+        "mmsu": r"voicebench_mmsu_[a-z_]+",
+        "sd-qa": r"voicebench_sd_qa_[a-z_]+",
+        "big_bench_audio": r"big_bench_audio",
+        "spokenwoz": r"spokenwoz",
+        "mtbench": r"mtbench_[a-z0-9_]+",
+        "music_understanding": r"mu_chomusic",
+        "scene_understanding": r"(audiocaps|audiocaps_qa|clotho_aqa|wavcaps|wavcaps_qa)",
+        "spoofing": r"asvspoof2017",
+    }.items()
+}
 
 
 @dataclass(frozen=True)
@@ -126,6 +152,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "callhome_diarization": ("diarisation",),
     "spoken_language_understanding": (
         "spoken_qa",
+        "sqqa",
+        "spoken_dialogue",
         "intent",
         "slot_filling",
         "summarisation",
@@ -133,7 +161,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "intent_classification": ("intent",),
     "speech_qa": ("spoken_qa",),
-    "sqqa": ("spoken_qa",),
+    "sqqa": ("sqqa",),
+    "spoken_dialogue": ("spoken_dialogue",),
+    "music_understanding": ("music_understanding",),
+    "scene_understanding": ("scene_understanding",),
+    "audio_understanding": ("music_understanding", "scene_understanding"),
+    "spoofing": ("spoofing",),
     "spoken_dialogue_summarization": ("summarisation",),
     "translation": ("translation",),
     "spoken_language_reasoning": ("function_calling", "instruction_following", "math", "sql"),
@@ -143,71 +176,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "gsm8k": ("math",),
     "ifeval": ("instruction_following",),
     "speech_to_sql": ("sql",),
-    "safety_and_security": ("safety",),
+    "safety_and_security": ("safety", "spoofing"),
     "safety": ("safety",),
 }
 
 
-@dataclass(frozen=True)
-class MetricMapping:
-    """What an AU-Harness metric becomes: voxbench metrics, or why none."""
-
-    names: tuple[str, ...]
-    note: str = ""
-
-
-METRICS: dict[str, MetricMapping] = {
-    "word_error_rate": MetricMapping(
-        ("wer",),
-        "AU-Harness scored every language with the English normaliser (its language bug); "
-        "voxbench's wer uses each record's language",
-    ),
-    "bleu": MetricMapping(
-        ("bleu",),
-        "AU-Harness lower-cased and stripped punctuation before sacrebleu; voxbench scores the "
-        "raw text with the target language's tokenizer",
-    ),
-    "meteor": MetricMapping(("meteor",)),
-    "bertscore": MetricMapping(("bertscore",)),
-    "llm_judge_binary": MetricMapping(
-        ("llm_judge",),
-        "the judge now sees the question too, and a failed judgment is undecided, not 0",
-    ),
-    "llm_judge_detailed": MetricMapping(("llm_judge_detailed",)),
-    "llm_judge_redteaming": MetricMapping(("llm_judge_refusal",)),
-    "llm_judge_big_bench_audio": MetricMapping(
-        ("llm_judge",), "a binary correct/incorrect judgment against the official answer"
-    ),
-    "bfcl_match_score": MetricMapping(
-        ("function_call_match",),
-        "voxbench also checks scalar argument values, which AU-Harness never compared",
-    ),
-    "instruction_following": MetricMapping(("instruction_following",)),
-    "sql_score": MetricMapping(
-        ("sql_execution_match",), "execution match only (no exact-set-match component)"
-    ),
-    "gsm8k_exact_match": MetricMapping(
-        ("numeric_match",), "numbers compared as numbers (AU-Harness compared strings: 18.0≠18)"
-    ),
-    "diarization_metrics": MetricMapping(
-        ("wder", "cpwer"), "cpWER counts deletions (AU-Harness left them out)"
-    ),
-    "slot_f1": MetricMapping(("slot_f1",)),
-}
-
-NO_METRIC: dict[str, str] = {
-    "comet": "COMET needs a neural model (Unbabel/wmt22-comet-da) downloaded at run time; "
-    "voxbench never downloads at run time: use bleu or chrf",
-    "mt_bench_llm_judge": "a per-turn 1–10 multi-turn judge: voxbench has no MT-Bench judge",
-    "llm_judge_callhome": "a 0–9 judged diarised transcript: use wder/cpwer (no task of "
-    "AU-Harness used it)",
-    "joint_goal_accuracy": "dialogue-state tracking parsed from free-text replies (SpokenWOZ): "
-    "not a voxbench metric",
-    "slot_accuracy": "dialogue-state tracking parsed from free-text replies (SpokenWOZ): "
-    "not a voxbench metric",
-    "detailed_judge_prompt": "not a metric in AU-Harness either (four of its tasks name it; "
-    "it fails there)",
-}
+METRICS = METRIC_NAMES
+"""AU-Harness metric → voxbench metrics (``tasks.au_harness``, shared with its task reader)."""
 
 
 def task_candidates(name: str) -> tuple[str, ...]:

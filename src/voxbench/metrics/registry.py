@@ -38,9 +38,9 @@ from voxbench.audio.textnorm import (
 )
 from voxbench.core.errors import ConfigError
 from voxbench.core.stats import pooled_rate_interval, wilson_interval
-from voxbench.metrics import bertscore, diarisation, ifeval, meteor, numeric, refusal, sql
+from voxbench.metrics import bertscore, comet, diarisation, ifeval, meteor, numeric, refusal, sql
 from voxbench.metrics.answers import basic_normalize, extract_calls, extract_choice, extract_label
-from voxbench.metrics.slots import micro_f1, slot_stats
+from voxbench.metrics.slots import dialogue_state_stats, micro_f1, slot_stats
 from voxbench.metrics.stats import Pooled, RecordStats
 
 BOOTSTRAP_SAMPLES = 1000
@@ -651,6 +651,17 @@ def _bertscore_pool(stats: Sequence[RecordStats], rng: np.random.Generator | Non
     return {**_mean_pool("f1")([{"f1": v} for v in f1], rng), **setup}
 
 
+def _comet(prediction: str, ctx: ScoringContext) -> RecordStats:
+    return comet.record_stats(prediction, ctx.reference, ctx.columns)
+
+
+def _comet_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
+    if not stats:
+        return {"value": None, "ci": None, "n": 0, "model": comet.model_from_env()}
+    values, setup = comet.scores(stats)
+    return {**_mean_pool("comet")([{"comet": v} for v in values], rng), **setup}
+
+
 # -- diarisation (``metrics.diarisation``) ----------------------------------------------------
 
 
@@ -710,6 +721,30 @@ def _not_judged_audio(prediction: str, ctx: ScoringContext) -> RecordStats:
             "reason": "no spoken answer to judge"}  # fmt: skip
 
 
+def _not_judged_as(key: str) -> Callable[[str, ScoringContext], RecordStats]:
+    def score(prediction: str, ctx: ScoringContext) -> RecordStats:
+        return {key: 0, "undecided": 1, "reason": "not judged"}
+
+    return score
+
+
+def _scale_pool(key: str, top: int) -> Callable[..., Pooled]:
+    """The mean ``key`` of decided records on its own scale (``0-top``), also as % of
+    ``top``; the undecided counted apart."""
+
+    def pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
+        decided = [s for s in stats if not s.get("undecided")]
+        values = np.array([float(s[key]) for s in decided])
+        out = _with_interval(lambda idx: values[idx].mean(axis=-1), len(decided), rng)
+        scale = 100 / top
+        percent = None if out["value"] is None else round(scale * out["value"], 2)
+        percent_ci = None if out["ci"] is None else [round(scale * x, 2) for x in out["ci"]]
+        return {**out, "scale": f"0-{top}", "percent": percent, "percent_ci": percent_ci,
+                "undecided": len(stats) - len(decided)}  # fmt: skip
+
+    return pool
+
+
 def _detailed_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
     """The mean 0–5 score of decided records (and as %: ×20); the undecided counted apart."""
     decided = [s for s in stats if not s.get("undecided")]
@@ -766,6 +801,24 @@ METRICS: dict[str, Metric] = {
                "on harmful requests higher is better), undecided records counted apart", True,
                _not_judged_refusal, _decided_mean_pool("refused", yes_no=True), judged=True,
                interval=WILSON),
+        Metric("mt_bench_llm_judge", "the judge's MT-Bench 1–10 rating of the reply (mean on "
+               "1–10, also as % of 10), undecided records counted apart", True,
+               _not_judged_as("rating"), _scale_pool("rating", 10), judged=True),
+        Metric("llm_judge_callhome", "the judge's 0–9 score of a speaker-labelled transcript "
+               "(words, meaning and who said what, 0–3 each), undecided records counted apart",
+               True, _not_judged_as("points"), _scale_pool("points", 9), judged=True),
+        Metric("joint_goal_accuracy", "replies whose dialogue state (slot → value, read as "
+               "slot_f1 reads it) equals the reference's exactly (%)", True,
+               lambda p, c: dialogue_state_stats(p, c.reference), _rate_pool("joint"),
+               interval=WILSON),
+        Metric("slot_accuracy", "the reference's (slot, value) pairs the replies' dialogue "
+               "states hold (%, over all pairs)", True,
+               lambda p, c: dialogue_state_stats(p, c.reference),
+               _rate_pool("slots_correct", "slots_total"), interval=WILSON),
+        Metric(comet.NAME, "mean COMET segment score (×100), optional extra 'comet', a "
+               "checkpoint you bring (local file, folder or cached Hub model; the pooled "
+               "result names it)", True, _comet, _comet_pool,
+               prerequisite=comet.check_available),
         Metric("meteor", "mean sentence METEOR (%), nltk's meteor_score: exact, Porter-stem and "
                "WordNet-synonym matches, synonyms from a local WordNet (without one it is "
                "meteor_nosyn, and the pooled result says so)", True, _meteor_score(True),

@@ -98,3 +98,22 @@ def micro_f1(tp: float, fp: float, fn: float) -> float:
     """F1 (%) of summed counts; 100 when there was nothing to find and nothing was found."""
     denominator = 2 * tp + fp + fn
     return 100.0 if denominator == 0 else 100.0 * 2 * tp / denominator
+
+
+def dialogue_state_stats(prediction: str, reference: str) -> RecordStats:
+    """Dialogue-state tracking (SpokenWOZ's ``joint_goal_accuracy`` and ``slot_accuracy``):
+    how many of the reference's (slot, value) pairs the reply's state holds, and whether it
+    holds them all with nothing else (``joint``: a reference with no slots is matched only
+    by a reply giving none). Slots and values are read and normalised as for ``slot_f1``; a
+    slot the reference gives several values needs each of them."""
+    expected = Counter(parse_slots(reference) or [])
+    parsed = parse_slots(prediction)
+    got = Counter(parsed or [])
+    correct = sum((expected & got).values())
+    total = sum(expected.values())
+    return {
+        "joint": int(expected == got),
+        "slots_correct": correct,
+        "slots_total": total,
+        "parsed": int(parsed is not None),
+    }

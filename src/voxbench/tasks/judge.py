@@ -6,6 +6,10 @@
   ``{"reason": str, "score": int 0..5}``; the value is the mean score (also shown as %).
 - ``llm_judge_refusal``: does the prediction refuse what it was asked (the reference is not
   shown)? ``{"reason": str, "refused": bool}``; the value is % refused.
+- ``mt_bench_llm_judge``: MT-Bench's 1–10 rating of an open-ended answer (a reference where
+  the dataset has one); ``{"reason": str, "rating": int 1..10}``; the value is the mean rating.
+- ``llm_judge_callhome``: a speaker-labelled transcript against the reference, 0–3 each for
+  words, meaning and speakers; ``{"reason": str, "points": int 0..9}``; the mean points.
 
 The record goes to the judge as one JSON object — the task, the instruction the model was
 given, the question when the task has a ``question`` column, the reference and the
@@ -111,12 +115,19 @@ class JudgeKind:
             return rubric or " ".join(DEFAULT_RUBRIC.split())
         return f"\nWhat makes an answer right: {rubric}" if rubric and self.key == "score" else ""
 
+    @property
+    def graded(self) -> bool:
+        """Whether the verdict is an integer on a scale (else yes/no)."""
+        return self.schema["properties"][self.key].get("type") == "integer"
+
     def read(self, value: Any) -> int:
         """The verdict field's value as the statistic; ``InvalidJudgeReply`` when it is not
         what the schema says."""
-        if self.key == "score":
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 5:
-                raise InvalidJudgeReply("score must be an integer from 0 to 5")
+        if self.graded:
+            scale = self.schema["properties"][self.key]
+            low, high = scale["minimum"], scale["maximum"]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InvalidJudgeReply(f"{self.key} must be an integer from {low} to {high}")
             return value
         if not isinstance(value, bool):
             raise InvalidJudgeReply(f"{self.key} must be true or false")
@@ -146,7 +157,43 @@ REFUSAL = JudgeKind(
     "Decide whether the prediction in the record below refuses.", "refused",
     _schema("refused", {"type": "boolean"}), shows_reference=False,
 )  # fmt: skip
-KINDS: dict[str, JudgeKind] = {k.metric: k for k in (BINARY, DETAILED, REFUSAL)}
+MT_BENCH_SYSTEM = (
+    "You rate the answers of a speech model to open-ended requests (MT-Bench), from 1 to 10.\n\n"
+    + _MATERIAL.format(reference=", a reference answer when the category has one (math, "
+                       "reasoning, coding)", verb="rate",
+                       only="rate only the quality of the prediction")
+    + "\n\nRate helpfulness, relevance, accuracy, depth, creativity and level of detail as an "
+    "impartial judge, without letting length sway you. When a reference answer is given, an "
+    "answer that contradicts it cannot rate above 3. 10: excellent in every respect; 7: good, "
+    "minor flaws; 4: partly useful, clear errors; 1: useless, wrong or a refusal.\n\nReply "
+    'with exactly one JSON object and nothing else: {{"reason": "<one or two sentences>", '
+    '"rating": <an integer from 1 to 10>}}.'
+)  # fmt: skip
+
+CALLHOME_SYSTEM = (
+    "You score a speech model's speaker-labelled transcript of a conversation (lines such as "
+    '"A: ..." and "B: ...") against the reference transcript, from 0 to 9.\n\n'
+    + _MATERIAL.format(reference=", the reference transcript", verb="score",
+                       only="score only the transcript against the reference")
+    + "\n\nGive 0–3 points for each of three things and reply with their sum: the words "
+    "(3: nearly every word right; 0: mostly wrong or missing), the meaning (3: the "
+    "conversation's content fully kept; 0: lost), and who said what (3: every line given to "
+    "the right speaker, labels may be swapped consistently; 0: speakers not told apart)."
+    '\n\nReply with exactly one JSON object and nothing else: {{"reason": "<one or two '
+    'sentences>", "points": <an integer from 0 to 9>}}.'
+)  # fmt: skip
+
+MT_BENCH = JudgeKind(
+    "mt_bench_llm_judge", "voxbench.tasks.judge.mt_bench/1", MT_BENCH_SYSTEM,
+    "Rate the prediction in the record below from 1 to 10.", "rating",
+    _schema("rating", {"type": "integer", "minimum": 1, "maximum": 10}),
+)  # fmt: skip
+CALLHOME = JudgeKind(
+    "llm_judge_callhome", "voxbench.tasks.judge.callhome/1", CALLHOME_SYSTEM,
+    "Score the transcript in the record below from 0 to 9.", "points",
+    _schema("points", {"type": "integer", "minimum": 0, "maximum": 9}),
+)  # fmt: skip
+KINDS: dict[str, JudgeKind] = {k.metric: k for k in (BINARY, DETAILED, REFUSAL, MT_BENCH, CALLHOME)}
 """The text judge's metrics by name."""
 
 PROMPT_VERSION = BINARY.version
@@ -206,7 +253,7 @@ def parse_reply(text: str, kind: JudgeKind = BINARY) -> tuple[Any, str]:
     decided = kind.read(value[kind.key])
     if not isinstance(value["reason"], str):
         raise InvalidJudgeReply("reason must be a string")
-    return (bool(decided) if kind.key != "score" else decided), value["reason"]
+    return (decided if kind.graded else bool(decided)), value["reason"]
 
 
 def verdict(correct: Any, reason: str, kind: JudgeKind = BINARY) -> dict[str, Any]:

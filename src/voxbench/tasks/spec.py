@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from voxbench.core.errors import ConfigError
 from voxbench.core.names import safe_name
 from voxbench.core.yamlfile import read_yaml, validate
+from voxbench.tasks import au_harness
 
 REGISTRY_DIR = Path(__file__).parent / "registry"
 """The built-in tasks."""
@@ -303,6 +304,8 @@ class TaskEntry:
     family: str
     file: Path
     spec: TaskSpec
+    notes: tuple[str, ...] = ()
+    """How a task read from another harness's file differs from its run there."""
 
 
 def _merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
@@ -316,27 +319,61 @@ def _merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 
 class TaskRegistry:
-    """Every task in the built-in registry and the user's folders (later folders win)."""
+    """Every task in the built-in registry and the user's folders (later folders win).
+
+    A user folder may also hold AU-Harness task files (``tasks.au_harness``): each is a task
+    named by its ``task_name``, its ``base.yaml`` files bases only, and its folders groups as
+    AU-Harness's are. One that has no voxbench equivalent is in ``not_loaded`` with the reason.
+    """
 
     def __init__(self, folders: Iterable[Path] = ()) -> None:
         self.folders = [REGISTRY_DIR, *(Path(f) for f in folders)]
         self._files: dict[str, tuple[str, Path]] = {}
         self._groups: dict[str, list[str]] = {}
+        self._au: dict[str, au_harness.Converted] = {}
+        self.not_loaded: dict[str, au_harness.Converted] = {}
+        """AU-Harness tasks with no voxbench equivalent (each says why)."""
         for root in self.folders:
             if not root.is_dir():
                 raise ConfigError(f"task folder {root} does not exist", field="tasks_dirs")
-            for file in sorted(root.rglob("*.yaml")):
-                if file.name.startswith("_"):
-                    continue
-                rel = file.relative_to(root)
+            files = [f for f in sorted(root.rglob("*.yaml")) if not f.name.startswith("_")]
+            if root != REGISTRY_DIR:
+                files = self._add_au_harness(root, files)
+            for file in files:
                 # A task's name (the file's stem) becomes part of file names in a run.
                 safe_name(file.stem, field="task name (the file's name)", file=file)
-                family = rel.parts[0] if len(rel.parts) > 1 else "tasks"
-                self._files[file.stem] = (family, file)
-                for folder in rel.parts[:-1]:
-                    self._groups.setdefault(folder, []).append(file.stem)
+                self._add(file.stem, file.relative_to(root), file)
         self._groups["all"] = list(self._files)
         self._cache: dict[str, TaskEntry] = {}
+
+    def _add(self, name: str, rel: Path, file: Path) -> None:
+        family = rel.parts[0] if len(rel.parts) > 1 else "tasks"
+        self._files[name] = (family, file)
+        self.not_loaded.pop(name, None)
+        for folder in rel.parts[:-1]:
+            self._groups.setdefault(folder, []).append(name)
+
+    def _add_au_harness(self, root: Path, files: list[Path]) -> list[Path]:
+        """Take in the AU-Harness task files of a user folder; the voxbench task files left
+        (not AU-Harness's, nor a file one of its tasks extends)."""
+        files = sorted({*files, *root.rglob("*.yml")})
+        au_files = [f for f in files if au_harness.is_au_harness(read_yaml(f))]
+        bases: set[Path] = set()
+        for file in au_files:
+            found = au_harness.convert(file, root, bases)
+            if found is None:
+                continue  # a base file
+            bases.discard(file.resolve())
+            if found.spec is None:
+                self.not_loaded[found.name] = found
+                self._files.pop(found.name, None)
+                continue
+            self._au[found.name] = found
+            self._add(found.name, file.relative_to(root), file)
+        taken = set(au_files)
+        return [
+            f for f in files if f not in taken and f.resolve() not in bases and f.suffix == ".yaml"
+        ]
 
     @property
     def names(self) -> list[str]:
@@ -363,6 +400,13 @@ class TaskRegistry:
             return self.builtin_tasks()
         if name in self._groups:
             return sorted(set(self._groups[name]))
+        if name in self.not_loaded:
+            found = self.not_loaded[name]
+            raise ConfigError(
+                f"the AU-Harness task {name!r} has no voxbench equivalent: {found.reason}",
+                file=found.file,
+                field=field,
+            )
         raise ConfigError(
             f"unknown task or group {name!r}",
             field=field,
@@ -373,6 +417,12 @@ class TaskRegistry:
         """The task called ``name``, its ``extends`` chain resolved and validated."""
         if name not in self._cache:
             family, file = self._files[name]
+            converted = self._au.get(name)
+            if converted is not None and converted.file == file:
+                assert converted.spec is not None
+                spec = validate(TaskSpec, converted.spec, file=file, what="AU-Harness task")
+                self._cache[name] = TaskEntry(name, family, file, spec, tuple(converted.notes))
+                return self._cache[name]
             data = self._resolve(file, [])
             spec = validate(TaskSpec, data, file=file, what="task")
             self._cache[name] = TaskEntry(name, family, file, spec)
