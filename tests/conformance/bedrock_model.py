@@ -29,6 +29,18 @@ def check_input(operation: str, body: Mapping[str, Any]) -> list[str]:
     return _structure(shape, body, "", body_only=True)
 
 
+def check_model_fields(model_id: str, body: Mapping[str, Any]) -> list[str]:
+    """What a Claude model refuses in a Converse request (the strict fake's reading of the
+    Claude docs): botocore's model takes ``inferenceConfig.temperature`` for every model."""
+    from voxbench.testing.bedrock_http import check_claude_request
+
+    try:
+        check_claude_request(model_id, dict(body))
+    except ValueError as exc:
+        return [f"model {model_id!r}: {exc}"]
+    return []
+
+
 def check_output(operation: str, body: Mapping[str, Any]) -> list[str]:
     """A whole response of ``operation``."""
     shape = _service().operation_model(operation).output_shape

@@ -62,7 +62,11 @@ def _bedrock_request(path: str) -> Check | None:
     from tests.conformance import bedrock_model
 
     operation = "ConverseStream" if path.endswith("/converse-stream") else "Converse"
-    return lambda body: bedrock_model.check_input(operation, body)
+    parts = path.strip("/").split("/")
+    model = parts[1] if len(parts) == 3 and parts[0] == "model" else ""
+    return lambda body: (
+        bedrock_model.check_input(operation, body) + bedrock_model.check_model_fields(model, body)
+    )
 
 
 def _bedrock_response(path: str) -> Check:

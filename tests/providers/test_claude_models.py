@@ -166,6 +166,7 @@ async def test_the_bedrock_judge_drops_temperature_and_counts_cache_writes_and_r
     assert first.usage["input_tokens"] == second.usage["input_tokens"] > 0
 
 
+@pytest.mark.wire_nonconforming  # sends what the model refuses, on purpose
 @pytest.mark.usefixtures("_aws")
 async def test_the_bedrock_fake_refuses_temperature_as_bedrock_relays_it() -> None:
     import botocore.session

@@ -81,7 +81,8 @@ class FakeBedrockServer(ScriptedServer):
         super().__init__(*args, **kwargs)
         self._ids = itertools.count(1)
         self.strict = strict
-        """Refuse ``toolResult.status`` for the families that do not take it, as Bedrock does."""
+        """Refuse what Bedrock refuses: ``toolResult.status`` for the families that do not
+        take it, and the fields a Claude model refuses (``check_claude_request``)."""
         self.cache_min_tokens = cache_min_tokens
         """The shortest prefix cached (the guide's minimum for Claude Sonnet: 1,024 tokens)."""
         self._cache: set[str] = set()
@@ -135,8 +136,8 @@ class FakeBedrockServer(ScriptedServer):
                 raise ValueError("messages: required")
             if self.strict and not _takes_status(parts[1]):
                 _refuse_status(body["messages"])
-            if "anthropic.claude" in parts[1].lower():
-                _check_claude(parts[1], body)
+            if self.strict:
+                check_claude_request(parts[1], body)
             reply = self.scripted_reply(parse_messages(body["messages"]), faults)
         except (ValueError, ScriptExhausted) as exc:
             await self._error(responder, 400, "ValidationException", str(exc))
@@ -254,8 +255,11 @@ def _whole(events: list[tuple[str, dict[str, Any], bool]]) -> dict[str, Any]:
     }
 
 
-def _check_claude(model_id: str, body: dict[str, Any]) -> None:
-    """A Claude model's refusals, its Converse fields named as the Messages API's."""
+def check_claude_request(model_id: str, body: dict[str, Any]) -> None:
+    """A Claude model's refusals (``ValueError`` as Bedrock words them), its Converse fields
+    named as the Messages API's; nothing for the other families."""
+    if "anthropic.claude" not in model_id.lower():
+        return
     inference = body.get("inferenceConfig") or {}
     extra = body.get("additionalModelRequestFields") or {}
     choice = (body.get("toolConfig") or {}).get("toolChoice") or {}
