@@ -189,3 +189,15 @@ async def test_tool_result_status_only_where_the_family_takes_it(
         result = server.requests[1].json()["messages"][2]["content"][0]["toolResult"]
     assert events[-1].type == "turn_complete" and events[-1].status == "completed"
     assert ("status" in result) is with_status
+
+
+def test_a_claude_model_s_refused_sampling_option_fails_before_the_first_turn() -> None:
+    from voxbench.core.errors import ConfigError
+    from voxbench.targets.registry import resolve_target
+
+    refused = resolve_target("bedrock/us.anthropic.claude-opus-4-7-v1:0", options={"top_p": 0.9})
+    with pytest.raises(ConfigError, match="deprecated") as info:
+        refused()
+    assert info.value.field == "target_options.top_p" and info.value.exit_code == 2
+    # Another family's sampling options are its own business.
+    resolve_target("bedrock/amazon.nova-pro-v1:0", options={"temperature": 0.2})()
