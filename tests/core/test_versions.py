@@ -65,6 +65,7 @@ def test_doctor_reports_the_tested_versions_as_json(monkeypatch, capsys) -> None
     assert {m["model"] for m in report["models"]} == {
         "Whisper tiny.en weights",
         "Silero VAD v6 model",
+        "DNSMOS P.835 model",
     }
     assert all(m["status"] == "pinned SHA-256" for m in report["models"])
     untested = [p for p in report["packages"] if not p["is_tested"]]

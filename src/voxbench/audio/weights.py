@@ -52,6 +52,15 @@ SILERO_VAD_V6 = PinnedModel(
 )
 """Silero VAD v6 as shipped in ``faster_whisper/assets``."""
 
+DNSMOS_P835 = PinnedModel(
+    package="speechmos",
+    version="0.0.1.1",
+    hashes={
+        "sig_bak_ovr.onnx": "269fbebdb513aa23cddfbb593542ecc540284a91849ac50516870e1ac78f6edd",
+    },
+)
+"""DNSMOS P.835 (SIG, BAK, OVRL; MIT, Microsoft) as shipped in ``speechmos/dnsmos_models``."""
+
 _CHUNK = 1 << 20
 _digests: dict[tuple[str, int, int], str] = {}
 _lock = threading.Lock()

@@ -19,14 +19,16 @@ GATE_EXIT = 1
 
 def _weights() -> list[dict[str, str]]:
     """Each pinned model's files checked against their SHA-256 (as loading them would)."""
+    from voxbench.audio.dnsmos import model_path as dnsmos_model_path
     from voxbench.audio.vad import silero_model_path
-    from voxbench.audio.weights import SILERO_VAD_V6, WHISPER_TINY_EN, verify_model
+    from voxbench.audio.weights import DNSMOS_P835, SILERO_VAD_V6, WHISPER_TINY_EN, verify_model
     from voxbench.audio.whisper_local import tiny_en_model_dir
 
     rows = []
     for label, pinned, where in (
         ("Whisper tiny.en weights", WHISPER_TINY_EN, tiny_en_model_dir),
         ("Silero VAD v6 model", SILERO_VAD_V6, lambda: silero_model_path().parent),
+        ("DNSMOS P.835 model", DNSMOS_P835, lambda: dnsmos_model_path().parent),
     ):
         try:
             verify_model(Path(where()), pinned)

@@ -34,6 +34,7 @@ NUMERIC_PACKAGES: tuple[tuple[str, str], ...] = (
     ("sacrebleu", "BLEU, chrF and TER"),
     ("rapidfuzz", "fuzzy matching of facts and names"),
     ("nltk", "METEOR's stemmer"),
+    ("speechmos", "the DNSMOS P.835 model file (audio_quality)"),
 )
 """(distribution, what it computes): the packages whose version can change a reported number."""
 
