@@ -68,6 +68,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "voxbench.cli.matrix:matrix_command",
         "Run an evaluation matrix; finished runs are reused, interrupted ones resumed.",
     ),
+    "robustness": (
+        "voxbench.cli.robustness:robustness_command",
+        "Run a benchmark clean and under a ladder of perturbations; report each dimension's"
+        " drop (exact paired test, 95% interval), latency shifts and degradation curves (HTML).",
+    ),
     "view": (
         "voxbench.cli.view:view_command",
         "Serve the leaderboard, run pages and comparisons at http://127.0.0.1:PORT/.",

@@ -251,3 +251,113 @@ def timeline_svg(
         )
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+@dataclass
+class CurvePoint:
+    """One point of a degradation curve: its x label, value and 95% interval."""
+
+    label: str
+    value: float | None
+    ci: tuple[float, float] | None = None
+
+
+def curve_svg(
+    series: dict[str, Sequence[CurvePoint]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    percent: bool = True,
+    width: int = 560,
+    height: int = 240,
+) -> Markup:
+    """Degradation curves: each series' value at each rung of a ladder (categorical x, in the
+    order given), joined by lines, with its 95% interval as a whisker."""
+    labels = list(dict.fromkeys(p.label for points in series.values() for p in points))
+    values = [
+        v
+        for points in series.values()
+        for p in points
+        for v in (p.value, *(p.ci or ()))
+        if v is not None
+    ]
+    left, right, bottom = 52, 16, 44
+    top = 24 + 13 * len(series)
+    height += 13 * len(series)
+    plot_w, plot_h = width - left - right, height - top - bottom
+    parts = [
+        f'<svg class="plot" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{escape(title)}">'
+        f'<text x="{left}" y="15" class="plot-title">{escape(title)}</text>'
+    ]
+    if not values or not labels:
+        parts.append(f'<text x="{left}" y="{top + plot_h / 2}" class="muted">no data</text></svg>')
+        return Markup("".join(parts))
+    lo, hi = min(0.0, min(values)), max(values)
+    hi = hi if hi > lo else lo + 1.0
+    scale = 100.0 if percent else 1.0
+
+    def x(i: int) -> float:
+        return left + (i + 0.5) / len(labels) * plot_w
+
+    def y(v: float) -> float:
+        return top + plot_h - (v - lo) / (hi - lo) * plot_h
+
+    base = top + plot_h
+    parts.append(
+        f'<line x1="{left}" x2="{left + plot_w}" y1="{base}" y2="{base}" stroke="#9ca3af"/>'
+        f'<line x1="{left}" x2="{left}" y1="{top}" y2="{base}" stroke="#9ca3af"/>'
+    )
+    for t in _ticks(lo * scale, hi * scale):
+        ty = y(t / scale)
+        parts.append(
+            f'<line x1="{left - 4}" x2="{left}" y1="{_num(ty)}" y2="{_num(ty)}" stroke="#9ca3af"/>'
+            f'<text x="{left - 6}" y="{_num(ty + 4)}" class="tick" text-anchor="end">'
+            f"{_num(t)}</text>"
+        )
+    for i, label in enumerate(labels):
+        parts.append(
+            f'<text x="{_num(x(i))}" y="{base + 16}" class="tick" text-anchor="middle">'
+            f"{escape(label)}</text>"
+        )
+    parts.append(
+        f'<text x="{left + plot_w}" y="{height - 4}" class="tick" text-anchor="end">'
+        f"{escape(x_label)}</text>"
+        f'<text x="4" y="{top - 6}" class="tick">{escape(y_label)}</text>'
+    )
+    for s, (name, points) in enumerate(series.items()):
+        colour = PALETTE[s % len(PALETTE)]
+        at = {p.label: p for p in points}
+        line = [
+            f"{_num(x(i))},{_num(y(at[lab].value))}"  # type: ignore[arg-type]
+            for i, lab in enumerate(labels)
+            if lab in at and at[lab].value is not None
+        ]
+        if len(line) > 1:
+            parts.append(
+                f'<polyline points="{" ".join(line)}" fill="none" stroke="{colour}" '
+                'stroke-width="1.5"/>'
+            )
+        for i, lab in enumerate(labels):
+            p = at.get(lab)
+            if p is None or p.value is None:
+                continue
+            text = f"{name} at {lab}: {_num(p.value * scale)}"
+            if p.ci is not None:
+                a, b = y(p.ci[0]), y(p.ci[1])
+                parts.append(
+                    f'<line x1="{_num(x(i))}" x2="{_num(x(i))}" y1="{_num(a)}" y2="{_num(b)}" '
+                    f'stroke="{colour}"/>'
+                )
+                text += f" (95% CI {_num(p.ci[0] * scale)}–{_num(p.ci[1] * scale)})"
+            parts.append(
+                f'<circle cx="{_num(x(i))}" cy="{_num(y(p.value))}" r="3" fill="{colour}">'
+                f"<title>{escape(text)}</title></circle>"
+            )
+        parts.append(
+            f'<text x="{left}" y="{30 + 13 * s}" class="legend" fill="{colour}">'
+            f"{escape(name)}</text>"
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -98,12 +98,7 @@ class RunConfig(BaseModel):
     @field_validator("perturb", mode="before")
     @classmethod
     def _canonical_perturbations(cls, v: Any) -> Any:
-        if v is None:
-            return None
-        from voxbench.audio.perturb import parse_perturbations  # numpy: only when asked
-
-        chain = parse_perturbations(v)
-        return str(chain) if chain else None
+        return None if v is None else canonical_perturbations(v)
 
     @model_validator(mode="after")
     def _perturb_needs_audio(self) -> RunConfig:
@@ -161,6 +156,15 @@ class RunConfig(BaseModel):
         if overrides.get("perturb") is not None:
             data.pop("perturbations", None)  # --perturb wins over the file's list
         return build_config(data, source=p)
+
+
+def canonical_perturbations(spec: Any) -> str | None:
+    """A perturbation spec (a string or a list of steps) in its canonical spelling; None for
+    none (``none``, ``clean``, empty). A bad step is a ``ConfigError`` naming it."""
+    from voxbench.audio.perturb import parse_perturbations  # numpy: only when asked
+
+    chain = parse_perturbations(spec)
+    return str(chain) if chain else None
 
 
 def build_config(data: dict[str, Any], source: str | Path | None = None) -> RunConfig:

@@ -57,7 +57,7 @@ from voxbench.core.yamlfile import read_yaml, substitute_env, validate
 from voxbench.judging.llm_judge import make_judge_client
 from voxbench.providers.ratelimit import RateLimit, normalise_origin
 from voxbench.providers.registry import Role, resolve_name
-from voxbench.runner.config import RunConfig, build_config
+from voxbench.runner.config import RunConfig, build_config, canonical_perturbations
 from voxbench.runner.launch import check_run_credentials
 from voxbench.scale.cells import Cell, CellJudge, CellResult
 from voxbench.scale.executors import Executor
@@ -128,13 +128,11 @@ class ProviderLimits(BaseModel):
 
 def _perturbation_spec(spec: str) -> str:
     """One entry of ``perturbations``, canonical (``clean`` for none)."""
-    from voxbench.audio.perturb import describe  # numpy: only when asked
-
     try:
-        canonical = describe(spec)
+        canonical = canonical_perturbations(spec)
     except ConfigError as exc:
         raise ValueError(f"{exc.detail}; expected {exc.expected}") from None
-    return "clean" if canonical == "none" else canonical
+    return canonical or "clean"
 
 
 class MatrixPlan(BaseModel):
