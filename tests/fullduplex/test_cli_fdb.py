@@ -102,3 +102,19 @@ def test_bad_mode_and_bad_option_are_messages(monkeypatch, capsys, mini_corpus: 
         "oops",
     )
     assert code == 2 and "key=value" in err
+
+
+def test_score_tables_piped_into_a_narrow_file_keep_each_row_whole(
+    monkeypatch, capsys, mini_outputs: Path
+) -> None:
+    """Issue 27 item 8: piped (not a terminal, 40 columns) a long target name and every
+    metric cell stay on their row's one line, as ``grep`` needs them."""
+    target = "openai/gpt-4o-mini-realtime-preview-2024-12-17 (a long label)"
+    code, out, err = invoke(
+        monkeypatch, capsys, "fdb", "score", str(mini_outputs), "--target", target, columns=40
+    )
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if target in line]
+    assert rows, out
+    assert all("v1" in line or "v1.5" in line or "│" in line for line in rows)
+    assert not any(line.rstrip().endswith("…") for line in out.splitlines())

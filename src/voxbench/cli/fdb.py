@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.table import Table
 
 from voxbench.cli.console import make_console
+from voxbench.cli.tables import print_table
 from voxbench.core.errors import ConfigError
 from voxbench.fullduplex.driver import DriveReport
 from voxbench.fullduplex.progress import ProgressView, Ticker
@@ -226,7 +227,7 @@ def _print_stage_timings(summary: dict[str, Any], out: Console) -> None:
         table.add_column(col)
     for row in rows:
         table.add_row(*(escape(c) for c in row))
-    out.print(table)
+    print_table(out, table)
 
 
 def _print_summary(summary: dict[str, Any], out: Console) -> None:
@@ -252,7 +253,7 @@ def _print_summary(summary: dict[str, Any], out: Console) -> None:
                 str(r["errors"]),
                 *cells,
             )
-        out.print(table)
+        print_table(out, table)
     for line in summary.get("method", []):
         out.print(f"[dim]method: {escape(line)}[/dim]")
     for note in summary.get("notes", []):
