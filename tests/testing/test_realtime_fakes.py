@@ -109,6 +109,87 @@ async def test_fake_server_command_builds_each_kind(kind: str) -> None:
     assert "{url}" in FAKE_SERVER_KINDS[kind].usage
 
 
+async def _session_update_answer(
+    session: dict[str, object], *, dialect: str = "openai", strict: bool = True
+) -> dict[str, object]:
+    async with FakeOpenAIRealtimeServer(ListScript([]), dialect=dialect, strict=strict) as server:  # type: ignore[arg-type]
+        headers = {"Authorization": "Bearer k"}
+        async with connect(server.url + "/realtime?model=m", additional_headers=headers) as ws:
+            await ws.recv()  # session.created / conversation.created
+            await ws.send(json.dumps({"type": "session.update", "session": session}))
+            return json.loads(await ws.recv())
+
+
+# What the services refuse, sent on purpose: the SDK check would flag it too.
+@pytest.mark.wire_nonconforming
+@pytest.mark.parametrize(
+    ("session", "code", "param"),
+    [
+        ({"instructions": "x"}, "missing_required_parameter", "session.type"),
+        (
+            {
+                "type": "realtime",
+                "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}},
+            },
+            "invalid_value",
+            "session.audio.input.format.rate",
+        ),
+        (
+            {
+                "type": "realtime",
+                "audio": {"output": {"format": {"type": "audio/pcm", "rate": 16000}}},
+            },
+            "invalid_value",
+            "session.audio.output.format.rate",
+        ),
+    ],
+)
+async def test_openai_fake_refuses_a_session_without_type_or_with_a_rate_other_than_24k(
+    session: dict[str, object], code: str, param: str
+) -> None:
+    answer = await _session_update_answer(session)
+    assert answer["type"] == "error"
+    error = answer["error"]
+    assert isinstance(error, dict)
+    assert (error["type"], error["code"], error["param"]) == ("invalid_request_error", code, param)
+    lenient = await _session_update_answer(session, strict=False)
+    assert lenient["type"] == "session.updated"
+
+
+@pytest.mark.wire_nonconforming
+@pytest.mark.parametrize(
+    ("session", "param"),
+    [
+        (
+            {"audio": {"input": {"transcription": {"model": "gpt-4o-mini-transcribe"}}}},
+            "session.audio.input.transcription",
+        ),
+        ({"type": "realtime", "instructions": "x"}, "session.type"),
+        ({"output_modalities": ["audio"]}, "session.output_modalities"),
+        ({"tool_choice": "auto"}, "session.tool_choice"),
+        ({"audio": {"output": {"voice": "Ara"}}}, "session.audio.output.voice"),
+    ],
+)
+async def test_xai_fake_refuses_session_fields_xai_does_not_document(
+    session: dict[str, object], param: str
+) -> None:
+    answer = await _session_update_answer(session, dialect="xai")
+    assert answer["type"] == "error"
+    error = answer["error"]
+    assert isinstance(error, dict)
+    assert (error["code"], error["param"]) == ("unknown_parameter", param)
+    lenient = await _session_update_answer(session, dialect="xai", strict=False)
+    assert lenient["type"] == "session.updated"
+
+
+async def test_xai_fake_takes_the_documented_session() -> None:
+    pcm = {"format": {"type": "audio/pcm", "rate": 24000}}
+    session = {"voice": "Ara", "instructions": "x", "turn_detection": {"type": None}}
+    session |= {"audio": {"input": pcm, "output": pcm}, "reasoning": {"effort": "high"}}
+    answer = await _session_update_answer(session, dialect="xai")
+    assert answer["type"] == "session.updated"
+
+
 # Top-level session.voice is xAI's dialect, unknown to OpenAI (and to its SDK), on purpose.
 @pytest.mark.wire_nonconforming
 @pytest.mark.parametrize("strict", [True, False])

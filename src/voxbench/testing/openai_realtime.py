@@ -19,12 +19,18 @@ transcript's ``.done`` and user transcripts after ``response.done``.
         ...  # the adapter's base_url is server.url
 
 ``dialect="xai"`` speaks xAI's variant: it greets with ``conversation.created``, takes
-``voice`` and ``turn_detection`` as top-level session fields, and streams each user
-transcript as partials (``...input_audio_transcription.completed`` with
-``status: "in_progress"``) before the final one (``status: "completed"``). ``strict`` (the
-default) refuses, with an ``error`` event as OpenAI does, what OpenAI refuses: those
-top-level fields (``unknown_parameter``) and a ``response.create`` while a response is
-active (that one is refused in every mode: it is the API's documented behaviour).
+``voice`` and ``turn_detection`` as top-level session fields (``{"type": null}``: manual
+turns), transcribes committed user audio unasked and streams each user transcript as
+partials (``...input_audio_transcription.completed`` with ``status: "in_progress"``)
+before the final one (``status: "completed"``), and answers in text when
+``response.create`` asks for ``response.modalities: ["text"]``. ``strict`` (the default)
+refuses, with an ``error`` event as the service does, what the service refuses: in
+OpenAI's dialect xAI's top-level fields (``unknown_parameter``), a session without
+``type`` (``missing_required_parameter``) and an ``audio/pcm`` rate other than 24000
+(``invalid_value``); in xAI's, any session field its voice agent guide does not document
+(``XAI_SESSION_PARAMETERS``: ``type``, ``output_modalities``, ``tool_choice``,
+``audio.input.transcription``, ... are ``unknown_parameter``). A ``response.create`` while a
+response is active is refused in every mode (the API's documented behaviour).
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ from websockets.http11 import Request, Response
 from voxbench.core.errors import ProtocolError
 from voxbench.targets.realtime.audio import b64decode, b64encode
 from voxbench.targets.realtime.openai import events as ev
+from voxbench.targets.realtime.openai.variants import xai_undocumented
+from voxbench.targets.realtime.wire import decode_json_object
 from voxbench.testing.audio_judge import AudioJudgeScript
 from voxbench.testing.realtime_common import (
     Conversation,
@@ -134,6 +142,8 @@ class _Session:
         """User audio items committed since the last response (their transcripts are due)."""
         self.task: asyncio.Task[None] | None = None
         self.duplicate = False
+        self.modalities: list[str] | None = None
+        """The output modalities the last ``response.create`` asked for (None: the session's)."""
         self._configure_vad()
 
     async def run(self) -> None:
@@ -148,7 +158,7 @@ class _Session:
             except ProtocolError as exc:
                 await self.error("invalid_request_error", "invalid_event", str(exc), None)
                 continue
-            self.server.received.append(event.dump())
+            self.server.received.append(decode_json_object(raw, "client event"))  # as sent
             await self.handle(event)
 
     async def stop(self) -> None:
@@ -163,25 +173,23 @@ class _Session:
         if self.duplicate and payload["type"].startswith(_OUTPUT_EVENTS):
             await self.ws.send(text)  # a redelivery: same event id
 
-    async def error(self, type_: str, code: str, message: str, event_id: str | None) -> None:
-        detail = {"type": type_, "code": code, "message": message, "event_id": event_id}
-        await self.send({"type": "error", "error": detail})
+    async def error(
+        self, type_: str, code: str, message: str, event_id: str | None, param: str | None = None
+    ) -> None:
+        detail = {"type": type_, "code": code, "message": message, "param": param}
+        await self.send({"type": "error", "error": detail | {"event_id": event_id}})
 
     # -- client events --------------------------------------------------------------------
 
     async def handle(self, event: ev.ClientEvent) -> None:
         if isinstance(event, ev.SessionUpdate):
-            update = event.session.dump()
-            top_level = [k for k in ("voice", "turn_detection") if k in update]
-            if top_level and self.server.dialect == "openai" and self.server.strict:
-                await self.error(
-                    "invalid_request_error",
-                    "unknown_parameter",
-                    f"Unknown parameter: 'session.{top_level[0]}'.",
-                    event.event_id,
-                )
+            sent = event.session.model_dump(mode="json", exclude_unset=True, by_alias=True)
+            refusal = _refuse_session(sent, self.server.dialect) if self.server.strict else None
+            if refusal is not None:
+                code, message, param = refusal
+                await self.error("invalid_request_error", code, message, event.event_id, param)
                 return
-            _merge(self.config, _nest_xai_fields(update))
+            _merge(self.config, _nest_xai_fields(event.session.dump()))
             self._configure_vad()
             await self.send({"type": "session.updated", "session": self.config})
         elif isinstance(event, ev.InputAudioBufferAppend):
@@ -212,6 +220,7 @@ class _Session:
                     event.event_id,
                 )
                 return
+            self.modalities = (event.response or {}).get("modalities")
             await self.start_response(event.event_id)
         elif isinstance(event, ev.ResponseCancel):
             await self.stop()
@@ -307,7 +316,9 @@ class _Session:
         items: list[str],
         t0: float,
     ) -> None:
+        # xAI transcribes committed user audio unasked; OpenAI when a model is configured.
         transcribe = bool(self.config["audio"]["input"].get("transcription"))
+        transcribe = transcribe or self.server.dialect == "xai"
         if transcribe and not self.server.out_of_order:
             await self.user_transcripts(items)
         try:
@@ -376,7 +387,7 @@ class _Session:
     async def speak(self, response: dict[str, Any], text: str, t0: float, drop: bool) -> bool:
         if not text:
             return False
-        audio_out = "audio" in self.config.get("output_modalities", ["audio"])
+        audio_out = "audio" in (self.modalities or self.config.get("output_modalities", ["audio"]))
         kind = "output_audio_transcript" if audio_out else "output_text"
         item = {"id": self.server.new_id("item"), "type": "message", "role": "assistant"}
         item.update(status="in_progress", content=[])
@@ -457,14 +468,48 @@ def _transcription_usage(text: str) -> dict[str, Any]:
     }
 
 
+def _refuse_session(sent: dict[str, Any], dialect: str) -> tuple[str, str, str] | None:
+    """``(code, message, param)`` of the error the service answers ``session.update`` with
+    (fields as sent), or None when it takes it."""
+    if dialect == "xai":
+        undocumented = xai_undocumented(sent)
+        if undocumented:
+            # The xAI voice agent guide's session parameters are all it takes.
+            where = undocumented[0]
+            return "unknown_parameter", f"Unknown parameter: '{where}'.", where
+        return None
+    top_level = [k for k in ("voice", "turn_detection") if k in sent]
+    if top_level:
+        where = f"session.{top_level[0]}"
+        return "unknown_parameter", f"Unknown parameter: '{where}'.", where
+    if "type" not in sent:
+        # GA reference: session.type ("realtime" | "transcription") is required.
+        return (
+            "missing_required_parameter",
+            "Missing required parameter: 'session.type'.",
+            "session.type",
+        )
+    for side in ("input", "output"):
+        fmt = ((sent.get("audio") or {}).get(side) or {}).get("format") or {}
+        if fmt.get("type", "audio/pcm") == "audio/pcm" and fmt.get("rate", RATE) != RATE:
+            # GA reference: audio/pcm is 24 kHz PCM16; its rate takes 24000 only.
+            where = f"session.audio.{side}.format.rate"
+            message = f"Invalid value: {fmt['rate']}. Supported values are: {RATE}."
+            return "invalid_value", message, where
+    return None
+
+
 def _nest_xai_fields(update: dict[str, Any]) -> dict[str, Any]:
-    """xAI's top-level ``voice`` / ``turn_detection`` in the places OpenAI keeps them."""
+    """xAI's top-level ``voice`` / ``turn_detection`` in the places OpenAI keeps them
+    (``turn_detection: {"type": null}``, xAI's manual turns, as OpenAI's ``null``)."""
     update = dict(update)
     audio = update.setdefault("audio", {})
     if "voice" in update:
         audio.setdefault("output", {})["voice"] = update.pop("voice")
     if "turn_detection" in update:
-        audio.setdefault("input", {})["turn_detection"] = update.pop("turn_detection")
+        detection = update.pop("turn_detection")
+        manual = detection is None or detection.get("type") is None
+        audio.setdefault("input", {})["turn_detection"] = None if manual else detection
     return update
 
 

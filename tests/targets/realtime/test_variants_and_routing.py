@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
-from voxbench.core.benchmark import Benchmark
+from voxbench.core.benchmark import Benchmark, ToolSpec
 from voxbench.core.errors import ConfigError, PrerequisiteError, ProviderError
-from voxbench.core.events import UserTranscript
+from voxbench.core.events import AssistantAudio, AssistantTextDelta, UserTranscript
 from voxbench.core.session import SessionSetup
 from voxbench.targets.pipelines import detect_pipeline, route_target
 from voxbench.targets.realtime.openai.session import OpenAIRealtimeSession, realtime_url
@@ -126,11 +126,6 @@ def test_route_target() -> None:
         route_target("openai/gpt-realtime", {"pipeline": "speech"})
 
 
-def test_nova_sonic_is_refused_with_an_explanation() -> None:
-    with pytest.raises(PrerequisiteError, match="Nova Sonic is not supported yet"):
-        resolve_target("bedrock/amazon.nova-sonic-v1:0")
-
-
 def test_resolve_target_builds_the_realtime_session(keys: None) -> None:
     session = resolve_target("openai/gpt-realtime", base_url="ws://127.0.0.1:1")()
     assert isinstance(session, OpenAIRealtimeSession)
@@ -153,9 +148,63 @@ async def test_xai_voice_and_turn_detection_are_top_level_session_fields(keys: N
         await session.start(SessionSetup(system_prompt="x"))
         await session.close()
     update = server.received[0]["session"]
-    assert update["voice"] == "Ara" and update["turn_detection"] is None  # manual turns
+    assert update["voice"] == "Ara" and update["turn_detection"] == {"type": None}  # manual
     assert "voice" not in update["audio"]["output"]
     assert "turn_detection" not in update["audio"]["input"]
+
+
+PCM24 = {"format": {"type": "audio/pcm", "rate": 24000}}
+
+
+@pytest.mark.parametrize("modality", ["text", "audio"])
+async def test_xai_sessions_carry_only_the_parameters_xai_documents(
+    modality: str, keys: None
+) -> None:
+    # docs.x.ai voice agent guide, "Session Parameters": no session.type, output_modalities,
+    # tool_choice or transcription model (OpenAI's gpt-4o-mini-transcribe).
+    tool = ToolSpec(name="lookup", description="Look it up.", parameters={"type": "object"})
+    setup = SessionSetup(system_prompt="be brief", tools=[tool], modality=modality)  # type: ignore[arg-type]
+    async with FakeOpenAIRealtimeServer(ListScript([]), dialect="xai") as server:
+        session = XaiRealtimeSession("grok-voice", base_url=server.url)
+        await session.start(setup)
+        await session.close()
+    (update,) = [m for m in server.received if m["type"] == "session.update"]
+    assert update["session"] == {
+        "instructions": "be brief",
+        "audio": {"input": PCM24, "output": PCM24},
+        "tools": [
+            {"type": "function", "name": "lookup", "description": "Look it up."}
+            | {"parameters": {"type": "object"}}
+        ],
+        "turn_detection": {"type": None},
+    }
+    assert session.tracker.transcribes is (modality == "audio")  # xAI transcribes unasked
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"input_transcription": "gpt-4o-mini-transcribe"}, {"turn_detection": "semantic_vad"}],
+)
+def test_xai_options_for_undocumented_parameters_are_refused(options: dict[str, str]) -> None:
+    with pytest.raises(ConfigError, match="xAI"):
+        XaiRealtimeSession("grok-voice", options=options)
+
+
+async def test_xai_text_answers_are_asked_for_per_response(keys: None) -> None:
+    async with FakeOpenAIRealtimeServer(
+        ListScript([Reply(text="Hi there.")]), dialect="xai"
+    ) as server:
+        session = XaiRealtimeSession("grok-voice", base_url=server.url, options={"output": "text"})
+        await session.start(SessionSetup(system_prompt="x"))
+        await session.send_user_text("hello")
+        await session.end_user_turn()
+        events = await collect_turn(session)
+        await session.close()
+    create = next(m for m in server.received if m["type"] == "response.create")
+    assert create["response"] == {"modalities": ["text"]}
+    assert "output_modalities" not in server.received[0]["session"]
+    assert "".join(e.text for e in events if isinstance(e, AssistantTextDelta)) == "Hi there."
+    assert not any(isinstance(e, AssistantAudio) for e in events)
 
 
 async def test_openai_keeps_voice_and_turn_detection_under_audio(keys: None) -> None:

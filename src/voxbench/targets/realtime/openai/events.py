@@ -43,7 +43,10 @@ class AudioFormat(ClientModel):
 class TurnDetection(ClientModel):
     """Server-side turn detection; sending ``turn_detection: null`` selects manual commits."""
 
-    type: Literal["server_vad", "semantic_vad"] = "server_vad"
+    KEEP_NULL: ClassVar[tuple[str, ...]] = ("type",)
+
+    type: Literal["server_vad", "semantic_vad"] | None = "server_vad"
+    """``null`` only in xAI's dialect, where ``{"type": null}`` selects manual turns."""
     threshold: float | None = None
     prefix_padding_ms: int | None = None
     silence_duration_ms: int | None = None
@@ -93,7 +96,8 @@ class FunctionTool(ClientModel):
 class SessionConfig(ClientModel):
     """The ``session`` object of ``session.update``."""
 
-    type: Literal["realtime"] = "realtime"
+    type: Literal["realtime"] | None = "realtime"
+    """Required by OpenAI (GA); left out (None) in xAI's dialect, which does not document it."""
     model: str | None = None
     instructions: str | None = None
     output_modalities: list[Literal["audio", "text"]] | None = None
@@ -104,7 +108,10 @@ class SessionConfig(ClientModel):
     voice: str | None = None
     """xAI's dialect only: the voice is a top-level session field (OpenAI: ``audio.output``)."""
     turn_detection: TurnDetection | None = None
-    """xAI's dialect only: top-level, ``null`` for manual turns (OpenAI: ``audio.input``)."""
+    """xAI's dialect only: top-level, ``{"type": null}`` for manual turns (OpenAI:
+    ``audio.input``)."""
+    reasoning: dict[str, Any] | None = None
+    """xAI's dialect only: ``{"effort": "high" | "none"}`` on its reasoning voice models."""
 
     KEEP_NULL: ClassVar[tuple[str, ...]] = ("turn_detection",)
 

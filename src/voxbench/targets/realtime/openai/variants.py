@@ -5,19 +5,26 @@
   ``api-key`` header. The preview form (``/openai/realtime?api-version=...&deployment=``) is
   deprecated (retired 2026-04-30) and speaks the beta event names and session shape, which
   this adapter does not: an ``api_version`` option is refused with a pointer to the GA form.
-- xAI Grok voice agent (docs.x.ai voice agent guide, 2026; "compatible with OpenAI's Realtime
-  API"): ``wss://api.x.ai/v1/realtime?model=<model>`` with a bearer key. xAI greets with
-  ``conversation.created`` (accepted as the hello) and may send ``ping`` events (unknown
-  events are ignored) and report calls only in ``response.done`` (the tracker reads them
-  there too). Its session takes ``voice`` and ``turn_detection`` as top-level fields (not
-  under ``audio``), and it streams partial user transcripts as
-  ``conversation.item.input_audio_transcription.completed`` with ``status: "in_progress"``
-  (the tracker waits for the final one).
+- xAI Grok voice agent (https://docs.x.ai/docs/guides/voice/agent, "Session Parameters";
+  2026; "compatible with OpenAI's Realtime API"): ``wss://api.x.ai/v1/realtime?model=<model>``
+  with a bearer key. xAI greets with ``conversation.created`` (accepted as the hello) and may
+  send ``ping`` events (unknown events are ignored) and report calls only in
+  ``response.done`` (the tracker reads them there too). Its session takes only the
+  parameters that guide documents (``XAI_SESSION_PARAMETERS``): ``instructions``,
+  ``voice`` and ``turn_detection`` at the top level (``{"type": null}`` for manual turns),
+  ``tools``, ``audio.input/output.format`` and ``reasoning.effort``; OpenAI's
+  ``session.type``, ``output_modalities``, ``tool_choice`` and
+  ``audio.input.transcription`` (a transcription model) are left out: xAI transcribes the
+  user's committed audio by itself. A text answer (``output: text``) is asked for per
+  response (``response.create`` with ``response.modalities: ["text"]``). xAI streams
+  partial user transcripts as ``conversation.item.input_audio_transcription.completed``
+  with ``status: "in_progress"`` (the tracker waits for the final one).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -70,6 +77,41 @@ class AzureOpenAIRealtimeSession(OpenAIRealtimeSession):
         return {"api-key": key}
 
 
+XAI_SESSION_PARAMETERS: dict[str, Any] = {
+    "instructions": True,
+    "voice": True,
+    "tools": True,
+    "turn_detection": {"type": True, "threshold": True}
+    | {"prefix_padding_ms": True, "silence_duration_ms": True},
+    "audio": {
+        "input": {"format": {"type": True, "rate": True}},
+        "output": {"format": {"type": True, "rate": True}},
+    },
+    "reasoning": {"effort": True},
+}
+"""The ``session.update`` parameters xAI documents (its voice agent guide's "Session
+Parameters" table; ``reasoning`` from its client-secrets reference): a nested mapping whose
+leaves (True) take any value; ``turn_detection`` may also be null."""
+
+
+def xai_undocumented(session: Mapping[str, Any]) -> list[str]:
+    """Paths (``session.audio.input.transcription``) of fields in a ``session.update``
+    session that xAI does not document."""
+    return _undocumented(session, XAI_SESSION_PARAMETERS, "session")
+
+
+def _undocumented(value: Mapping[str, Any], schema: Mapping[str, Any], path: str) -> list[str]:
+    out: list[str] = []
+    for key, item in value.items():
+        where = f"{path}.{key}"
+        known = schema.get(key)
+        if known is None:
+            out.append(where)
+        elif isinstance(known, Mapping) and isinstance(item, Mapping):
+            out += _undocumented(item, known, where)
+    return out
+
+
 class XaiRealtimeSession(OpenAIRealtimeSession):
     """xAI's Grok voice agent over its OpenAI-Realtime-compatible websocket."""
 
@@ -78,16 +120,53 @@ class XaiRealtimeSession(OpenAIRealtimeSession):
     base_url_vars = ()  # OPENAI_BASE_URL points at OpenAI, never at xAI
     key_env = ("XAI_API_KEY",)
 
+    def __init__(
+        self, model: str, *, base_url: str | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(model, base_url=base_url, options=options)
+        detection = self.turn_detection
+        if detection is not None:
+            sent = {"turn_detection": detection.model_dump(exclude_none=True)}
+            extra = _undocumented(sent, XAI_SESSION_PARAMETERS, "session")
+            if detection.type != "server_vad" or extra:
+                raise ConfigError(
+                    f"{self.provider}/{model}: turn_detection {sent['turn_detection']}: xAI "
+                    "documents only server_vad with threshold, prefix_padding_ms and "
+                    "silence_duration_ms (or manual turns, the default)"
+                )
+        if self.options.get("input_transcription"):
+            raise ConfigError(
+                f"{self.provider}/{model}: the input_transcription option names an OpenAI "
+                "transcription model; xAI documents no such session parameter (it "
+                "transcribes the user's audio by itself): leave it out"
+            )
+
     def session_config(self, setup: SessionSetup) -> ev.SessionConfig:
-        """OpenAI's session with ``voice`` and ``turn_detection`` moved to the top level."""
-        config = super().session_config(setup)
-        assert config.audio is not None and config.audio.input is not None
-        output = config.audio.output
-        config.voice = output.voice if output is not None else None
-        if output is not None:
-            output.voice = None
-        audio_input = config.audio.input
-        config.turn_detection = audio_input.turn_detection  # None: sent as null (manual)
-        audio_input.turn_detection = None
-        audio_input.model_fields_set.discard("turn_detection")  # left out, not null
-        return config
+        """The session xAI documents: no ``type``, modalities, tool choice or transcription
+        model; ``voice`` and ``turn_detection`` at the top level."""
+        audio_format = ev.AudioFormat(type="audio/pcm", rate=ev.INPUT_SAMPLE_RATE)
+        output_format = ev.AudioFormat(type="audio/pcm", rate=ev.OUTPUT_SAMPLE_RATE)
+        # xAI transcribes committed user audio unasked (documented server event).
+        self.tracker.transcribes = setup.modality == "audio" or self.server_vad
+        return ev.SessionConfig(
+            type=None,
+            instructions=setup.system_prompt,
+            voice=self.voice,
+            turn_detection=self.turn_detection or ev.TurnDetection(type=None),
+            audio=ev.AudioConfig(
+                input=ev.AudioInput(format=audio_format),
+                output=ev.AudioOutput(format=output_format),
+            ),
+            tools=[
+                ev.FunctionTool(name=t.name, description=t.description, parameters=t.parameters)
+                for t in setup.tools
+            ]
+            or None,
+        )
+
+    async def request_response(self) -> None:
+        """``response.create``; a text answer is asked for here (xAI has no session-wide
+        output modality)."""
+        response = {"modalities": ["text"]} if self.output_modalities == ["text"] else None
+        event_id = await self.send_event(ev.ResponseCreate(response=response))
+        self.tracker.response_requested(event_id)
