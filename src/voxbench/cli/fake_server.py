@@ -92,6 +92,16 @@ register_fake_server(
 )
 register_fake_server(
     FakeServerKind(
+        "nova-sonic",
+        "Amazon Nova Sonic: Bedrock's InvokeModelWithBidirectionalStream over h2c (signed AWS "
+        "event stream)",
+        "voxbench.testing.nova_sonic:FakeNovaSonicServer",
+        "AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=x voxbench run smoke "
+        "--target nova-sonic/amazon.nova-2-sonic-v1:0 --mode audio --base-url {url}",
+    )
+)
+register_fake_server(
+    FakeServerKind(
         "websocket",
         "A voice agent speaking the voxbench agent protocol (docs/agent-protocol.md) at /agent",
         "voxbench.testing.agent_ws:FakeAgentServer",
@@ -117,7 +127,7 @@ register_fake_server(
 )
 
 
-LENIENT_KINDS = frozenset({"openai-realtime", "gemini-live", "ultravox", "bedrock"})
+LENIENT_KINDS = frozenset({"openai-realtime", "gemini-live", "ultravox", "bedrock", "nova-sonic"})
 """Fakes that can be told to accept what the real service refuses (the others always refuse)."""
 DIALECTS = {"openai-realtime": ("openai", "xai")}
 """Fakes that speak more than one provider's variant of their protocol."""

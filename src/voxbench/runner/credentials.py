@@ -18,7 +18,7 @@ from voxbench.targets.pipelines import route_target
 from voxbench.targets.registry import TARGET_ROLES
 from voxbench.targets.registry import aliases as target_aliases
 
-SDK_CREDENTIAL_CHAIN = frozenset({"bedrock"})
+SDK_CREDENTIAL_CHAIN = frozenset({"bedrock", "nova-sonic"})
 """Providers whose SDK finds credentials itself (AWS profiles, instance roles): not checked."""
 _ENDPOINT_VARS = ("_ENDPOINT", "_BASE_URL")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from voxbench.core.errors import ConfigError, PrerequisiteError
+from voxbench.core.errors import ConfigError
 from voxbench.core.names import parse_component_name
 from voxbench.providers.registry import canonical_provider
 
@@ -35,6 +35,7 @@ REALTIME_PROVIDER_OF: dict[str, str] = {
     "gemini": "gemini-live",
     "google": "gemini-live",
     "ultravox": "ultravox",
+    "bedrock": "nova-sonic",
 }
 """Text (or vendor) provider → the provider of its realtime models."""
 
@@ -56,14 +57,13 @@ def route_target(name: str, options: dict[str, Any] | None = None) -> str:
             field="target_options.pipeline",
             expected="realtime or text",
         )
-    if _NOVA_SONIC.search(name) and pipeline != "text":
-        raise PrerequisiteError(
-            f"{name}: Amazon Nova Sonic is not supported yet. It streams over the AWS SDK's "
-            "bidirectional event stream (InvokeModelWithBidirectionalStream), which voxbench "
-            "cannot drive or fake faithfully offline; evaluate it through a cascade or a "
-            "user adapter class instead."
-        )
     provider, model = _split(name)
+    if provider == "bedrock" and _NOVA_SONIC.search(model) and pipeline == "text":
+        raise ConfigError(
+            f"{name}: Amazon Nova Sonic is a speech-to-speech model with no text pipeline",
+            field="target_options.pipeline",
+            expected="realtime (it runs on the nova-sonic provider)",
+        )
     if provider is None or provider in REALTIME_PROVIDER_OF.values():
         return name
     wanted = pipeline or detect_pipeline(model)

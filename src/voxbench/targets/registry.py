@@ -103,7 +103,7 @@ KNOWN_TARGET_OPTIONS = frozenset(
         # realtime sessions
         "turn_detection", "output", "input_transcription", "transcript_grace",
         "automatic_activity_detection", "input_sample_rate", "output_sample_rate", "text_input",
-        "resumption_handle",
+        "resumption_handle", "renew_after", "endpointing_sensitivity",
         # agent targets (voxbench agent protocol, Twilio Media Streams, Pipecat bots)
         "turn_end_silence", "tool_timeout", "playback",
     }

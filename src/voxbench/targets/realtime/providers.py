@@ -39,6 +39,12 @@ def _ultravox(context: TargetContext) -> Session:
     return UltravoxSession(context.model, base_url=context.base_url, options=context.options)
 
 
+def _nova_sonic(context: TargetContext) -> Session:
+    from voxbench.targets.realtime.nova_sonic.session import NovaSonicSession
+
+    return NovaSonicSession(context.model, base_url=context.base_url, options=context.options)
+
+
 _PROVIDERS = (
     TargetProvider(
         name="openai-realtime",
@@ -86,6 +92,22 @@ _PROVIDERS = (
         env_vars=("ULTRAVOX_API_KEY",),
         default_model="ultravox-v0.7",
         models=("ultravox-v0.7",),
+    ),
+    TargetProvider(
+        name="nova-sonic",
+        factory=_nova_sonic,
+        description="Amazon Nova Sonic on Bedrock (bidirectional HTTP/2 event stream); "
+        "needs the nova-sonic extra",
+        kind="realtime",
+        env_vars=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+        default_model="amazon.nova-2-sonic-v1:0",
+        models=("amazon.nova-2-sonic-v1:0", "amazon.nova-sonic-v1:0"),
+        options=frozenset(
+            {
+                *("pipeline", "voice", "region", "connect_timeout", "output_sample_rate"),
+                *("temperature", "top_p", "max_tokens", "renew_after", "endpointing_sensitivity"),
+            }
+        ),
     ),
 )
 
