@@ -65,6 +65,12 @@ def judge_command(
     audio_samples: int = typer.Option(
         1, "--audio-samples", min=1, help="Judge each turn's audio N times (the mean decides)."
     ),
+    audio_quality: bool = typer.Option(
+        False,
+        "--audio-quality",
+        help="Score the agent's audio per turn offline with DNSMOS P.835 (dimension "
+        "audio_quality: passes at OVRL 3); noise and distortion, not accent or naturalness.",
+    ),
 ) -> None:
     """Judge a run: writes judged.jsonl, scorecard.json and report.md, prints the scorecard."""
     console = make_console()
@@ -84,6 +90,7 @@ def judge_command(
             audio_judge_base_url=audio_judge_base_url,
             audio_rubric_options=parse_options(audio_option, field="--audio-option"),
             audio_samples=audio_samples,
+            audio_quality=audio_quality,
         ),
     )
     card = result.card

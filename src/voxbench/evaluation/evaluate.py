@@ -71,6 +71,8 @@ class EvaluationOptions:
     audio_samples: int = 1
     audio_client: Any = None
     """An audio judge client instead of one built from ``audio_judge`` (tests)."""
+    audio_quality: bool = False
+    """Score the agent's audio per turn with DNSMOS P.835 (dimension ``audio_quality``)."""
     max_undecided_share: float | None = DEFAULT_UNDECIDED_LIMIT
     """Above this share of undecided turns the evaluation reports ``too_many_undecided``
     (None: never)."""
@@ -106,6 +108,7 @@ class EvaluationOptions:
             audio_rubric_options=dict(self.audio_rubric_options),
             audio_samples=self.audio_samples,
             audio_client=self.audio_client,
+            audio_quality=self.audio_quality,
         )
 
 

@@ -55,6 +55,8 @@ class JudgeOptions:
     audio_samples: int = 1
     audio_client: Any = None
     """An audio judge client to use instead of building one from ``audio_judge`` (tests)."""
+    audio_quality: bool = False
+    """Score the agent's audio per turn with DNSMOS P.835 (the ``audio_quality`` dimension)."""
 
 
 @dataclass

@@ -19,6 +19,7 @@ from voxbench.core.measures import RunAnalysis
 from voxbench.core.records import CheckTotals, Judgment, LLMJudgeStats, TurnRecord
 from voxbench.core.rundir import RunDirectory
 from voxbench.judging.absorption import absorption_pass
+from voxbench.judging.audio.quality_judge import AudioQualityRunJudge
 from voxbench.judging.audio.run_judge import AudioRubricRunJudge
 from voxbench.judging.base import (
     JudgeContext,
@@ -60,6 +61,7 @@ def registered_judges() -> tuple[RunJudge, ...]:
         LLMRunJudge(),
         TurnTakingJudge(),
         AudioRubricRunJudge(),
+        AudioQualityRunJudge(),
         *plugin_judges(),
     )
 
