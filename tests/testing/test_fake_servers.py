@@ -209,6 +209,44 @@ async def test_gemini_fake_checks_response_counts_and_serves_non_streaming() -> 
     assert candidate["finishReason"] == "STOP"
 
 
+# Each body is what the Gemini API answers 400 to, sent on purpose.
+@pytest.mark.wire_nonconforming
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"generationConfig": {"temperature": 5}}, "temperature: 5 is out of range [0.0, 2.0]"),
+        ({"generationConfig": {"top_p": 1.5}}, "top_p: 1.5 is out of range [0.0, 1.0]"),
+        ({"temprature": 0.2}, 'Unknown name "temprature"'),
+        (
+            {"generationConfig": {"reasoning": {}}},
+            "Unknown name \"reasoning\" at 'generationConfig'",
+        ),
+        ({"tools": [{"functions": []}]}, "Unknown name \"functions\" at 'tools'"),
+    ],
+)
+async def test_gemini_fake_refuses_unknown_fields_and_out_of_range_sampling(
+    extra: dict[str, object], message: str
+) -> None:
+    async with (
+        FakeGeminiServer(ListScript([Reply(text="ok")] * 2)) as server,
+        httpx.AsyncClient(base_url=server.url) as client,
+    ):
+        contents = [{"role": "user", "parts": [{"text": "hi"}]}]
+        refused = await client.post(
+            "/models/gemini-2.5-flash:generateContent", json={"contents": contents} | extra
+        )
+        # Documented fields and ranges, snake_case names included, are taken.
+        config = {"temperature": 2.0, "top_p": 1.0, "maxOutputTokens": 10}
+        taken = await client.post(
+            "/models/gemini-2.5-flash:generateContent",
+            json={"contents": contents, "generation_config": config},
+        )
+    error = refused.json()["error"]
+    assert refused.status_code == 400 and error["status"] == "INVALID_ARGUMENT"
+    assert message in error["message"]
+    assert taken.status_code == 200
+
+
 def test_fake_server_kinds_registry_and_errors(tmp_path) -> None:
     assert {"openai", "anthropic", "gemini"} <= set(FAKE_SERVER_KINDS)
     server = build_fake_server("anthropic", "golden:smoke", faults=["500@1"], ttfb_ms=5)

@@ -7,7 +7,10 @@ terminator; function calls come whole in one part with ``id``/``name``/``args`` 
 first call of a step carries a ``thoughtSignature``; ``usageMetadata`` holds running
 totals. It checks what the real API checks: as many ``functionResponse`` parts as the
 previous model turn had calls and, for ``gemini-3*`` models, a thought signature on the
-first function call of every model step. A ``malformed_args`` fault answers
+first function call of every model step, and a body whose fields the API knows
+(``Unknown name "..."``, as its JSON parser says; snake_case names are accepted, as by any
+proto JSON parser) with ``temperature`` in [0, 2] and ``topP`` in [0, 1]: each refusal a 400
+``INVALID_ARGUMENT``. A ``malformed_args`` fault answers
 ``finishReason: MALFORMED_FUNCTION_CALL`` (arguments are structured JSON on this API, so a
 broken call is reported this way instead).
 """
@@ -90,6 +93,7 @@ class FakeGeminiServer(ScriptedServer):
         try:
             if not isinstance(body, dict) or not isinstance(body.get("contents"), list):
                 raise ValueError("contents is required")
+            check_request(body)
             conversation = parse_contents(
                 body["contents"], require_signatures=model.startswith("gemini-3")
             )
@@ -192,6 +196,95 @@ def _merge(chunks: list[tuple[dict[str, Any], bool]]) -> dict[str, Any]:
     parts = [p for c, _ in chunks for p in c["candidates"][0]["content"]["parts"]]
     last["candidates"][0]["content"]["parts"] = parts
     return last
+
+
+_CONTENT = {"role": None, "parts": None}
+_FIELDS: dict[str, Any] = {
+    "contents": _CONTENT,
+    "systemInstruction": _CONTENT,
+    "tools": {
+        k: None
+        for k in (
+            "functionDeclarations",
+            "googleSearch",
+            "googleSearchRetrieval",
+            "codeExecution",
+            "urlContext",
+            "googleMaps",
+            "fileSearch",
+            "computerUse",
+        )
+    },
+    "toolConfig": None,
+    "safetySettings": None,
+    "cachedContent": None,
+    "generationConfig": {
+        k: None
+        for k in (
+            "stopSequences",
+            "responseMimeType",
+            "responseSchema",
+            "responseJsonSchema",
+            "responseModalities",
+            "candidateCount",
+            "maxOutputTokens",
+            "temperature",
+            "topP",
+            "topK",
+            "seed",
+            "presencePenalty",
+            "frequencyPenalty",
+            "responseLogprobs",
+            "logprobs",
+            "enableEnhancedCivicAnswers",
+            "speechConfig",
+            "thinkingConfig",
+            "imageConfig",
+            "mediaResolution",
+        )
+    },
+}
+"""``GenerateContentRequest``'s fields (the v1beta reference), to the depth the fake checks
+(None: any value)."""
+_RANGES = {"temperature": (0.0, 2.0), "topP": (0.0, 1.0)}
+"""The documented ranges of ``generationConfig`` numbers."""
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+def check_request(body: dict[str, Any]) -> None:
+    """Refuse (``ValueError``, a 400) an unknown field or an out-of-range number."""
+    _check_fields(body, _FIELDS, "")
+    config = body.get("generationConfig", body.get("generation_config")) or {}
+    for key, value in config.items():
+        bounds = _RANGES.get(_camel(key))
+        if bounds is None or not isinstance(value, int | float):
+            continue
+        low, high = bounds
+        if not low <= value <= high:
+            raise ValueError(
+                f"* GenerateContentRequest.generation_config.{key}: {value} is out of range "
+                f"[{low}, {high}]"
+            )
+
+
+def _check_fields(value: Any, schema: dict[str, Any], where: str) -> None:
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        for key, inner in item.items():
+            name = _camel(key)
+            if name not in schema:
+                at = f" at '{where.rstrip('.')}'" if where else ""
+                raise ValueError(
+                    f'Invalid JSON payload received. Unknown name "{key}"{at}: Cannot find field.'
+                )
+            if schema[name] is not None:
+                _check_fields(inner, schema[name], f"{where}{key}.")
 
 
 def parse_contents(contents: list[Any], *, require_signatures: bool = False) -> list[ScriptMessage]:
