@@ -127,11 +127,20 @@ def test_models_share_each_record_prepared_once(
     prepared: list[str] = []
     real = engine_module._prepare_here
 
-    def counting(record: Any, cut: Any) -> Any:
+    passing = engine_module._passed_through
+
+    def counting(record: Any, cut: Any, spec: Any = None) -> Any:
         prepared.append(record.id)
-        return real(record, cut)
+        return real(record, cut, spec)
+
+    def counting_passed(record: Any, *args: Any) -> bool:
+        passed = passing(record, *args)
+        if passed:
+            prepared.append(record.id)
+        return passed
 
     monkeypatch.setattr(engine_module, "_prepare_here", counting)
+    monkeypatch.setattr(engine_module, "_passed_through", counting_passed)
     config = (
         "models: [{name: m, model: vllm/q}, {name: n, model: vllm/r, max_concurrency: 1}]\n"
         "tasks: [tiny]\ntasks_dirs: [mytasks]\n"
@@ -198,11 +207,12 @@ def test_workers_encode_the_request_bodies_the_client_would_send(
 
     monkeypatch.setattr(BodySpec, "bodies", counting)
     here_rows, here_sent, here_prepared = runs("here", False)
+    built_here = len(bodies_built)  # without workers: encoded with the clip, off the client
     there_rows, there_sent, there_prepared = runs("there", True)
     assert here_rows == there_rows and here_sent == there_sent
     assert len(there_sent) > 13  # chunked clips: several requests for some records
-    assert not any(here_prepared) and all(there_prepared)
-    assert bodies_built == []  # the encoding happened in the worker processes, not here
+    assert all(here_prepared) and all(there_prepared) and built_here > 0
+    assert len(bodies_built) == built_here  # with them: encoded in the workers, not here
 
 
 class _Trouble(_CountingPool):

@@ -314,10 +314,7 @@ class ChatAudioBody:
                     {"type": "text", "text": request.prompt},
                     {
                         "type": "input_audio",
-                        "input_audio": {
-                            "data": base64.b64encode(request.audio_wav).decode("ascii"),
-                            "format": "wav",
-                        },
+                        "input_audio": {"data": _AUDIO_SLOT, "format": "wav"},
                     },
                 ],
             }
@@ -336,7 +333,14 @@ class ChatAudioBody:
         if request.output_voice is not None:
             body["modalities"] = ["text", "audio"]
             body["audio"] = {"voice": request.output_voice, "format": "wav"}
-        return json_body(body)
+        # The base64 (ASCII that JSON never escapes) goes in after the encoding: the same
+        # bytes as encoding it with the rest, without the encoder scanning ~64 kB a clip.
+        head, tail = json_body(body).split(_AUDIO_SLOT.encode(), 1)
+        return b"".join((head, base64.b64encode(request.audio_wav), tail))
+
+
+_AUDIO_SLOT = f"<audio {os.urandom(8).hex()}>"
+"""Where ``ChatAudioBody`` puts the clip's base64 (no prompt holds it: random per process)."""
 
 
 def conversation_body(provider: str, model: str, request: AudioConversationRequest) -> bytes:

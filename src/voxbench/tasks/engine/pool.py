@@ -6,7 +6,7 @@ a reply. In a thread of the engine's process that CPU fights the event loop for 
 loop only moves bytes. The workers (``python -m voxbench.tasks.engine.pool``) read
 length-prefixed pickled requests on stdin and answer on stdout; the event loop itself writes
 and reads the pipes (no thread in the engine's process). A worker runs the same functions the
-engine runs in-process (``prepare_clip``, each metric's ``score``, the client's
+engine runs in-process (``prepare_encoded``, each metric's ``score``, the client's
 ``body_builder``), so results are the same bytes. Building the request bodies here (base64
 and JSON, ~0.1 ms a clip) leaves the event loop only sending them.
 
@@ -34,7 +34,7 @@ from typing import Any, BinaryIO
 
 from voxbench.core.errors import VoxbenchError
 from voxbench.metrics.registry import ScoringContext, score_reply
-from voxbench.tasks.engine.prepare import BodySpec, Cut, Prepared, decode_encoded, prepare_clip
+from voxbench.tasks.engine.prepare import BodySpec, Cut, Prepared, prepare_encoded
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ class WorkerPool:
 def _handle(kind: str, args: tuple[Any, ...]) -> Any:
     if kind == "prepare":
         data, path, name, cut, spec = args
-        prepared, _ = prepare_clip(decode_encoded(data, path, name), cut)
+        prepared, _ = prepare_encoded(data, path, name, cut)
         if spec is None:
             return prepared.wavs, prepared.digests, None, prepared.pieces
         # The bodies carry the audio: the WAVs need not cross the pipe too.

@@ -12,6 +12,7 @@ import io
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,14 +67,59 @@ class BodySpec:
 def wav_bytes(audio: Audio) -> bytes:
     """Mono 16-bit PCM WAV of ``audio`` (what ``input_audio`` / ``inline_data`` carry)."""
     samples = np.clip(np.round(audio.mono().samples * 32768.0), -32768, 32767).astype("<i2")
-    data = samples.tobytes()
-    rate = audio.sample_rate
+    return _wav_of_pcm16(samples.tobytes(), audio.sample_rate)
+
+
+def _wav_of_pcm16(data: bytes, rate: int) -> bytes:
     header = struct.pack(
         "<4sI4s4sIHHIIHH4sI",
         b"RIFF", 36 + len(data), b"WAVE", b"fmt ", 16, 1, 1, rate, rate * 2, 2, 16,
         b"data", len(data),
     )  # fmt: skip
     return header + data
+
+
+def source_pcm16(data: bytes, rate: int) -> bytes | None:
+    """The samples of an encoded mono clip at ``rate`` as 16-bit PCM, when the source holds
+    exactly them: a PCM WAV's data chunk as it is (no decoding), a 16-bit FLAC's samples
+    (no float round trip); None for anything else (another rate, channels or sample format).
+    ``wav_bytes`` of the decoded clip holds the same samples (``decode_encoded`` scales 16-bit
+    samples by 1/32768, which ``wav_bytes`` undoes exactly)."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return _wav_pcm16(data, rate)
+    if data[:4] == b"fLaC":
+        try:
+            info = sf.info(io.BytesIO(data))
+            if info.channels != 1 or info.samplerate != rate or info.subtype != "PCM_16":
+                return None
+            samples, _ = sf.read(io.BytesIO(data), dtype="int16", always_2d=False)
+        except (sf.LibsndfileError, RuntimeError):
+            return None
+        return samples.astype("<i2", copy=False).tobytes()
+    return None
+
+
+def _wav_pcm16(data: bytes, rate: int) -> bytes | None:
+    """A WAV's PCM16 data chunk when the file is mono 16-bit PCM at ``rate``, else None."""
+    offset, fmt, size = 12, -1, len(data)
+    while offset + 8 <= size:
+        chunk, length = struct.unpack_from("<4sI", data, offset)
+        body = offset + 8
+        if chunk == b"fmt " and length >= 16 and body + length <= size:
+            fmt = body
+        elif chunk == b"data":
+            if fmt < 0 or body + length > size or length % 2:
+                return None
+            tag, channels, found_rate, _, align, bits = struct.unpack_from("<HHIIHH", data, fmt)
+            # WAVE_FORMAT_EXTENSIBLE: PCM when its sub-format GUID starts with 1.
+            extensible = tag == 0xFFFE and data[fmt + 24 : fmt + 26] == b"\x01\x00"
+            if tag != 1 and not extensible:
+                return None
+            if (channels, bits, align, found_rate) != (1, 16, 2, rate):
+                return None
+            return data[body : body + length]
+        offset = body + length + (length & 1)
+    return None
 
 
 def audio_of_wav(wav: bytes, sample_rate: int) -> Audio:
@@ -105,6 +151,33 @@ def prepare_clip(audio: Audio, cut: Cut) -> tuple[Prepared, list[Audio]]:
     wavs = [wav_bytes(p) for p in pieces]
     digests = [hashlib.sha256(w).hexdigest() for w in wavs]
     return Prepared(wavs, digests, pieces=tuple(spans)), pieces
+
+
+def prepare_encoded(
+    data: bytes | None, path: str | None, name: str, cut: Cut
+) -> tuple[Prepared, list[Audio] | None]:
+    """``prepare_clip`` of an encoded clip, without decoding it when its samples are already
+    what is sent (``source_pcm16``: mono 16-bit at the task's rate, no longer than a piece):
+    the same WAV bytes, no float samples (None: read back from the WAV where wanted)."""
+    passed = pass_through(data, path, cut)
+    if passed is not None:
+        return passed, None
+    return prepare_clip(decode_encoded(data, path, name), cut)
+
+
+def pass_through(data: bytes | None, path: str | None, cut: Cut) -> Prepared | None:
+    """The payload of a clip whose source already holds what is sent (``prepare_encoded``),
+    cheaply (no float samples, no resampling); None when it must be decoded."""
+    if data is None and path and path.lower().endswith(".wav"):
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return None  # decode_encoded names the file
+    pcm = source_pcm16(data, cut.sample_rate) if data is not None else None
+    if not pcm or len(pcm) // 2 / cut.sample_rate > cut.max_seconds:  # empty: an error
+        return None
+    wav = _wav_of_pcm16(pcm, cut.sample_rate)
+    return Prepared([wav], [hashlib.sha256(wav).hexdigest()])
 
 
 def decode_encoded(data: bytes | None, path: str | None, name: str) -> Audio:

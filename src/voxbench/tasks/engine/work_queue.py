@@ -56,7 +56,9 @@ from voxbench.tasks.engine.prepare import (
     Prepared,
     audio_of_wav,
     decode_encoded,
+    pass_through,
     prepare_clip,
+    prepare_encoded,
     wav_bytes,
 )
 from voxbench.tasks.judge import TaskJudge
@@ -72,6 +74,8 @@ POOL_FIRST = False
 """Wait for the workers before the first record (tests: every record goes through them)."""
 LOOKAHEAD = 64
 """Records of a model pool prepared ahead of the requests in flight, at most."""
+PREPARE_BATCH = 8
+"""Records prepared per thread hop (fewer when the pool has fewer slots)."""
 POOL_MIN_RECORDS = 2000 if default_workers() >= 2 else sys.maxsize
 """A run sending at least this many clips to chat models prepares them and scores the replies
 in worker processes (``tasks.engine.pool``); smaller runs are not worth starting them (a
@@ -180,10 +184,73 @@ def task_cut(job: Job) -> Cut:
     )
 
 
-def _prepare_here(record: Record, cut: Cut) -> tuple[Prepared, list[Audio] | None]:
+def _prepare_here(
+    record: Record, cut: Cut, spec: BodySpec | None = None
+) -> tuple[Prepared, list[Audio] | None]:
+    """A record's payloads (and request bodies, with ``spec``), prepared in this process."""
     if record.turns:
         return _prepare_turns(record, cut), None
-    return prepare_clip(record.load_audio(), cut)
+    encoded = getattr(record.audio, "encoded", None)  # none: a clip made on load (perturbed)
+    if encoded is not None:
+        prepared, pieces = prepare_encoded(*encoded(), cut)
+    else:
+        prepared, pieces = prepare_clip(record.load_audio(), cut)
+    if spec is not None:
+        prepared = replace(prepared, bodies=spec.bodies(prepared.wavs))
+    return prepared, pieces
+
+
+def _passed_through(
+    record: Record, cut: Cut, spec: BodySpec | None, future: asyncio.Future[Any]
+) -> bool:
+    """Settle ``future`` with the record's payload when its clip is passed through as it is
+    (``prepare.pass_through``); False when it must be decoded."""
+    encoded = getattr(record.audio, "encoded", None)
+    if encoded is None or record.turns:
+        return False
+    try:
+        data, path, _ = encoded()
+        prepared = pass_through(data, path, cut)
+        if prepared is None:
+            return False
+        if spec is not None:
+            prepared = replace(prepared, bodies=spec.bodies(prepared.wavs))
+    except Exception as exc:  # noqa: BLE001 - the record's own failure
+        future.set_exception(exc)
+        return True
+    future.set_result((prepared, None))
+    return True
+
+
+def _settle(futures: list[asyncio.Future[Any]], task: asyncio.Future[Any]) -> None:
+    """Hand each record's future its part of a prepared batch (or the batch's failure)."""
+    if task.cancelled():
+        for future in futures:
+            future.cancel()
+        return
+    failure = task.exception()
+    results = [failure] * len(futures) if failure is not None else task.result()
+    for future, result in zip(futures, results, strict=True):
+        if future.done():
+            continue
+        if isinstance(result, BaseException):
+            future.set_exception(result)
+        else:
+            future.set_result(result)
+
+
+def _prepare_batch(
+    batch: list[tuple[Record, Cut, BodySpec | None]],
+) -> list[tuple[Prepared, list[Audio] | None] | BaseException]:
+    """``_prepare_here`` of each record (one thread hop for the batch); a record that fails
+    gets its exception."""
+    out: list[tuple[Prepared, list[Audio] | None] | BaseException] = []
+    for record, cut, spec in batch:
+        try:
+            out.append(_prepare_here(record, cut, spec))
+        except Exception as exc:  # noqa: BLE001 - handed to the record's future
+            out.append(exc)
+    return out
 
 
 def _prepare_turns(record: Record, cut: Cut) -> Prepared:
@@ -268,6 +335,8 @@ class Engine:
         self._payload_bytes: dict[PayloadKey, int] = {}
         self._payload_total = 0
         self._share_payloads = len({job.model.name for job in plan.jobs}) > 1
+        self._preparing: set[asyncio.Future[Any]] = set()
+        """Batches being prepared in a thread (kept referenced till done)."""
         self.pool: WorkerPool | None = None
         """Worker processes preparing clips and scoring, for runs of ``POOL_MIN_RECORDS`` or more."""
         self._generations: dict[int, tuple[Any, dict[str, Any]]] = {}
@@ -337,11 +406,18 @@ class Engine:
         queue: asyncio.Queue[Item | None] = asyncio.Queue(maxsize=min(2 * width, LOOKAHEAD))
 
         async def produce() -> None:
+            batch: list[tuple[Job, Record]] = []
+            size = max(1, min(PREPARE_BATCH, width))
             for job in jobs:
                 for record in job.records:
                     if (job.task.name, model.name, record.id) not in self.done:
-                        ready = self._prepare(job, record, endpoints[0][0])
-                        await queue.put((job, record, ready))
+                        batch.append((job, record))
+                    if len(batch) >= size:
+                        for item in self._prepare(batch, endpoints[0][0]):
+                            await queue.put(item)
+                        batch = []
+            for item in self._prepare(batch, endpoints[0][0]):
+                await queue.put(item)
             for _ in range(width):
                 await queue.put(None)
 
@@ -359,38 +435,57 @@ class Engine:
             for client, _ in endpoints:
                 await client.aclose()
 
-    def _prepare(
-        self, job: Job, record: Record, client: EndpointClient
-    ) -> asyncio.Future[tuple[Prepared, list[Audio] | None]]:
-        """The record's payloads, being prepared: shared by every model that sends the record
-        the same way (a multi-model run decodes and resamples each record's clip once)."""
-        cut = task_cut(job)
-        # Chat requests carry only the WAV: the workers prepare them, and the audio pieces
-        # are read back from it. Other models get the pieces as cut (float samples).
-        encoded = getattr(record.audio, "encoded", None)
-        pooled = self._pool_ready and job.api == "chat" and encoded is not None
-        pooled = pooled and not record.turns  # a conversation's clips are prepared here
-        # The workers also encode the request bodies, for a client that takes them.
-        # Per-chunk prompts differ from the template's: the client encodes those bodies itself.
-        own_prompts = job.spec.long_audio.chunk_prompt is not None
-        builder = getattr(client, "body_builder", None) if pooled and not own_prompts else None
-        spec = (
-            BodySpec(builder, client.request_of(b"", job.prompted(record)))  # type: ignore[attr-defined]
-            if builder is not None
-            else None
-        )
-        key = (id(record), cut, pooled, spec)  # the plan holds every record: ids stay unique
-        found = self._payloads.get(key)
-        if found is not None:
-            self._payloads.move_to_end(key)
-            return found
-        future = asyncio.ensure_future(self._prepare_now(record, cut, pooled, spec))
-        if not self._share_payloads:
-            return future  # one model: nobody else will send it
-        self._payloads[key] = future
-        self._payload_bytes[key] = 0
-        future.add_done_callback(lambda f, k=key: self._count_payload(k, f))
-        return future
+    def _prepare(self, batch: list[tuple[Job, Record]], client: EndpointClient) -> list[Item]:
+        """The records with their payloads being prepared (one thread hop for those prepared
+        here, the batch's): shared by every model that sends a record the same way (a
+        multi-model run decodes and resamples each record's clip once)."""
+        items: list[Item] = []
+        here: list[tuple[Record, Cut, BodySpec | None, asyncio.Future[Any]]] = []
+        loop = asyncio.get_running_loop()
+        for job, record in batch:
+            cut = task_cut(job)
+            # Chat requests carry only the WAV: the workers prepare them, and the audio pieces
+            # are read back from it. Other models get the pieces as cut (float samples).
+            encoded = getattr(record.audio, "encoded", None)
+            pooled = self._pool_ready and job.api == "chat" and encoded is not None
+            pooled = pooled and not record.turns  # a conversation's clips are prepared here
+            # The request bodies are encoded with the clip (off the loop), for a client that
+            # takes them; per-chunk prompts differ from the template's: the client encodes
+            # those bodies itself.
+            own_prompts = job.spec.long_audio.chunk_prompt is not None or bool(record.turns)
+            builder = getattr(client, "body_builder", None) if not own_prompts else None
+            spec = (
+                BodySpec(builder, client.request_of(b"", job.prompted(record)))  # type: ignore[attr-defined]
+                if builder is not None and job.api == "chat"
+                else None
+            )
+            key = (id(record), cut, pooled, spec)  # the plan holds every record: ids stay unique
+            found = self._payloads.get(key)
+            if found is not None:
+                self._payloads.move_to_end(key)
+                items.append((job, record, found))
+                continue
+            if pooled:
+                future = asyncio.ensure_future(self._prepare_pooled(record, cut, spec))
+            else:
+                future = loop.create_future()
+                here.append((record, cut, spec, future))
+            items.append((job, record, future))
+            if self._share_payloads:  # else one model: nobody else will send it
+                self._payloads[key] = future
+                self._payload_bytes[key] = 0
+                future.add_done_callback(lambda f, k=key: self._count_payload(k, f))
+        # A clip passed through (its source bytes are what is sent) is ready here at once;
+        # one to decode goes to a thread with the batch's others. (Preparing every clip in a
+        # thread made the loop wait for the GIL at each socket call: half the rate.)
+        here = [item for item in here if not _passed_through(*item)]
+        if here:
+            work = [(r, c, s) for r, c, s, _ in here]
+            task = asyncio.ensure_future(asyncio.to_thread(_prepare_batch, work))  # noqa: RUF006
+            self._preparing.add(task)
+            task.add_done_callback(self._preparing.discard)
+            task.add_done_callback(lambda t: _settle([f for *_, f in here], t))
+        return items
 
     async def _start_pool(self, pool: WorkerPool) -> None:
         try:
@@ -419,18 +514,17 @@ class Engine:
             self._payloads.pop(oldest)
             self._payload_total -= self._payload_bytes.pop(oldest)
 
-    async def _prepare_now(
-        self, record: Record, cut: Cut, pooled: bool, spec: BodySpec | None
+    async def _prepare_pooled(
+        self, record: Record, cut: Cut, spec: BodySpec | None
     ) -> tuple[Prepared, list[Audio] | None]:
-        if pooled:
-            assert self.pool is not None
-            try:
-                prepared = await self.pool.prepare(*record.audio.encoded(), cut, spec)  # type: ignore[attr-defined]
-                return prepared, None  # read back from the WAVs for clients that want samples
-            except WorkerLost:
-                pass  # the worker is gone: prepared here, as a small run's clips are
+        assert self.pool is not None
+        try:
+            prepared = await self.pool.prepare(*record.audio.encoded(), cut, spec)  # type: ignore[attr-defined]
+            return prepared, None  # read back from the WAVs for clients that want samples
+        except WorkerLost:
+            pass  # the worker is gone: prepared here, as a small run's clips are
         # Decoding, soxr and hashing release the GIL: in a thread they use another core.
-        return await asyncio.to_thread(_prepare_here, record, cut)
+        return await asyncio.to_thread(_prepare_here, record, cut, spec)
 
     def _key(
         self,
