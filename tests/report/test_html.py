@@ -59,12 +59,12 @@ async def test_audio_run_page_has_every_turn_with_players_and_plots(audio_run: P
     records = RunDirectory(audio_run).turns()
     turns = page.find("details", class_="turn")
     assert [t.attrs["data-turn"] for t in turns] == [r.turn for r in records] and len(turns) == 4
-    # Two players per turn (user, agent), each a time range of the recording beside the page.
+    # Two players per turn (user, agent), each a time range of the recording cut beside it.
     players = page.find("audio")
     assert len(players) == 8
     files = player_files(page, audio_run)
-    assert all(f == audio_run / "conversation.wav" and f.is_file() for f in files)
-    starts = [float(p.attrs["src"].split("#t=")[1].split(",")[0]) for p in players]
+    assert all(f.parent == audio_run / "clips" and f.is_file() for f in files)
+    starts = [float(f.stem.rsplit("_", 1)[1].split("-")[0]) for f in files]
     assert starts == sorted(starts)  # user then agent, turn after turn
     # The scorecard's numbers are the saved scorecard's.
     card = json.loads((audio_run / "scorecard.json").read_text())

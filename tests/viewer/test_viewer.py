@@ -47,7 +47,12 @@ def test_run_page_has_turns_and_players_and_audio_seeks(client: TestClient, runs
     assert page.status_code == 200
     first = RunDirectory(runs.paths["oracle_audio"]).turns()[0]
     assert first.user_text.split()[0] in page.text
-    assert "<audio" in page.text and "conversation.wav" in page.text
+    assert "<audio" in page.text
+    # Each turn's players play its clip, cut into the run's clips/ and served from there.
+    clip = re.search(r'src="(clips/conversation_[0-9.]+-[0-9.]+\.flac)"', page.text)
+    assert clip is not None, page.text[:2000]
+    served = client.get(f"/run/{run_id}/{clip.group(1)}")
+    assert served.status_code == 200 and served.content[:4] == b"fLaC"
     # The viewer's bar leads back to the leaderboard and the runs list.
     body = page.text[page.text.lower().index("<body") :]
     assert body.index('href="/"') < body.index("<audio") and 'href="/runs"' in body

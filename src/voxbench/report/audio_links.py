@@ -1,9 +1,11 @@
 """How a report's audio players reach their audio: a relative link, a viewer's URL, or the
 audio itself embedded as a ``data:`` URI (a mailed report then plays with nothing beside it).
 
-A time range becomes a media fragment (``conversation.wav#t=12.3,15.8``) on a link, which
-Chromium honours: the player starts at the first time and pauses at the second. Embedded, the
-range is cut out of the file and kept as mono 16 kHz FLAC (lossless; Chromium plays it), so a
+A time range is cut out of the file: linked, into ``clips/`` beside it as lossless FLAC at
+the file's own rate and channels (``clips/conversation_12.30-15.80.flac``), so a turn's player
+scrubs that turn, not a 4-minute recording; a folder that cannot be written falls back to a
+media fragment (``conversation.wav#t=12.3,15.8``: Chromium starts there and pauses at the end,
+but its scrubber spans the whole file). Embedded, the range is kept as mono 16 kHz FLAC, so a
 long run stays mailable.
 """
 
@@ -63,6 +65,10 @@ class AudioLinks:
             return None
         if self.embed:
             return Markup(self._data_uri(file, start, end))
+        if start is not None or end is not None:
+            clip = cut_clip(file, start or 0.0, end)
+            if clip is not None:
+                file, start, end = clip, None, None
         if self.url_for is not None:
             url = self.url_for(file)
             if url is None:
@@ -90,6 +96,31 @@ class AudioLinks:
         buffer = io.BytesIO()
         sf.write(buffer, clip.samples, clip.sample_rate, subtype="PCM_16", format="FLAC")
         return "data:audio/flac;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+CLIPS_DIR = "clips"
+"""Where a linked report keeps the ranges it cut, beside the file they were cut from."""
+
+
+def cut_clip(file: Path, start: float, end: float | None) -> Path | None:
+    """``file`` between ``start`` and ``end`` seconds as ``clips/<stem>_<start>-<end>.flac``
+    beside it (made once; remade when the file is newer), or None when it cannot be written."""
+    start = max(start, 0.0)
+    span = f"{start:.2f}-{end:.2f}" if end is not None else f"{start:.2f}-end"
+    clip = file.parent / CLIPS_DIR / f"{file.stem}_{span}.flac"
+    try:
+        if clip.is_file() and clip.stat().st_mtime >= file.stat().st_mtime:
+            return clip
+        audio = read_wav_span(file, start, end)
+        if not audio.frames:
+            return None
+        clip.parent.mkdir(exist_ok=True)
+        partial = clip.with_name(f".{clip.name}.{os.getpid()}.part")
+        sf.write(partial, audio.samples, audio.sample_rate, subtype="PCM_16", format="FLAC")
+        os.replace(partial, clip)  # a reader never sees half a clip
+    except (OSError, sf.LibsndfileError, RuntimeError):
+        return None
+    return clip
 
 
 def _fragment(start: float | None, end: float | None) -> str:
