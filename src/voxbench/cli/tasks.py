@@ -155,7 +155,6 @@ def run_command(
     ),
 ) -> None:
     """Run models × tasks × metrics; write runs/tasks/<timestamp>_<id>/ and print the table."""
-    from voxbench.scale.executors import make_executor
     from voxbench.tasks.config import DEFAULT_CONFIG_TEXT, load_config, parse_config
     from voxbench.tasks.run import find_run, run_tasks
 
@@ -166,13 +165,16 @@ def run_command(
             field="--dataset-dir",
         )
     sharded = None
-    chosen = make_executor(executor, ray_address=ray_address)
-    if chosen.name == "ray":
-        from voxbench.scale.ray_executor import RayExecutor
-        from voxbench.scale.task_shards import ray_shards
+    if executor != "local" or ray_address:  # a local run needs none of scale's imports (~1 s)
+        from voxbench.scale.executors import make_executor
 
-        assert isinstance(chosen, RayExecutor)
-        sharded = ray_shards(chosen)
+        chosen = make_executor(executor, ray_address=ray_address)
+        if chosen.name == "ray":
+            from voxbench.scale.ray_executor import RayExecutor
+            from voxbench.scale.task_shards import ray_shards
+
+            assert isinstance(chosen, RayExecutor)
+            sharded = ray_shards(chosen)
     if resume is not None:
         resume = find_run(str(resume)).path
         parsed, text = None, ""
@@ -418,12 +420,15 @@ def import_config_command(
     import os
 
     from voxbench.core.errors import ConfigError
-    from voxbench.importers.au_harness import import_au_harness
+    from voxbench.importers.au_harness import import_au_harness, is_task_file
 
     if source != "au-harness":
         raise ConfigError(
             f"unknown config source {source!r}", field="SOURCE", expected="au-harness"
         )
+    if is_task_file(config):
+        _import_task_file(config, output)
+        return
     imported = import_au_harness(config, tasks_dirs=list(tasks_dir))
     if tasks_dir:
         base = (output or Path("eval.yaml")).resolve().parent
@@ -440,6 +445,30 @@ def import_config_command(
     output.write_text(text, encoding="utf-8")
     ready = "" if imported.runnable else " (no task or model mapped: edit it before running)"
     report.print(f"wrote {escape(str(output))}{ready}", highlight=False, soft_wrap=True)
+
+
+def _import_task_file(source: Path, output: Path | None) -> None:
+    """An AU-Harness task file → a voxbench task file (``--out`` a file or a folder)."""
+    from voxbench.importers.au_harness import import_au_harness_task
+
+    imported = import_au_harness_task(source)
+    report = make_console(stderr=output is None)
+    for line in imported.report_lines():
+        report.print(escape(line), highlight=False, soft_wrap=True)
+    text = imported.yaml_text(source)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    target = output / imported.file_name if output.is_dir() else output
+    target.write_text(text, encoding="utf-8")
+    report.print(f"wrote {escape(str(target))}", highlight=False, soft_wrap=True)
+    if target.stem != imported.name:
+        report.print(
+            f"note: the task is called {escape(target.stem)} there (a task is named by its "
+            f"file); name the file {escape(imported.file_name)} to keep {escape(imported.name)}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _inference_text(phase: Any) -> str:

@@ -23,8 +23,9 @@ from voxbench.core.yamlfile import read_yaml, validate
 from voxbench.importers import au_harness_names as names
 from voxbench.metrics.registry import METRICS
 from voxbench.providers.registry import Role, find_provider
+from voxbench.tasks import au_harness as au_tasks
 from voxbench.tasks.config import EvalConfig
-from voxbench.tasks.spec import TaskRegistry
+from voxbench.tasks.spec import TaskRegistry, TaskSpec
 
 _ENV_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
 PLACEHOLDER_TOKENS = frozenset({"empty", "none", "null", "dummy", "not-needed", "no-key", "-"})
@@ -90,6 +91,59 @@ def import_au_harness(path: Path, *, tasks_dirs: list[Path] | None = None) -> Im
     if not isinstance(data, dict):
         raise ConfigError("an AU-Harness config must be a mapping of keys", file=path)
     return _Converter(data, TaskRegistry(tasks_dirs or [])).convert()
+
+
+def is_task_file(path: Path) -> bool:
+    """Whether ``path`` holds an AU-Harness *task* (``task_name``), not a run config."""
+    data = read_yaml(path)
+    return au_tasks.is_au_harness(data) and bool(data.get(au_tasks.TASK_KEY))
+
+
+@dataclass
+class ImportedTask:
+    """An AU-Harness task file as a voxbench task file (``TaskSpec`` mapping) and its notes."""
+
+    name: str
+    spec: dict[str, Any]
+    notes: list[str]
+
+    @property
+    def file_name(self) -> str:
+        """What the file must be called: a voxbench task is named by its file's stem."""
+        return f"{self.name}.yaml"
+
+    def report_lines(self) -> list[str]:
+        """What differs from the AU-Harness task, one line each."""
+        return [
+            f"Task {self.name} → {self.file_name} (put it in a folder named in tasks_dirs)",
+            f"Behaves differently in voxbench ({len(self.notes)}):",
+            *(f"  {note}" for note in self.notes),
+        ]
+
+    def yaml_text(self, source: Path) -> str:
+        """The task file: a header, the notes as comments, the spec."""
+        head = [
+            f"# Converted from the AU-Harness task {source.name} by",
+            "# `voxbench tasks import-config au-harness`.",
+            *(f"#   {line}" for line in self.report_lines()),
+        ]
+        body = yaml.safe_dump(self.spec, sort_keys=False, allow_unicode=True, width=100)
+        return "\n".join(head) + "\n" + body
+
+
+def import_au_harness_task(path: Path) -> ImportedTask:
+    """Convert a user's own AU-Harness task file (its ``extends`` resolved from its folder);
+    ``ConfigError`` with the reason when it has no voxbench equivalent."""
+    found = au_tasks.convert(path, path.parent)
+    if found is None:
+        raise ConfigError("an AU-Harness base file, not a task (no task_name)", file=path)
+    if found.spec is None:
+        raise ConfigError(
+            f"the AU-Harness task {found.name!r} has no voxbench equivalent: {found.reason}",
+            file=path,
+        )
+    validate(TaskSpec, found.spec, file=path, what="converted AU-Harness task")
+    return ImportedTask(found.name, found.spec, found.notes)
 
 
 def env_ref(text: str) -> str:
@@ -159,7 +213,8 @@ class _Converter:
             return []
         noted = names.task_candidates_noted(name)
         candidates = tuple(c for c, _ in noted)
-        for candidate, caveat in (*noted, (name, "")):
+        # The task of that very name first (an AU-Harness tasks folder given: the user's own).
+        for candidate, caveat in ((name, ""), *noted):
             if candidate in known_tasks:
                 if caveat:
                     self.note(f"{name} → {candidate}: {caveat}")
