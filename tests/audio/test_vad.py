@@ -7,7 +7,14 @@ import pytest
 
 from tests.audio.conftest import trimmed
 from voxbench.audio.espeak import espeak_synthesize
-from voxbench.audio.vad import FRAME_SECONDS, SileroVAD, SpeechSegment, detect_speech
+from voxbench.audio.vad import (
+    FRAME_SECONDS,
+    VAD_RATE,
+    SileroVAD,
+    SpeechSegment,
+    _model,
+    detect_speech,
+)
 from voxbench.audio.wav import Audio, concatenate
 
 TOLERANCE_S = 0.030
@@ -80,6 +87,21 @@ def test_probabilities_per_32_ms_frame(spoken_with_gaps):
     start, end = truth[0]
     assert probs[int(start / frame) + 2 : int(end / frame) - 2].mean() > 0.7
     assert probs[: int(0.6 / frame)].max() < 0.1
+
+
+@pytest.mark.parametrize("batch", [7, 512, 4096])
+def test_batched_windows_give_the_per_frame_probabilities_and_segments(spoken_with_gaps, batch):
+    """Windows scored many per model call (the recurrent state carried between calls) are the
+    plain path's, one window per call, to 1e-5; the speech found is the same."""
+    audio, _ = spoken_with_gaps
+    long = concatenate([audio] * 3).resampled(VAD_RATE).samples[:-100]  # a ragged last window
+    model = _model()
+    plain = model.probabilities(long, batch=1)
+    batched = model.probabilities(long, batch=batch)
+    assert batched.shape == plain.shape == (-(-len(long) // 512),)
+    np.testing.assert_allclose(batched, plain, atol=1e-5, rtol=0)
+    vad = SileroVAD()
+    assert vad._frame_segments(batched) == vad._frame_segments(plain)
 
 
 def test_min_speech_drops_short_bursts_and_thresholds_are_checked():
