@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ from botocore.eventstream import EventStreamBuffer
 
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
 from voxbench.core.benchmark import Benchmark
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, PrerequisiteError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -266,3 +267,13 @@ def test_options_and_the_text_pipeline_are_checked(aws: None) -> None:
         check_target_options(TARGET, {"turn_detection": "server_vad"})
     with pytest.raises(ConfigError, match="no text pipeline"):
         route_target(f"bedrock/{MODEL}", {"pipeline": "text"})
+
+
+async def test_without_h2_the_error_names_the_extra(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("h2", "h2.config", "h2.connection", "h2.events"):
+        monkeypatch.setitem(sys.modules, name, None)  # import h2 now fails
+    session = resolve_target(TARGET, base_url="http://127.0.0.1:1")()
+    with pytest.raises(PrerequisiteError, match=r'pip install "voxbench\[nova-sonic\]"'):
+        await session.start(SessionSetup(system_prompt="x"))

@@ -576,7 +576,9 @@ class NovaSonicSession(Session):
                 self.emit(Interrupted())
             return
         if event.role == "USER" or (start is not None and start.role == "USER"):
-            if event.content:
+            last = self._history[-1] if self._history else None
+            typed = last is not None and last.role == "user" and last.text == event.content
+            if event.content and not typed:  # a typed turn may come back as USER text
                 self._history.append(HistoryMessage(role="user", text=event.content))
                 self.emit(UserTranscript(text=event.content))
             return
