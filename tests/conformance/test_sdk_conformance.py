@@ -151,6 +151,39 @@ def test_anthropic_requests_are_checked_whole_sampling_fields_included() -> None
     assert sdk.check_anthropic_request({"model": "claude-sonnet-4-5", **base, "thinking": thinking})
 
 
+def test_realtime_server_events_are_checked_whole_known_gaps_excused_by_shape() -> None:
+    session = {"type": "realtime", "object": "realtime.session", "id": "sess_1"}
+    updated = {"type": "session.updated", "event_id": "e1", "session": session}
+    assert sdk.check_openai_realtime_server(updated) == []
+    # A documented gap excuses the field only in the reference's shape; the rest is checked.
+    wrong = {**updated, "session": {**session, "object": "realtime.conversation"}}
+    assert sdk.check_openai_realtime_server(wrong) == ["unknown field session.object"]
+    mode = {**updated, "session": {**session, "output_modalities": ["video"]}}
+    assert sdk.check_openai_realtime_server(mode)
+    partial = {
+        "type": "conversation.item.input_audio_transcription.completed",
+        "event_id": "e2",
+        "item_id": "i",
+        "content_index": 0,
+        "transcript": "hi",
+        "status": "in_progress",
+    }
+    assert sdk.check_xai_realtime_server(partial) == []
+    assert sdk.check_xai_realtime_server({**partial, "content_index": "zero"})
+    assert sdk.check_xai_realtime_server({**partial, "status": "done"})
+
+
+def test_xai_client_sessions_are_checked_against_xais_documented_parameters() -> None:
+    documented = {"voice": "Ara", "instructions": "x", "turn_detection": {"type": None}}
+    update = {"type": "session.update", "session": documented}
+    assert sdk.check_xai_realtime_client(update) == []
+    transcription = {"audio": {"input": {"transcription": {"model": "gpt-4o-mini-transcribe"}}}}
+    assert sdk.check_xai_realtime_client({**update, "session": documented | transcription}) == [
+        "undocumented field session.audio.input.transcription"
+    ]
+    assert sdk.check_xai_realtime_client({**update, "session": {"type": "realtime"}})
+
+
 SETUP = SessionSetup(
     system_prompt="Be brief.",
     tools=[
