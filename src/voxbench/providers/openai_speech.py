@@ -114,6 +114,11 @@ class OpenAISpeech:
             f"TTS with {self.name}", api_key, base_url, timeout, http_client
         )
 
+    @property
+    def base_url(self) -> str:
+        """The server synthesis is asked of (``…/v1``)."""
+        return self._api.base_url
+
     def synthesize(self, text: str, voice: str | None = None) -> Audio:
         """Speak ``text``; raises ``ProviderError`` on an HTTP failure."""
         body: dict[str, Any] = {
@@ -161,6 +166,11 @@ class OpenAITranscription:
             http_client,
             max_connections,
         )
+
+    @property
+    def base_url(self) -> str:
+        """The server transcription is asked of (``…/v1``)."""
+        return self._api.base_url
 
     def transcribe(self, audio: Audio) -> Transcript:
         """Text (and word timings with whisper-1) of ``audio``."""

@@ -182,12 +182,36 @@ def _is_local(stt: ASREngine | None) -> bool:
     return stt is None or stt.name.startswith("local/")
 
 
+CASCADE_OPTIONS = ("stt", "tts", "voice", "stt_base_url", "tts_base_url")
+"""The cascade's own options; the rest go to the text target inside it."""
+
+
 def build_cascade(inner: Session, options: dict[str, Any]) -> CascadeSession:
-    """Wrap a text session with the STT and TTS named in ``options``."""
+    """Wrap a text session with the STT and TTS named in ``options``. ``stt_base_url`` /
+    ``tts_base_url`` point a hosted engine at another server (``--base-url`` is the text
+    model's: an LLM on vLLM often sits beside a transcription model somewhere else)."""
     stt_name = options.get("stt", DEFAULT_STT)
-    stt = None if stt_name in (None, "none") else get_asr(str(stt_name))
-    tts = get_tts(str(options.get("tts", DEFAULT_TTS)))
+    stt = (
+        None
+        if stt_name in (None, "none")
+        else get_asr(str(stt_name), **_endpoint(options, "stt_base_url", str(stt_name)))
+    )
+    tts_name = str(options.get("tts", DEFAULT_TTS))
+    tts = get_tts(tts_name, **_endpoint(options, "tts_base_url", tts_name))
     return CascadeSession(inner, stt, tts, voice=options.get("voice"))
+
+
+def _endpoint(options: dict[str, Any], key: str, engine: str) -> dict[str, str]:
+    url = options.get(key)
+    if not url:
+        return {}
+    if engine.startswith("local/"):
+        raise ConfigError(
+            f"{engine} runs on this machine: it has no server for {key} to point at",
+            field=f"target_options.{key}",
+            expected=f"a hosted engine (e.g. {key[:3]}=openai/...) or no {key}",
+        )
+    return {"base_url": str(url)}
 
 
 def _cascade(context: TargetContext) -> Session:
@@ -201,7 +225,7 @@ def _cascade(context: TargetContext) -> Session:
         context.model,
         benchmark=context.benchmark,
         base_url=context.base_url,
-        options={k: v for k, v in context.options.items() if k not in ("stt", "tts", "voice")},
+        options={k: v for k, v in context.options.items() if k not in CASCADE_OPTIONS},
     )
     return build_cascade(inner_factory(), context.options)
 
@@ -210,7 +234,8 @@ register_provider(
     TargetProvider(
         name="cascade",
         factory=_cascade,
-        description="STT → any text target → TTS as one speech agent (options: stt, tts, voice)",
+        description="STT → any text target → TTS as one speech agent "
+        "(options: stt, tts, voice, stt_base_url, tts_base_url)",
         kind="cascade",
         models=("local/baseline", "local/oracle", "<any text target>"),
     ),

@@ -92,7 +92,7 @@ ENTRY_POINT_GROUP = "voxbench.targets"
 KNOWN_TARGET_OPTIONS = frozenset(
     {
         # routing and the audio-mode cascade around a text target
-        "pipeline", "stt", "tts", "voice",
+        "pipeline", "stt", "tts", "voice", "stt_base_url", "tts_base_url",
         # connection plumbing shared by the HTTP and websocket sessions
         "api_key", "api_version", "timeout", "connect_timeout", "region",
         # chat and completion requests (passed through to the provider's body)
