@@ -1,26 +1,32 @@
 """Throughput of ``voxbench tasks`` against a fake OpenAI-compatible endpoint.
 
 A minimal endpoint (its own process, so its CPU is not the client's) answers every
-``/chat/completions`` after L ms and counts the most requests it had in flight at once
-(``GET /stats``). At each (C, L) point the script runs, on the same records (1 s 22.05 kHz
-clips, varied references):
+``/chat/completions`` after L ms and reports (``GET /stats``) the most requests it had in
+flight at once and its idle share: the part of its C slots left empty between the first
+request and the last answer. At each (C, L) point and dataset shape the script runs, on the
+same records (50 distinct 16 kHz clips, varied references):
 
 - the leanest client: C kept-alive HTTP/1.1 connections on asyncio streams, one pre-built
-  request body, the reply read by its content-length — what the endpoint allows at all
-  (``--httpx`` adds the older baseline: keep-alive httpx clients of 8 connections each);
-- ``run_tasks`` with ``max_concurrency: C``: the whole path — manifest, audio hashing for the
-  cache key, decoding, soxr resampling 22.05 → 16 kHz, WAV + base64 encoding, the cache,
+  request body (the first clip), the reply read by its content-length — what the endpoint
+  allows at all (``--httpx`` adds the older baseline: keep-alive httpx clients of 8 each);
+- ``run_tasks`` with ``max_concurrency: C``: the whole path — opening the dataset, reading
+  each clip, its WAV (passed through when the source already is 16 kHz mono PCM16, else
+  decoded, resampled and encoded), hashing for the cache key, the request body, the cache,
   retries policy, WER scoring, records.jsonl, scores with intervals, report.
 
-It prints each rate, ours ÷ lean, the fake's peak in flight for each, and each client's CPU
-time per record (ms): on its event loop's thread (``time.thread_time``), and in all (``tot``:
-every thread of the process plus, for ours, the worker processes that prepare clips and score
-replies; the endpoint's CPU is in neither). On a busy machine the throughputs follow the share
-of the cores each run got, while the CPU per record still says where a CPU-bound client would
-stand. Figures, not assertions.
+The shapes (``--shapes``) are those users have: ``parquet-wav`` and ``parquet-flac`` (the
+Hub's layout, audio bytes embedded), ``hf-disk`` (``save_to_disk``; needs ``datasets`` to
+write it), ``wav`` (a manifest beside WAV files), ``long`` (20 s clips in parquet) and
+``wav22k`` (1 s 22.05 kHz files, resampled: the older synthetic set).
 
-    python bench/tasks_throughput.py [--points 8:200,32:200,64:50,256:50] [--records N]
-        [--pool auto,on,off]
+It prints each rate, ours ÷ lean, each client's peak in flight and idle share at the fake,
+and each client's CPU time per record (ms): on its event loop's thread (``time.thread_time``),
+and in all (``tot``: every thread of the process plus, for ours, the worker processes). On a
+busy machine the throughputs follow the share of the cores each run got: compare the ratio
+measured in one run. Figures, not assertions.
+
+    python bench/tasks_throughput.py [--points 8:200,64:50,256:50] [--records N]
+        [--shapes parquet-wav,...] [--pool auto,on,off]
 
 ``--records`` fixes N at every point (default: about ``--seconds`` of the ideal rate);
 ``--pool`` runs ours once per mode given: ``auto`` (the engine's own threshold,
@@ -58,15 +64,31 @@ REPLY = json.dumps(
 
 
 async def _serve(latency_s: float) -> None:
-    stats = {"in_flight": 0, "peak": 0, "requests": 0}
+    stats: dict[str, float] = {"in_flight": 0, "peak": 0, "requests": 0}
+    clock = {"first": 0.0, "last": 0.0, "busy": 0.0, "at": 0.0, "first_wall": 0.0}
+    loop = asyncio.get_running_loop()
+
+    def moved(step: int) -> None:
+        """Integrate in-flight requests over time (request-seconds) as the count moves."""
+        now = loop.time()
+        if stats["requests"] == 1 and step > 0 and not clock["first"]:
+            clock.update(first=now, at=now, busy=0.0, first_wall=time.time())
+        clock["busy"] += stats["in_flight"] * (now - clock["at"])
+        clock["at"] = clock["last"] = now
+        stats["in_flight"] += step
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 if head.startswith(b"GET /stats"):  # the most in flight since the last read
-                    body = json.dumps(stats).encode()
+                    seconds = clock["last"] - clock["first"]
+                    body = json.dumps(
+                        {**stats, "busy": clock["busy"], "seconds": seconds,
+                         "first_wall": clock.get("first_wall", 0.0)}
+                    ).encode()  # fmt: skip
                     stats.update(peak=0, requests=0)
+                    clock.update(first=0.0, busy=0.0)
                     writer.write(
                         b"HTTP/1.1 200 OK\r\ncontent-length: "
                         + str(len(body)).encode()
@@ -81,10 +103,10 @@ async def _serve(latency_s: float) -> None:
                         length = int(line.split(b":", 1)[1])
                 await reader.readexactly(length)
                 stats["requests"] += 1
-                stats["in_flight"] += 1
+                moved(+1)
                 stats["peak"] = max(stats["peak"], stats["in_flight"])
                 await asyncio.sleep(latency_s)
-                stats["in_flight"] -= 1
+                moved(-1)
                 writer.write(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                     b"content-length: " + str(len(REPLY)).encode() + b"\r\n\r\n" + REPLY
@@ -98,22 +120,79 @@ async def _serve(latency_s: float) -> None:
     await server.serve_forever()
 
 
-def _make_dataset(folder: Path, records: int) -> None:
+SHAPES = {
+    "parquet-wav": ("parquet", "WAV", 16000, 1.5),
+    "parquet-flac": ("parquet", "FLAC", 16000, 1.5),
+    "hf-disk": ("hf_disk", "WAV", 16000, 1.5),
+    "wav": ("manifest", "WAV", 16000, 1.5),
+    "long": ("parquet", "WAV", 16000, 20.0),
+    "wav22k": ("manifest", "WAV", 22050, 1.0),
+}
+"""Dataset shapes: (format, audio encoding, sample rate, seconds a clip). ``long`` clips are
+sent whole (under a task's 30 s); ``wav22k`` is resampled to 16 kHz (the older synthetic set)."""
+
+
+def _make_dataset(folder: Path, records: int, shape: str = "wav") -> tuple[str, bytes]:
+    """A dataset of ``records`` rows (50 distinct clips, varied references) in ``shape``:
+    the task file's ``dataset:`` value and the first clip as the model gets it (a 16 kHz WAV)."""
+    import io
+
     import numpy as np
+    import soundfile as sf
 
-    from voxbench.audio.wav import Audio, write_wav
+    from voxbench.audio.wav import Audio
+    from voxbench.tasks.engine.prepare import wav_bytes
 
+    kind, encoding, rate, seconds = SHAPES[shape]
     folder.mkdir(parents=True, exist_ok=True)
-    clips = 50
-    for i in range(clips):
-        t = np.arange(22050) / 22050
-        write_wav(folder / f"c{i}.wav", Audio(0.1 * np.sin(2 * np.pi * (150 + 7 * i) * t), 22050))
-    with (folder / "manifest.jsonl").open("w") as f:
-        for i in range(records):  # varied references: none is normalised from a cache
-            words = " ".join(WORDS[(i * 7 + k * 13) % len(WORDS)] for k in range(5 + i % 4))
-            f.write(
-                json.dumps({"id": f"r{i}", "audio": f"c{i % clips}.wav", "reference": words}) + "\n"
-            )
+    clips = []
+    for i in range(50):
+        t = np.arange(int(rate * seconds)) / rate
+        samples = (0.1 * np.sin(2 * np.pi * (150 + 7 * i) * t)).astype(np.float32)
+        buffer = io.BytesIO()
+        sf.write(buffer, samples, rate, format=encoding, subtype="PCM_16")
+        clips.append(buffer.getvalue())
+    first = wav_bytes(
+        Audio(sf.read(io.BytesIO(clips[0]), dtype="float32")[0], rate).resampled(16000)
+    )
+    references = [
+        " ".join(WORDS[(i * 7 + k * 13) % len(WORDS)] for k in range(5 + i % 4))
+        for i in range(records)
+    ]  # varied references: none is normalised from a cache
+    if kind == "manifest":
+        for i, clip in enumerate(clips):
+            (folder / f"c{i}.wav").write_bytes(clip)
+        with (folder / "manifest.jsonl").open("w") as f:
+            for i in range(records):
+                row = {"id": f"r{i}", "audio": f"c{i % 50}.wav", "reference": references[i]}
+                f.write(json.dumps(row) + "\n")
+        return f"{{path: '{folder}'}}", first
+    import pyarrow as pa
+
+    table = pa.table(
+        {
+            "id": [f"r{i}" for i in range(records)],
+            "audio": [{"bytes": clips[i % 50], "path": f"c{i % 50}.x"} for i in range(records)],
+            "reference": references,
+        }
+    )
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        (folder / "data").mkdir(exist_ok=True)
+        pq.write_table(table, folder / "data" / "test-00000-of-00001.parquet", row_group_size=256)
+    else:  # save_to_disk's layout, as ``datasets`` writes it
+        import datasets
+
+        features = datasets.Features(
+            {
+                "id": datasets.Value("string"),
+                "audio": datasets.Audio(decode=False),
+                "reference": datasets.Value("string"),
+            }
+        )
+        datasets.Dataset(table).cast(features).save_to_disk(str(folder))
+    return f"{{path: '{folder}', format: {kind}}}", first
 
 
 WORDS = [
@@ -256,7 +335,7 @@ def _cpu() -> float:
 
 
 def _ours(
-    url: str, concurrency: int, root: Path, data: Path, pool: str = "auto"
+    url: str, concurrency: int, root: Path, dataset: str, pool: str = "auto"
 ) -> tuple[float, float, float, int]:
     from voxbench.tasks.config import parse_config
     from voxbench.tasks.engine import work_queue
@@ -269,7 +348,7 @@ def _ours(
     tasks = root / "tasks" / "bench"
     tasks.mkdir(parents=True, exist_ok=True)
     (tasks / "bench_asr.yaml").write_text(
-        f"dataset: {{path: {data}}}\nprompt: {{user: 'Transcribe clip {{id}}.'}}\nmetrics: [wer]\n"
+        f"dataset: {dataset}\nprompt: {{user: 'Transcribe clip {{id}}.'}}\nmetrics: [wer]\n"
     )
     text = (
         f"models: [{{name: q, model: openai-compatible/q, base_url: '{url}', max_concurrency: {concurrency}, retries: 0}}]\n"
@@ -285,9 +364,19 @@ def _ours(
     return answered / seconds, cpu_ms, total_ms, errors
 
 
+def _idle(stats: dict[str, float], concurrency: int) -> float:
+    """The share of the fake's C slots left empty while the client ran (first request to
+    last answer): 0 when C requests were in flight all the time."""
+    seconds = stats.get("seconds") or 0.0
+    return 1 - stats["busy"] / (concurrency * seconds) if seconds > 0 else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--points", default="8:200,32:200,64:50,256:50", help="C:L_ms,...")
+    parser.add_argument("--points", default="8:200,64:50,256:50", help="C:L_ms,...")
+    parser.add_argument(
+        "--shapes", default="parquet-wav,parquet-flac,hf-disk,wav,long", help=",".join(SHAPES)
+    )
     parser.add_argument(
         "--seconds", type=float, default=3.0, help="about how long each client runs"
     )
@@ -301,8 +390,9 @@ def main() -> None:
         return
     points = [tuple(int(x) for x in p.split(":")) for p in args.points.split(",")]
     print(
-        f"{'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'lean/s':>7} {'httpx/s':>8} {'ours/s':>7}"
-        f" {'ours/lean':>9} {'peak lean':>9} {'peak ours':>9} {'lean cpu':>8} {'our cpu':>8}"
+        f"{'shape':<12} {'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'lean/s':>7}"
+        f"{' httpx/s' if args.httpx else ''} {'ours/s':>7} {'ours/lean':>9} {'peak lean':>9}"
+        f" {'peak ours':>9} {'idle lean':>9} {'idle ours':>9} {'lean cpu':>8} {'our cpu':>8}"
         f" {'lean tot':>8} {'our tot':>8} {'errors':>6} pool"
     )
     with tempfile.TemporaryDirectory() as tmp:
@@ -317,26 +407,33 @@ def main() -> None:
                 url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"  # type: ignore[union-attr]
                 ideal = concurrency / (latency_ms / 1000)
                 records = args.records or int(min(6000, max(200, ideal * args.seconds)))
-                data = root / f"data_{concurrency}_{latency_ms}"
-                _make_dataset(data, records)
-                body = _body((data / "c0.wav").read_bytes())
-                _stats(url)
-                lean, lean_cpu, lean_total = asyncio.run(_lean(url, concurrency, records, body))
-                lean_peak = _stats(url)["peak"]
-                httpx_rate = 0.0
-                if args.httpx:
-                    httpx_rate = asyncio.run(_minimal(url, concurrency, records, body))[0]
+                for shape in args.shapes.split(","):
+                    data = root / f"data_{shape}_{records}"
+                    dataset, first = _make_dataset(data, records, shape)
+                    body = _body(first)
                     _stats(url)
-                for mode in args.pool.split(","):
-                    ours, ours_cpu, ours_total, errors = _ours(url, concurrency, root, data, mode)
-                    peak = _stats(url)["peak"]
-                    print(
-                        f"{concurrency:>4} {latency_ms:>5} {records:>5} {ideal:>8.0f} {lean:>7.1f}"
-                        f" {httpx_rate:>8.1f} {ours:>7.1f} {ours / lean:>9.2f} {lean_peak:>9}"
-                        f" {peak:>9} {lean_cpu:>8.3f} {ours_cpu:>8.3f} {lean_total:>8.3f}"
-                        f" {ours_total:>8.3f} {errors:>6} {mode}",
-                        flush=True,
-                    )
+                    lean, lean_cpu, lean_total = asyncio.run(_lean(url, concurrency, records, body))
+                    seen = _stats(url)
+                    lean_peak, lean_idle = seen["peak"], _idle(seen, concurrency)
+                    httpx_rate = ""
+                    if args.httpx:
+                        rate = asyncio.run(_minimal(url, concurrency, records, body))[0]
+                        httpx_rate = f" {rate:>8.1f}"
+                        _stats(url)
+                    for mode in args.pool.split(","):
+                        ours, ours_cpu, ours_total, errors = _ours(
+                            url, concurrency, root, dataset, mode
+                        )
+                        seen = _stats(url)
+                        print(
+                            f"{shape:<12} {concurrency:>4} {latency_ms:>5} {records:>5}"
+                            f" {ideal:>8.0f} {lean:>7.1f}{httpx_rate} {ours:>7.1f}"
+                            f" {ours / lean:>9.2f} {lean_peak:>9} {seen['peak']:>9}"
+                            f" {lean_idle:>9.2f} {_idle(seen, concurrency):>9.2f}"
+                            f" {lean_cpu:>8.3f} {ours_cpu:>8.3f} {lean_total:>8.3f}"
+                            f" {ours_total:>8.3f} {errors:>6} {mode}",
+                            flush=True,
+                        )
             finally:
                 server.terminate()
                 server.wait()
