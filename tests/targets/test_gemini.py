@@ -115,3 +115,34 @@ async def test_google_api_key_is_accepted_and_missing_keys_are_named(
     session = await open_session("gemini/gemini-2.5-flash", "http://127.0.0.1:9", SETUP)
     assert session.api_key == "AIza-other"
     await session.close()
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"temperature": 5}, "target_options.temperature"),
+        ({"temperature": "hot"}, "target_options.temperature"),
+        ({"top_p": 1.5}, "target_options.top_p"),
+    ],
+)
+def test_sampling_options_outside_the_apis_range_are_refused_before_a_call(
+    options: dict[str, object], field: str
+) -> None:
+    from voxbench.core.errors import ConfigError
+    from voxbench.targets.registry import resolve_target
+
+    with pytest.raises(ConfigError) as refused:
+        resolve_target("gemini/gemini-2.5-flash", base_url="http://127.0.0.1:1", options=options)()
+    assert refused.value.field == field
+
+
+async def test_sampling_options_inside_the_range_reach_the_api() -> None:
+    async with FakeGeminiServer(ListScript([Reply(text="ok")])) as server:
+        session = await open_session(
+            "gemini/gemini-2.5-flash", server.url, SETUP, temperature=2.0, top_p=0.5
+        )
+        await session.send_user_text("hi")
+        await session.end_user_turn()
+        await drain_turn(session)
+        await session.close()
+    assert server.requests[0].json()["generationConfig"] == {"temperature": 2.0, "topP": 0.5}

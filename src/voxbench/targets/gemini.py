@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from voxbench.core.errors import ConfigError
 from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallRequested, Usage
 from voxbench.core.session import Session
 from voxbench.providers.gemini import DEFAULT_MODEL, KEY_VARS, gemini_base_url
@@ -203,9 +204,30 @@ def render_contents(conversation: list[ChatMessage]) -> list[dict[str, Any]]:
     return out
 
 
+OPTION_RANGES = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
+"""The API's ranges for ``generationConfig.temperature`` / ``topP`` (v1beta reference); a
+value outside is a 400 ``INVALID_ARGUMENT`` on every call, so it is refused up front."""
+
+
+def check_option_ranges(model: str, options: dict[str, Any]) -> None:
+    """Refuse a sampling option the API would refuse, naming the option."""
+    for key, (low, high) in OPTION_RANGES.items():
+        if key not in options:
+            continue
+        value = options[key]
+        number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        if number is None or not low <= number <= high:
+            raise ConfigError(
+                f"gemini/{model}: {key} {value!r} is outside the Gemini API's range",
+                field=f"target_options.{key}",
+                expected=f"a number in [{low}, {high}]",
+            )
+
+
 def _gemini(context: TargetContext) -> Session:
     base_url = gemini_base_url(context.base_url)
     model = context.model or DEFAULT_MODEL
+    check_option_ranges(model, context.options)
     return GeminiSession(
         model, base_url=base_url, options=context.options, target_name=f"gemini/{model}"
     )
