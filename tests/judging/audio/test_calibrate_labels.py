@@ -135,3 +135,31 @@ def test_two_judges_and_their_agreement(monkeypatch, capsys, tmp_path) -> None:
     assert between["kappa_quadratic"]["value"] == 0.0
     page = (tmp_path / "two.html").read_text(encoding="utf-8")
     assert "Agreement between" in page and page.count("judge-") >= 2
+
+
+def test_manifest_class_labels(tmp_path: Path) -> None:
+    (tmp_path / "a.wav").write_bytes(b"")
+    (tmp_path / "b.wav").write_bytes(b"")
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(
+        "classes: {british: [4, 5], other: [1, 3]}\nitems:\n"
+        "  - {file: a.wav, expected: british}\n  - {file: b.wav, expected: other}\n",
+        encoding="utf-8",
+    )
+    labelled = load_labelled_set(tmp_path, accent())
+    assert labelled.classes == {"british": (4, 5), "other": (1, 3)}
+    assert labelled.items[0].expected == {"accent": "british"}
+    assert labelled.kind("accent") == "class" and labelled.class_of(3) == "other"
+    manifest.write_text(
+        "classes: {british: 5, other: [1, 4]}\nitems:\n  - {file: a.wav, expected: british}\n"
+        "  - {file: b.wav, expected: 2}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match="some labels are scores, some classes"):
+        load_labelled_set(tmp_path, accent())
+    manifest.write_text("items:\n  - {file: a.wav, expected: posh}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"items\[0\]\.expected\.accent: class 'posh'"):
+        load_labelled_set(tmp_path, accent())
+    manifest.write_text("classes: {posh: [5, 1]}\nitems:\n  - {file: a.wav, expected: 1}\n")
+    with pytest.raises(ConfigError, match=r"classes\.posh: not a score range"):
+        load_labelled_set(tmp_path, accent())

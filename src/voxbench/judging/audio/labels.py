@@ -173,6 +173,12 @@ def load_labelled_set(
     labelled = LabelledSet(directory, items, data.get("rubric"), options, known)
     if labels_csv is not None:
         _read_ratings(labelled, labels_csv, bound)
+    for criterion in {k for item in labelled.items for k in item.expected}:
+        kinds = {type(i.expected[criterion]) for i in labelled.items if criterion in i.expected}
+        if len(kinds) > 1:
+            raise ConfigError(f"{criterion}: some labels are scores, some classes",
+                              file=labels_csv or manifest, field="expected",
+                              expected="all scores or all classes per criterion")  # fmt: skip
     return labelled
 
 
