@@ -359,7 +359,7 @@ def test_a_list_of_steps_is_the_same_chain() -> None:
 _steps = st.one_of(
     st.builds(
         Noise,
-        st.sampled_from(Noise.COLORS),
+        st.sampled_from([c for c in Noise.COLORS if c != "dir"]),  # dir needs a folder
         st.floats(-20, 60, allow_nan=False).map(lambda v: round(v, 2)),
         st.sampled_from(["speech", "whole"]),
     ),
@@ -395,7 +395,8 @@ def test_spec_round_trips(steps: list) -> None:  # noqa: ANN001
         ("noise:purple@10dB", ["'purple'", "noise:white|pink|brown|babble"]),
         ("noise:pink", ["missing @value", "noise:pink"]),
         ("noise:pink@loud", ["bad number 'loud'"]),
-        ("codec:gsm", ["unknown codec 'gsm'", "codec:mulaw | codec:alaw"]),
+        ("codec:speex", ["unknown codec 'speex'", "codec:mulaw | codec:alaw"]),
+        ("codec:gsm", ["no GSM encoder", "codec:amrnb"]),
         ("codec:opus@1k", ["bitrate"]),
         ("loss:150%", ["outside 0-100"]),
         ("loss:5%,burts=3", ["unknown option burts"]),

@@ -14,6 +14,13 @@ A spec is steps joined by ``+``; each step is ``kind[:variant][@value][,key=valu
     loss:5%,burst=4          Gilbert–Elliott bursts of 4 frames on average, same loss rate
     loss:5%,conceal=repeat   a lost frame replaced by the last frame received
     reverb@0.5s              a synthetic exponential-decay room response with RT60 0.5 s
+    noise:dir@10dB,path=/data/musan/noise   noise from a folder of WAVs (MUSAN, DEMAND…) at 10 dB
+    reverb:file,path=/data/rir.wav          a measured room impulse response (a WAV)
+    codec:amrnb@12.2k        AMR-NB (4.75k-12.2k) at 8 kHz through PyAV's libopencore-amrnb
+    jitter@30ms              20 ms frames delayed by random jitter (mean 30 ms); a frame later
+                             than the jitter buffer (``buffer=``, 3× the mean) is lost
+    speed@1.1                played 10 % faster (tempo and pitch, like tape), fitted to the length
+    pitch@2st                pitch up 2 semitones, same duration (phase vocoder)
 
 ``parse_perturbations`` is the one parser; ``str()`` of what it returns is the canonical spelling
 and parses back to an equal chain. Every step keeps the audio's length and sample rate (codecs
@@ -25,6 +32,9 @@ output in any process (``key`` is e.g. the turn id, so turns differ and a resume
 same audio). The SNR of ``noise`` is measured on active speech by default: the 20 ms frames within
 ``ACTIVE_RANGE_DB`` of the loudest frame (silence between words does not dilute the speech
 level); ``on=whole`` measures it over the whole signal.
+
+A path (``path=``) may not hold spaces, commas or ``+``. GSM full rate is not offered: the
+ffmpeg bundled with PyAV decodes it but has no GSM encoder (no libgsm); AMR-NB it can encode.
 """
 
 from __future__ import annotations
@@ -34,13 +44,14 @@ import math
 import re
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from voxbench.audio.mulaw import mulaw_decode, mulaw_encode
 from voxbench.audio.resample import resample
-from voxbench.audio.wav import Audio
+from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import ConfigError
 
 FRAME_SECONDS = 0.020
@@ -202,6 +213,35 @@ def babble_noise(frames: int, rate: int, rng: np.random.Generator) -> np.ndarray
     return piece / math.sqrt(power) if power > 0 else piece
 
 
+@functools.cache
+def _noise_files(folder: str) -> tuple[str, ...]:
+    files = sorted(str(p) for p in Path(folder).rglob("*") if p.suffix.lower() in (".wav", ".flac"))
+    if not files:
+        raise ConfigError(
+            f"no .wav or .flac file under {folder}", field="perturb", expected="a noise folder"
+        )
+    return tuple(files)
+
+
+@functools.lru_cache(maxsize=64)
+def _noise_file(path: str, rate: int) -> np.ndarray:
+    audio = read_wav(path).mono()
+    return resample(audio.samples, audio.sample_rate, rate).astype(np.float64)
+
+
+def folder_noise(folder: str, frames: int, rate: int, rng: np.random.Generator) -> np.ndarray:
+    """``frames`` samples of a noise file picked from ``folder`` (sorted, so the seed picks
+    the same one on any machine), from a random place, looped, unit power."""
+    files = _noise_files(folder)
+    noise = _noise_file(files[int(rng.integers(len(files)))], rate)
+    if noise.size == 0 or frames == 0:
+        return np.zeros(frames)
+    start = int(rng.integers(noise.shape[0]))
+    piece = np.take(noise, (start + np.arange(frames)) % noise.shape[0])
+    power = float(np.mean(np.square(piece)))
+    return piece / math.sqrt(power) if power > 0 else piece
+
+
 @dataclass(frozen=True)
 class Noise:
     """Additive white, pink, brown or babble noise at ``snr_db`` against active speech or the
@@ -210,7 +250,9 @@ class Noise:
     color: str
     snr_db: float
     on: str = "speech"
-    COLORS: ClassVar[tuple[str, ...]] = ("white", "pink", "brown", "babble")
+    path: str | None = None
+    """``dir``: the folder of noise WAVs."""
+    COLORS: ClassVar[tuple[str, ...]] = ("white", "pink", "brown", "babble", "dir")
 
     def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
         x = audio.samples.astype(np.float64)
@@ -222,6 +264,9 @@ class Noise:
             return audio  # silence has no level to set noise against
         if self.color == "babble":
             noise = babble_noise(x.shape[0], audio.sample_rate, rng)
+        elif self.color == "dir":
+            assert self.path is not None
+            noise = folder_noise(self.path, x.shape[0], audio.sample_rate, rng)
         else:
             noise = colored_noise(self.color, x.shape[0], rng)
         noise *= math.sqrt(signal / 10 ** (self.snr_db / 10))
@@ -229,7 +274,8 @@ class Noise:
 
     def __str__(self) -> str:
         on = "" if self.on == "speech" else f",on={self.on}"
-        return f"noise:{self.color}@{_db(self.snr_db)}{on}"
+        path = f",path={self.path}" if self.path else ""
+        return f"noise:{self.color}@{_db(self.snr_db)}{on}{path}"
 
 
 @dataclass(frozen=True)
@@ -397,6 +443,22 @@ def loss_mask(
     return lost
 
 
+def _conceal(samples: np.ndarray, lost: np.ndarray, n: int, conceal: str) -> np.ndarray:
+    """``samples`` with each lost ``n``-sample frame replaced by zeros or by the last frame
+    received (``conceal``)."""
+    out = samples.copy()
+    last: np.ndarray | None = None
+    for i, gone in enumerate(lost):
+        piece = slice(i * n, min((i + 1) * n, samples.shape[0]))
+        if not gone:
+            last = samples[piece]
+        elif conceal == "repeat" and last is not None:
+            out[piece] = last[: piece.stop - piece.start]
+        else:
+            out[piece] = 0.0
+    return out
+
+
 @dataclass(frozen=True)
 class Loss:
     """Packet loss on 20 ms frames: random, or bursty (Gilbert–Elliott, mean burst length
@@ -415,17 +477,7 @@ class Loss:
     def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
         n = max(1, round(audio.sample_rate * FRAME_SECONDS))
         lost = self.mask(audio, rng)
-        out = audio.samples.copy()
-        last: np.ndarray | None = None
-        for i, gone in enumerate(lost):
-            piece = slice(i * n, min((i + 1) * n, audio.frames))
-            if not gone:
-                last = audio.samples[piece]
-            elif self.conceal == "repeat" and last is not None:
-                out[piece] = last[: piece.stop - piece.start]
-            else:
-                out[piece] = 0.0
-        return Audio(out, audio.sample_rate)
+        return Audio(_conceal(audio.samples, lost, n, self.conceal), audio.sample_rate)
 
     def __str__(self) -> str:
         s = f"loss:{self.percent:g}%"
@@ -469,7 +521,205 @@ class Reverb:
         return f"reverb@{self.rt60:g}s"
 
 
-Step = Noise | Gain | Clip | Band | G711 | Opus | Loss | Reverb
+def _keep_level(x: np.ndarray, wet: np.ndarray, rate: int) -> np.ndarray:
+    before, after = active_power(x, rate), active_power(wet, rate)
+    return wet * math.sqrt(before / after) if after > 0 else wet
+
+
+@dataclass(frozen=True)
+class RirFile:
+    """Reverberation by a measured room impulse response (a WAV, resampled, started at its
+    peak): the output keeps the input's length and active-speech level."""
+
+    path: str
+
+    def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
+        from scipy.signal import fftconvolve
+
+        x = audio.samples.astype(np.float64)
+        if x.size == 0:
+            return audio
+        rir = _noise_file(self.path, audio.sample_rate)
+        if rir.size == 0 or not np.any(rir):
+            raise ConfigError(f"{self.path} is silent", field="perturb", expected="an RIR WAV")
+        rir = rir[int(np.argmax(np.abs(rir))) :]
+        wet = fftconvolve(x, rir)[: x.shape[0]]
+        return Audio(_keep_level(x, wet, audio.sample_rate).astype(np.float32), audio.sample_rate)
+
+    def __str__(self) -> str:
+        return f"reverb:file,path={self.path}"
+
+
+AMR_RATE = 8_000
+AMR_FRAME = 160
+AMR_DELAY = 40
+"""Samples at 8 kHz by which an AMR-NB round trip through PyAV lags its input: measured on
+eSpeak speech (best normalised cross-correlation at every mode), checked by the tests."""
+AMR_MODES = (4750, 5150, 5900, 6700, 7400, 7950, 10200, 12200)
+
+
+def _av_round_trip(
+    pcm: np.ndarray, codec: str, rate: int, frame: int, bitrate: int, delay: int
+) -> np.ndarray:
+    """int16 ``pcm`` encoded and decoded by PyAV's ``codec`` in ``frame``-sample frames, the
+    codec's ``delay`` removed: float32 of ``pcm``'s length."""
+    import av
+
+    enc = av.CodecContext.create(codec, "w")
+    enc.sample_rate, enc.layout, enc.format, enc.bit_rate = rate, "mono", "s16", bitrate
+    enc.open()
+    dec = av.CodecContext.create(codec, "r")
+    dec.sample_rate, dec.layout, dec.format = rate, "mono", "s16"
+    dec.open()
+    padded = np.concatenate([pcm, np.zeros(delay + 2 * frame, dtype=np.int16)])
+    packets = []
+    for i in range(0, padded.shape[0] - frame + 1, frame):
+        f = av.AudioFrame.from_ndarray(
+            padded[i : i + frame].reshape(1, -1), format="s16", layout="mono"
+        )
+        f.sample_rate, f.pts = rate, i
+        packets.extend(enc.encode(f))
+    packets.extend(enc.encode(None))
+    out = [_mono_float(d.to_ndarray()) for p in packets for d in dec.decode(p)]
+    samples = np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+    return _fit(samples[delay:], pcm.shape[0])
+
+
+def amr_available() -> bool:
+    """Whether PyAV is installed with an AMR-NB encoder (libopencore-amrnb)."""
+    try:
+        import av
+    except ImportError:
+        return False
+    return "libopencore_amrnb" in av.codecs_available
+
+
+@dataclass(frozen=True)
+class Amr:
+    """AMR-NB at ``bitrate`` (one of its eight modes), 20 ms frames at 8 kHz and back."""
+
+    bitrate: int
+
+    def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
+        if not amr_available():
+            raise ConfigError(
+                "this PyAV build has no AMR-NB encoder", field="codec:amrnb", expected=None
+            )
+        rate = audio.sample_rate
+        narrow = _to_int16(resample(audio.samples, rate, AMR_RATE))
+        back = _av_round_trip(
+            narrow, "libopencore_amrnb", AMR_RATE, AMR_FRAME, self.bitrate, AMR_DELAY
+        )
+        return Audio(_fit(resample(back, AMR_RATE, rate), audio.frames), rate)
+
+    def __str__(self) -> str:
+        return f"codec:amrnb@{self.bitrate / 1000:g}k"
+
+
+@dataclass(frozen=True)
+class Jitter:
+    """Network jitter on 20 ms frames: each frame arrives late by an exponential delay of
+    mean ``mean_ms``; the jitter buffer plays it ``buffer_ms`` after it was sent, so a frame
+    later than that is lost (zeros, or the last frame played)."""
+
+    mean_ms: float
+    buffer_ms: float
+    conceal: str = "zeros"
+
+    def late(self, frames: int, rng: np.random.Generator) -> np.ndarray:
+        """Which frames arrive after the buffer's playout time."""
+        if self.mean_ms <= 0:
+            return np.zeros(frames, dtype=bool)
+        return rng.exponential(self.mean_ms, frames) > self.buffer_ms
+
+    def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
+        n = max(1, round(audio.sample_rate * FRAME_SECONDS))
+        lost = self.late(-(-audio.frames // n), rng)
+        return Audio(_conceal(audio.samples, lost, n, self.conceal), audio.sample_rate)
+
+    def __str__(self) -> str:
+        s = f"jitter@{self.mean_ms:g}ms"
+        if self.buffer_ms != 3 * self.mean_ms:
+            s += f",buffer={self.buffer_ms:g}ms"
+        if self.conceal != "zeros":
+            s += f",conceal={self.conceal}"
+        return s
+
+
+@dataclass(frozen=True)
+class Speed:
+    """Played ``factor`` times as fast (tempo and pitch together, as a tape), then fitted to
+    the clip's length: a faster clip ends in silence, a slower one is cut at the clip's end."""
+
+    factor: float
+
+    def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
+        rate = audio.sample_rate
+        played = resample(audio.samples, rate, max(1, round(rate / self.factor)))
+        return Audio(_fit(played, audio.frames), rate)
+
+    def __str__(self) -> str:
+        return f"speed@{self.factor:g}"
+
+
+def time_stretch(x: np.ndarray, ratio: float, n_fft: int = 1024) -> np.ndarray:
+    """``x`` made ``ratio`` times as long with its pitch kept (a phase vocoder)."""
+    from scipy.signal import istft, stft
+
+    hop = n_fft // 4
+    _, _, spec = stft(x, nperseg=n_fft, noverlap=n_fft - hop, boundary="zeros", padded=True)
+    steps = np.arange(0, spec.shape[1] - 1, 1 / ratio)
+    advance = np.linspace(0, np.pi * hop, spec.shape[0])
+    spec = np.concatenate([spec, np.zeros((spec.shape[0], 1))], axis=1)
+    phase = np.angle(spec[:, 0])
+    out = np.empty((spec.shape[0], steps.shape[0]), dtype=np.complex128)
+    for t, step in enumerate(steps):
+        i, frac = int(step), step - int(step)
+        left, right = spec[:, i], spec[:, i + 1]
+        out[:, t] = ((1 - frac) * np.abs(left) + frac * np.abs(right)) * np.exp(1j * phase)
+        delta = np.angle(right) - np.angle(left) - advance
+        phase += advance + delta - 2 * np.pi * np.round(delta / (2 * np.pi))
+    _, y = istft(out, nperseg=n_fft, noverlap=n_fft - hop, boundary=True)
+    return y
+
+
+@dataclass(frozen=True)
+class Pitch:
+    """Pitch moved by ``semitones`` with the duration kept (phase-vocoder stretch, then
+    resampling back to the clip's length)."""
+
+    semitones: float
+
+    def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
+        x = audio.samples.astype(np.float64)
+        if x.shape[0] < 2048 or self.semitones == 0:
+            return audio
+        factor = 2 ** (self.semitones / 12)
+        stretched = time_stretch(x, factor)
+        rate = audio.sample_rate
+        back = resample(stretched.astype(np.float32), max(1, round(rate * factor)), rate)
+        out = _fit(back, audio.frames).astype(np.float64)
+        return Audio(_keep_level(x, out, rate).astype(np.float32), rate)
+
+    def __str__(self) -> str:
+        return f"pitch@{self.semitones:g}st"  # "+" joins steps: never written
+
+
+Step = (
+    Noise
+    | Gain
+    | Clip
+    | Band
+    | G711
+    | Opus
+    | Amr
+    | Loss
+    | Jitter
+    | Reverb
+    | RirFile
+    | Speed
+    | Pitch
+)
 
 
 @dataclass(frozen=True)
@@ -498,13 +748,17 @@ class Perturbation:
 # -- the one parser ----------------------------------------------------------------------------
 
 KINDS: dict[str, str] = {
-    "noise": "noise:white|pink|brown|babble@<SNR>dB[,on=speech|whole]",
+    "noise": "noise:white|pink|brown|babble@<SNR>dB[,on=speech|whole] | "
+    "noise:dir@<SNR>dB,path=<folder of WAVs>",
     "gain": "gain@<dB>dB",
     "clip": "clip@<dBFS>dB",
     "band": "band@<low>-<high>Hz | band:telephone | band:wideband",
-    "codec": "codec:mulaw | codec:alaw | codec:opus@<kbit/s>k",
+    "codec": "codec:mulaw | codec:alaw | codec:opus@<kbit/s>k | codec:amrnb@<4.75-12.2>k",
     "loss": "loss:<percent>%[,burst=<frames>][,conceal=zeros|repeat]",
-    "reverb": "reverb@<RT60>s",
+    "jitter": "jitter@<mean>ms[,buffer=<ms>ms][,conceal=zeros|repeat]",
+    "reverb": "reverb@<RT60>s | reverb:file,path=<RIR WAV>",
+    "speed": "speed@<factor 0.5-2>",
+    "pitch": "pitch@<semitones -12..12>st",
 }
 _STEP = re.compile(
     r"^(?P<kind>[a-z0-9_]+)(?::(?P<variant>[^@,]+))?(?:@(?P<value>[^,]+))?(?P<opts>(?:,[^,]*)*)$"
@@ -569,7 +823,14 @@ def _parse_step(part: str) -> Step:
         on = take("on") or "speech"
         if on not in ("speech", "whole"):
             raise _error(part, f"bad on={on}", usage)
-        step = Noise(variant, _number(need_value(), "dB", part, usage), on)
+        folder = take("path")
+        if (variant == "dir") != (folder is not None):
+            raise _error(part, "path= goes with noise:dir (and only there)", usage)
+        if folder is not None:
+            folder = str(Path(folder).expanduser().resolve())
+            if not Path(folder).is_dir():
+                raise _error(part, f"no folder {folder}", usage)
+        step = Noise(variant, _number(need_value(), "dB", part, usage), on, folder)
     elif kind == "gain":
         no_variant()
         step = Gain(_number(need_value(), "dB", part, usage))
@@ -606,6 +867,18 @@ def _parse_step(part: str) -> Step:
             if not 6000 <= bitrate <= 510_000 or bitrate != int(bitrate):
                 raise _error(part, "Opus bitrate outside 6k-510k", usage)
             step = Opus(int(bitrate))
+        elif variant == "amrnb":
+            text = need_value().strip().lower()
+            scale = 1000 if text.endswith("k") else 1
+            bitrate = round(_number(text.removesuffix("k"), "", part, usage) * scale)
+            if bitrate not in AMR_MODES:
+                raise _error(part, "AMR-NB bitrate not one of its modes", usage)
+            step = Amr(bitrate)
+        elif variant in ("gsm", "gsm_ms"):
+            raise _error(
+                part, "PyAV's bundled ffmpeg decodes GSM but has no GSM encoder (no libgsm)",
+                "codec:amrnb@12.2k for a narrowband mobile codec",
+            )  # fmt: skip
         else:
             raise _error(part, f"unknown codec {variant!r}", usage)
     elif kind == "loss":
@@ -622,6 +895,37 @@ def _parse_step(part: str) -> Step:
         if conceal not in Loss.CONCEALMENTS:
             raise _error(part, f"bad conceal={conceal}", usage)
         step = Loss(percent, burst, conceal)
+    elif kind == "jitter":
+        no_variant()
+        mean = _number(need_value(), "ms", part, usage)
+        buffer_text = take("buffer")
+        buffer = 3 * mean if buffer_text is None else _number(buffer_text, "ms", part, usage)
+        if not 0 <= mean <= 1000 or buffer < 0:
+            raise _error(part, "jitter outside 0-1000 ms", usage)
+        conceal = take("conceal") or "zeros"
+        if conceal not in Loss.CONCEALMENTS:
+            raise _error(part, f"bad conceal={conceal}", usage)
+        step = Jitter(mean, buffer, conceal)
+    elif kind == "speed":
+        no_variant()
+        factor = _number(need_value(), "x", part, usage)
+        if not 0.5 <= factor <= 2:
+            raise _error(part, "speed outside 0.5-2", usage)
+        step = Speed(factor)
+    elif kind == "pitch":
+        no_variant()
+        semitones = _number(need_value(), "st", part, usage)
+        if not -12 <= semitones <= 12:
+            raise _error(part, "pitch outside -12..12 semitones", usage)
+        step = Pitch(semitones)
+    elif variant == "file":  # reverb from a file
+        rir = take("path")
+        if rir is None or value is not None:
+            raise _error(part, "reverb:file needs path=<RIR WAV> and no @value", usage)
+        rir = str(Path(rir).expanduser().resolve())
+        if not Path(rir).is_file():
+            raise _error(part, f"no file {rir}", usage)
+        step = RirFile(rir)
     else:  # reverb
         no_variant()
         text = need_value().strip()
