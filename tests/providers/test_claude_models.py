@@ -191,3 +191,31 @@ async def _converse(client: object, model: str) -> None:
         messages=[{"role": "user", "content": [{"text": "hi"}]}],
         inferenceConfig={"temperature": 0.0},
     )
+
+
+@pytest.mark.parametrize(
+    ("model_id", "sampling"),
+    [
+        ("anthropic/claude-opus-4.7", False),  # OpenRouter's spelling, a dot in the version
+        ("anthropic/claude-3.5-sonnet", True),
+        ("anthropic/claude-sonnet-4.5", True),
+    ],
+)
+def test_gateway_ids_with_dotted_versions_are_read(model_id: str, sampling: bool) -> None:
+    model = claude_model(model_id)
+    assert model is not None and model.sampling is sampling
+
+
+def test_an_openai_compatible_judge_leaves_temperature_out_for_a_claude_model_that_refuses_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through an OpenAI-style gateway the first request already leaves it out (before, it
+    cost a 400 and a retry per judge client)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    request = CompletionRequest(system="s", user="u", temperature=0.0)
+    refusing = make(Role.TEXT_COMPLETION, "openai-compatible/anthropic/claude-opus-4.7",
+                    base_url="http://127.0.0.1:9/v1")  # fmt: skip
+    taking = make(Role.TEXT_COMPLETION, "openai-compatible/anthropic/claude-sonnet-4.5",
+                  base_url="http://127.0.0.1:9/v1")  # fmt: skip
+    assert "temperature" not in refusing._body(request)
+    assert taking._body(request)["temperature"] == 0.0

@@ -80,7 +80,7 @@ def claude_model(model_id: str) -> ClaudeModel | None:
         return None
     family: str | None = None
     numbers: list[int] = []
-    for token in match.group(1).split("-"):
+    for token in re.split(r"[-.]", match.group(1)):  # OpenRouter spells 4.7 with a dot
         if token in FAMILIES and family is None:
             family = token
         elif token.isdigit() and len(token) <= 2 and len(numbers) < 2:

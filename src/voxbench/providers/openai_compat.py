@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 
 from voxbench.core.errors import ProviderError
+from voxbench.providers.claude_models import accepts_sampling
 from voxbench.providers.completion import (
     DEFAULT_TIMEOUT,
     AudioCompletionClient,
@@ -235,7 +236,9 @@ class OpenAITextCompletion(_ChatCompletionsClient, TextCompletionClient):
     def __init__(self, endpoint: Endpoint, **kwargs: Any) -> None:
         super().__init__(endpoint, **kwargs)
         self.json_mode = "json_schema"
-        self.send_temperature = True
+        # A Claude model behind an OpenAI-style gateway (OpenRouter's anthropic/claude-opus-4.7)
+        # refuses temperature as the Anthropic API does: left out from the first request.
+        self.send_temperature = accepts_sampling(endpoint.model)
 
     def _body(self, request: CompletionRequest) -> dict[str, Any]:
         body = self._base_body(
