@@ -65,6 +65,10 @@ _AUTH = re.compile(
     r"^AWS4-HMAC-SHA256 Credential=(?P<key>[^/]+)/(?P<day>\d{8})/(?P<region>[^/]+)/bedrock/"
     r"aws4_request, SignedHeaders=(?P<signed>[^,]+), Signature=(?P<sig>[0-9a-f]{64})$"
 )
+ENDPOINTING_SILENCE_MS = {"HIGH": 600, "MEDIUM": 1000, "LOW": 1500}
+"""The fake's end-of-turn silence per ``endpointingSensitivity`` (its own choice: the docs
+give no durations); MEDIUM when the session does not say. Shorter, a sentence pause of the
+user's synthetic voice would end the turn mid-utterance."""
 _FAULT_EXCEPTIONS = {
     "server_error": "InternalServerException",
     "rate_limit": "ThrottlingException",
@@ -398,6 +402,9 @@ class _Stream:
             if self.started:
                 raise Refused("sessionStart was already sent")
             self.started = True
+            sensitivity = body.turnDetectionConfiguration
+            level = sensitivity.endpointingSensitivity if sensitivity else "MEDIUM"
+            self.vad = EnergyVad(ev.INPUT_RATE, silence_ms=ENDPOINTING_SILENCE_MS[level])
             return
         if not self.started:
             raise Refused(f"{name} before sessionStart")

@@ -134,7 +134,7 @@ async def test_history_goes_before_audio_and_the_audio_content_stays_open(aws: N
             pcm = speech(0.6, 24000)
             for i in range(0, len(pcm), 4800):
                 await session.send_user_audio(pcm[i : i + 4800], 24000)
-            await session.send_user_audio(b"\x00\x00" * 14400, 24000)  # 0.6 s of silence
+            await session.send_user_audio(b"\x00\x00" * 28800, 24000)  # 1.2 s: MEDIUM ends the turn
             await session.end_user_turn()
             turns.append(await collect_turn(session))
         await session.close()
@@ -155,7 +155,7 @@ async def test_history_goes_before_audio_and_the_audio_content_stays_open(aws: N
         for m in server.received
         if "audioInput" in m["event"]
     )
-    assert abs(len(audio) / 2 - 2 * 1.2 * 16000) <= 64  # resampled to 16 kHz, one content
+    assert abs(len(audio) / 2 - 2 * 1.8 * 16000) <= 64  # resampled to 16 kHz, one content
     assert names(server)[-3:] == ["contentEnd", "promptEnd", "sessionEnd"]
     for events, heard, said in zip(turns, ["b", "a"], ["Sure thing.", "Done."], strict=True):
         assert [e.text for e in events if isinstance(e, UserTranscript)] == [heard]
