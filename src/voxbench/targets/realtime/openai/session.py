@@ -1,7 +1,7 @@
 """The OpenAI Realtime adapter: the GA websocket protocol mapped onto ``Session``.
 
-One base for the whole OpenAI-Realtime family; Azure OpenAI and xAI (``variants.py``) only
-change the URL and the auth header. Inputs: ``send_user_text`` adds a user message item;
+One base for the whole OpenAI-Realtime family; Azure OpenAI (``variants.py``) changes the
+URL and the auth header, xAI also the session (only the parameters xAI documents). Inputs: ``send_user_text`` adds a user message item;
 ``send_user_audio`` resamples to 24 kHz and appends; ``end_user_turn`` commits and asks for
 a response in manual mode (the benchmark default) and does nothing for audio under server
 VAD. Outputs go through one dispatch table (``_handlers``); the response/tool-call state
