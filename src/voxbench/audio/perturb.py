@@ -671,14 +671,15 @@ def time_stretch(x: np.ndarray, ratio: float, n_fft: int = 1024) -> np.ndarray:
     steps = np.arange(0, spec.shape[1] - 1, 1 / ratio)
     advance = np.linspace(0, np.pi * hop, spec.shape[0])
     spec = np.concatenate([spec, np.zeros((spec.shape[0], 1))], axis=1)
-    phase = np.angle(spec[:, 0])
-    out = np.empty((spec.shape[0], steps.shape[0]), dtype=np.complex128)
-    for t, step in enumerate(steps):
-        i, frac = int(step), step - int(step)
-        left, right = spec[:, i], spec[:, i + 1]
-        out[:, t] = ((1 - frac) * np.abs(left) + frac * np.abs(right)) * np.exp(1j * phase)
-        delta = np.angle(right) - np.angle(left) - advance
-        phase += advance + delta - 2 * np.pi * np.round(delta / (2 * np.pi))
+    index = steps.astype(int)
+    frac = steps - index
+    left, right = spec[:, index], spec[:, index + 1]
+    magnitude = (1 - frac) * np.abs(left) + frac * np.abs(right)
+    delta = np.angle(right) - np.angle(left) - advance[:, None]
+    step_phase = advance[:, None] + delta - 2 * np.pi * np.round(delta / (2 * np.pi))
+    # Each output frame's phase: the first frame's, plus every advance before it.
+    phase = np.angle(spec[:, :1]) + np.cumsum(step_phase, axis=1) - step_phase
+    out = magnitude * np.exp(1j * phase)
     _, y = istft(out, nperseg=n_fft, noverlap=n_fft - hop, boundary=True)
     return y
 
