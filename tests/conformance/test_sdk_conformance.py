@@ -257,3 +257,15 @@ def test_built_in_tool_schemas_are_what_every_provider_accepts(benchmark: str) -
 
     for tool in load_benchmark(benchmark).tools:
         assert sdk.validate(sdk._adapter(types.Schema), tool.parameters, json=True) == [], tool.name
+
+
+def test_gemini_live_setup_gap_realtime_input_config_is_validated_not_dropped() -> None:
+    # LiveClientSetup lacks realtimeInputConfig (a documented SDK gap): it is checked
+    # against the SDK's own RealtimeInputConfig instead of being left out.
+    manual = {"automaticActivityDetection": {"disabled": True}}
+    setup = {"model": "models/gemini-3.1-flash-live-preview", "realtimeInputConfig": manual}
+    assert sdk.check_gemini_live_client({"setup": setup}) == []
+    wrong = {**setup, "realtimeInputConfig": {"automaticActivityDetection": {"off": True}}}
+    assert sdk.check_gemini_live_client({"setup": wrong}) == [
+        "setup.realtimeInputConfig.automaticActivityDetection.off: Extra inputs are not permitted"
+    ]
