@@ -233,3 +233,21 @@ async def test_xai_partial_user_transcripts_are_not_final(keys: None) -> None:
     # The fake sent "what time do" (in_progress) first: one transcript, the final one.
     heard = [e.text for e in events if isinstance(e, UserTranscript)]
     assert heard == ["what time do the doors open"]
+
+
+async def test_xai_audio_mode_run_records_transcripts_without_a_transcription_model(
+    tmp_path: Path, smoke: Benchmark, keys: None
+) -> None:
+    async with FakeOpenAIRealtimeServer(GoldenScript(smoke), dialect="xai") as server:
+        run, card, judgments = await run_smoke(
+            tmp_path,
+            "xai-realtime/grok-voice-think-fast-1.0",
+            server.url,
+            mode="audio",
+            clock="virtual",
+            heard_asr="none",
+            only_turns="0,1",
+        )
+    assert_perfect(run, card, judgments)
+    assert run.turns()[1].user_transcript == smoke.turns[1].text  # xAI's own transcript
+    assert "transcription" not in server.received[0]["session"]["audio"]["input"]
