@@ -98,3 +98,13 @@ def test_a_perturbed_task_run_is_its_own_condition_in_the_store(
     (row,) = read_runs(run)
     assert row.benchmark == "tiny (codec:mulaw)"
     assert {r.benchmark for r in row.results} == {"tiny (codec:mulaw)"}
+
+
+def test_the_task_page_says_what_every_score_was_heard_through(
+    tmp_path: Path, tasks_dir: Path
+) -> None:
+    from voxbench.report.tasks_html import write_tasks_html
+
+    run = run_yaml(TINY, tmp_path, FakeEndpoints(), perturb="codec:alaw").run.path
+    page = write_tasks_html(run).read_text()
+    assert "every model heard each clip through <code>codec:alaw</code>" in page
