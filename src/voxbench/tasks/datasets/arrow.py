@@ -131,7 +131,7 @@ def open_parquet(files: list[Path]) -> ArrowDataset:
     sizes, parts = [], []
     schema = None
     for path in files:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(path, memory_map=True)
         schema = schema or parquet.schema_arrow
         for group in range(parquet.num_row_groups):
             sizes.append(parquet.metadata.row_group(group).num_rows)

@@ -5,7 +5,7 @@ eight connections each) that take records from the pool's one queue, so an endpo
 exactly that many requests in flight while work remains, and a slow endpoint simply takes
 fewer records (work stealing, no static shards, no polling). A producer fills the bounded
 queue and starts preparing each record's audio (decode, resample, cut, WAV, hash) as it
-queues it, ``LOOKAHEAD`` records ahead at most: the dataset streams, and a slot that frees
+queues it, ``LOOKAHEAD`` records (or the pool's slots) ahead at most: the dataset streams, and a slot that frees
 finds its next request ready. A worker asks the cache, calls the endpoint with the shared
 retry policy and hands the outcome to the scorer, which scores batches and appends them to
 ``records.jsonl``; judge metrics are graded in their own tasks at the judge's concurrency,
@@ -73,7 +73,8 @@ PAYLOAD_CACHE_BYTES = 32 * 1024 * 1024
 POOL_FIRST = False
 """Wait for the workers before the first record (tests: every record goes through them)."""
 LOOKAHEAD = 64
-"""Records of a model pool prepared ahead of the requests in flight, at most."""
+"""Records of a model pool prepared ahead of the requests in flight, at most (or as many as
+its slots, when it has more)."""
 PREPARE_BATCH = 8
 """Records prepared per thread hop (fewer when the pool has fewer slots)."""
 POOL_MIN_RECORDS = 2000 if default_workers() >= 2 else sys.maxsize
@@ -196,8 +197,14 @@ def _prepare_here(
     else:
         prepared, pieces = prepare_clip(record.load_audio(), cut)
     if spec is not None:
-        prepared = replace(prepared, bodies=spec.bodies(prepared.wavs))
+        prepared = _with_bodies(prepared, spec)
     return prepared, pieces
+
+
+def _with_bodies(prepared: Prepared, spec: BodySpec) -> Prepared:
+    """``prepared`` with its request bodies, which carry the audio: the WAVs are dropped (as
+    the workers' are), so a clip waiting in the queue is held once."""
+    return replace(prepared, wavs=[], bodies=spec.bodies(prepared.wavs))
 
 
 def _passed_through(
@@ -214,7 +221,7 @@ def _passed_through(
         if prepared is None:
             return False
         if spec is not None:
-            prepared = replace(prepared, bodies=spec.bodies(prepared.wavs))
+            prepared = _with_bodies(prepared, spec)
     except Exception as exc:  # noqa: BLE001 - the record's own failure
         future.set_exception(exc)
         return True
@@ -401,9 +408,11 @@ class Engine:
             for shard in client_shards(endpoint)
         ]
         width = sum(c for _, c in endpoints)
-        # Clips are prepared ahead (at most LOOKAHEAD beyond those in flight), so a slot that
-        # frees finds its next request ready: its connection never idles waiting for soxr.
-        queue: asyncio.Queue[Item | None] = asyncio.Queue(maxsize=min(2 * width, LOOKAHEAD))
+        # Clips are prepared ahead (as many as the slots, LOOKAHEAD at least), so a slot that
+        # frees finds its next request ready: its connection never idles waiting for soxr,
+        # and at C=256 all 256 start at once (64 ahead kept ~65–160 in flight).
+        ahead = max(width, min(2 * width, LOOKAHEAD))
+        queue: asyncio.Queue[Item | None] = asyncio.Queue(maxsize=ahead)
 
         async def produce() -> None:
             batch: list[tuple[Job, Record]] = []
