@@ -31,14 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
-from voxbench.judging.audio.engine import ClipResult, RubricJudge
-from voxbench.judging.audio.factory import make_audio_judge
 from voxbench.judging.audio.rubric import load_rubric
-from voxbench.judging.audio.segments import Clip
-from voxbench.judging.cache import JudgmentCache
 from voxbench.metrics.registry import AUDIO_JUDGE as NAME
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the judge's stack is imported by a run that judges (~1 s at start-up)
+    from voxbench.judging.audio.engine import ClipResult, RubricJudge
     from voxbench.tasks.config import AudioJudgeConfig
     from voxbench.tasks.spec import AudioRubric
 
@@ -102,6 +99,9 @@ class AnswerJudge:
     ``max_concurrency`` clips at a time across all of them."""
 
     def __init__(self, config: AudioJudgeConfig, cache_dir: Path) -> None:
+        from voxbench.judging.audio.factory import make_audio_judge
+        from voxbench.judging.cache import JudgmentCache
+
         self.config = config
         self.client = make_audio_judge(config.model, base_url=config.base_url)
         self.cache = JudgmentCache(cache_dir)
@@ -112,6 +112,8 @@ class AnswerJudge:
     def _judge(self, rubric: AudioRubric) -> RubricJudge:
         key = (rubric.rubric, tuple(sorted(rubric.options.items())))
         if key not in self._judges:
+            from voxbench.judging.audio.engine import RubricJudge
+
             bound = load_rubric(rubric.rubric).bind(rubric.options, field="audio_judge.options")
             self._judges[key] = RubricJudge(
                 self.client, bound, samples=self.config.samples, cache=self.cache,
@@ -128,6 +130,8 @@ class AnswerJudge:
             self.stats.no_audio += 1
             self.stats.undecided += 1
             return no_audio()
+        from voxbench.judging.audio.segments import Clip
+
         judge = self._judge(rubric)
         async with self._slots:
             result = await judge.judge_clip(Clip(label, audio, transcript))
