@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -102,6 +104,19 @@ def test_batched_windows_give_the_per_frame_probabilities_and_segments(spoken_wi
     np.testing.assert_allclose(batched, plain, atol=1e-5, rtol=0)
     vad = SileroVAD()
     assert vad._frame_segments(batched) == vad._frame_segments(plain)
+
+
+def test_threads_share_the_model_and_each_gets_its_own_probabilities(spoken_with_gaps):
+    """The session takes calls from several threads at once (no lock): each call carries its
+    own recurrent state, so every thread gets what a call on its own gets."""
+    audio, _ = spoken_with_gaps
+    signals = [audio.resampled(VAD_RATE).samples, np.zeros(VAD_RATE, np.float32)] * 2
+    model = _model()
+    alone = [model.probabilities(s) for s in signals]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(model.probabilities, signals))
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_min_speech_drops_short_bursts_and_thresholds_are_checked():

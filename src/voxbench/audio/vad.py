@@ -13,7 +13,6 @@ start/end are accurate to a few milliseconds, and short words ("Yes.") still cou
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -68,7 +67,9 @@ def silero_model_path() -> Path:
 
 
 class _SileroModel:
-    """The ONNX session; one call at a time (its recurrent state is threaded through calls)."""
+    """The ONNX session. Calls may run at once from several threads (onnxruntime's ``run`` is
+    thread-safe, and each call threads its own recurrent state through its windows), so two
+    runs side by side, or their Whisper and analysis threads, use both cores."""
 
     def __init__(self, path: Path) -> None:
         import onnxruntime
@@ -91,7 +92,6 @@ class _SileroModel:
                 f"{sorted(OFFICIAL_INPUTS)}, silero-vad's silero_vad.onnx, or "
                 f"{sorted(REPACKAGED_INPUTS)}, faster-whisper's silero_vad_v6.onnx)",
             )
-        self.lock = threading.Lock()
 
     def probabilities(self, samples16k: np.ndarray, batch: int = BATCH_WINDOWS) -> np.ndarray:
         """Speech probability of each 512-sample window of 16 kHz mono audio, ``batch`` windows
@@ -112,12 +112,9 @@ class _SileroModel:
         h = np.zeros((1, 1, 128), np.float32)
         c = np.zeros((1, 1, 128), np.float32)
         out = np.empty(n, np.float32)
-        with self.lock:
-            for i in range(0, n, batch):
-                probs, h, c = self.session.run(
-                    None, {"input": frames[i : i + batch], "h": h, "c": c}
-                )
-                out[i : i + batch] = np.asarray(probs).reshape(-1)
+        for i in range(0, n, batch):
+            probs, h, c = self.session.run(None, {"input": frames[i : i + batch], "h": h, "c": c})
+            out[i : i + batch] = np.asarray(probs).reshape(-1)
         return out
 
     def _official(self, batch: np.ndarray) -> np.ndarray:
@@ -127,12 +124,11 @@ class _SileroModel:
         state = np.zeros((2, 1, 128), np.float32)
         rate = np.array(VAD_RATE, dtype=np.int64)
         out = np.empty(len(batch), np.float32)
-        with self.lock:
-            for i, window in enumerate(batch):
-                probs, state = self.session.run(
-                    None, {"input": window[np.newaxis, :], "state": state, "sr": rate}
-                )
-                out[i] = float(np.asarray(probs).reshape(-1)[0])
+        for i, window in enumerate(batch):
+            probs, state = self.session.run(
+                None, {"input": window[np.newaxis, :], "state": state, "sr": rate}
+            )
+            out[i] = float(np.asarray(probs).reshape(-1)[0])
         return out
 
 
