@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import sys
@@ -12,6 +13,7 @@ import pytest
 from botocore.eventstream import EventStreamBuffer
 
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
+from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.errors import ConfigError, PrerequisiteError
 from voxbench.core.events import (
@@ -22,8 +24,12 @@ from voxbench.core.events import (
     TurnComplete,
     UserTranscript,
 )
+from voxbench.core.rundir import RunDirectory
 from voxbench.core.session import HistoryMessage, HistoryToolCall, SessionSetup
+from voxbench.evaluation import evaluate_run
 from voxbench.providers.aws_eventstream import EventSigner, encode_message, event_frame
+from voxbench.runner.config import RunConfig
+from voxbench.runner.launch import run_conversation
 from voxbench.targets.pipelines import route_target
 from voxbench.targets.realtime.nova_sonic.session import NovaSonicSession
 from voxbench.targets.registry import check_target_options, resolve_target
@@ -277,3 +283,29 @@ async def test_without_h2_the_error_names_the_extra(
     session = resolve_target(TARGET, base_url="http://127.0.0.1:1")()
     with pytest.raises(PrerequisiteError, match=r'pip install "voxbench\[nova-sonic\]"'):
         await session.start(SessionSetup(system_prompt="x"))
+
+
+@pytest.mark.slow
+async def test_conference_runs_to_the_end_across_a_forced_reconnect(
+    tmp_path: Path, aws: None
+) -> None:
+    conference = load_benchmark("conference")
+    async with fake(GoldenScript(conference), faults=["drop@40"]) as server:
+        path = await run_conversation(
+            RunConfig(
+                benchmark="conference",
+                target=TARGET,
+                base_url=server.url,
+                runs_dir=tmp_path,
+                turn_timeout=30.0,
+                target_options={"renew_after": 20},
+            )
+        )
+        result = await asyncio.to_thread(evaluate_run, path)
+    records = RunDirectory.open_existing(path).turns()
+    assert len(records) == len(conference.turns)
+    assert [r.status for r in records] == ["ok"] * len(records)
+    assert sum(r.reconnected for r in records) == 1  # the drop; renewals stay unseen
+    assert len(server.requests) > 2  # the drop's reconnect and the renewals
+    assert result.card.strict_pass.rate == 1.0
+    assert server.refusals == []
