@@ -250,7 +250,26 @@ class EspeakTTS:
         self.sample_rate = espeak_sample_rate()
 
     def synthesize(self, text: str, voice: str | None = None) -> Audio:
-        """Speak ``text`` with this engine's voice, or ``voice`` when given."""
-        return espeak_synthesize(
-            text, voice or self.voice, self.rate_wpm, self.pitch, self.word_gap_ms
+        """Speak ``text`` with this engine's voice, or ``voice`` when given: a voice name, or
+        ``name@wpm`` for that voice at its own speaking rate (``en-gb-scotland@140``: another
+        accent and pace for the simulated user)."""
+        name, rate = voice_and_rate(voice or self.voice, self.rate_wpm)
+        return espeak_synthesize(text, name, rate, self.pitch, self.word_gap_ms)
+
+
+def voice_and_rate(voice: str, default_wpm: int) -> tuple[str, int]:
+    """``en-us@150`` → (``en-us``, 150); a voice without ``@`` speaks at ``default_wpm``."""
+    name, at, wpm = voice.partition("@")
+    if not at:
+        return voice, default_wpm
+    try:
+        rate = int(wpm.strip().lower().removesuffix("wpm"))
+    except ValueError:
+        rate = 0
+    if not 80 <= rate <= 450:
+        raise ConfigError(
+            f"bad speaking rate {wpm!r} in voice {voice!r}",
+            field="voice",
+            expected="VOICE or VOICE@WPM with 80-450 words per minute, e.g. en-gb-scotland@140",
         )
+    return name, rate

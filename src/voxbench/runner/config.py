@@ -62,6 +62,8 @@ class RunConfig(BaseModel):
     user_tts: str = "local/espeak"
     """Voice of the user for turns that ship no audio (synthesized once and cached)."""
     user_voice: str | None = None
+    """The simulated user's voice (``local/espeak``: an eSpeak NG voice, or ``VOICE@WPM`` at its
+    own speaking rate, e.g. ``en-gb-scotland@140``: accents and paces)."""
     stt: str | None = None
     """Cascade speech recognition for text targets in audio mode (default local/whisper-tiny.en;
     the oracle needs none)."""
