@@ -250,7 +250,7 @@ def test_a_full_config_converts_key_by_key(monkeypatch, capsys, tmp_path, regist
         "models[3].reasoning_effort:",
         "models[5].inference_type: 'hf_pipeline' is not one of",
         "task_metric[5] gsm8k_text: a text-only variant",
-        "task_metric[7] mtbench_audio: multi-turn chat",
+        "task_metric[7] mtbench_audio: no equivalent task or group in the registry",
         "task_metric[8] voicebench_ifeval_audio: no equivalent task or group in the registry "
         "(looked for: voicebench_ifeval)",
         "aggregate[1] music_understanding: no equivalent",

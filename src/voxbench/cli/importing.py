@@ -139,3 +139,30 @@ def aiewf(
         upstream_commit=upstream_commit,
     )
     print_import(result)
+
+
+@app.command("mt-bench-audio")
+def mt_bench_audio(
+    source: str = typer.Argument(
+        "ServiceNow-AI/mt-bench_audio",
+        help="The Hub dataset (read into the Hugging Face cache) or a save_to_disk copy of it.",
+    ),
+    out: Path = typer.Option(
+        None, "--out", help="Where to write it (default: where the mtbench_audio task reads it)."
+    ),
+    split: str = typer.Option("test", "--split", help="The dataset's split."),
+) -> None:
+    """Write MT-Bench spoken as the multi-turn manifest the mtbench_audio task reads."""
+    from voxbench.importers.mtbench_audio import DEFAULT_OUT, write_manifest
+
+    target = (out or DEFAULT_OUT).expanduser()
+    count = write_manifest(source, target, split=split)
+    console = make_console()
+    console.print(
+        f"[green]wrote[/green] {count} MT-Bench records → {escape(str(target))}/manifest.jsonl"
+    )
+    if out is not None and target != DEFAULT_OUT.expanduser():
+        console.print(
+            "the registry task mtbench_audio reads "
+            f"{escape(str(DEFAULT_OUT))}: extend it with dataset: {{path: {escape(str(target))}}}"
+        )

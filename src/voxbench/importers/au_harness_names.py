@@ -49,6 +49,7 @@ TASKS: dict[str, tuple[str, ...]] = {
     "advbench": ("voicebench_advbench",),
     "spokenwoz_audio": ("spokenwoz",),
     "asvspoof": ("asvspoof2017",),
+    "mtbench_audio": ("mtbench_audio",),
 }
 
 NO_EQUIVALENT: dict[str, str] = {
@@ -58,8 +59,6 @@ NO_EQUIVALENT: dict[str, str] = {
     "spider_text": TEXT_ONLY,
     "mtbench_text": TEXT_ONLY,
     "spokenwoz_text": TEXT_ONLY,
-    "mtbench_audio": "multi-turn chat with one audio clip per turn on the Hub: voxbench's "
-    "multi-turn tasks read a local manifest (mt_bench_llm_judge judges their replies)",
 }
 
 CV_RELEASE = (

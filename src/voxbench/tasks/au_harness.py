@@ -275,8 +275,8 @@ def _spec(data: dict[str, Any], found: Converted) -> dict[str, Any]:
     if kind == "MultiturnPreprocessor":
         raise _CannotMap(
             "multi-turn records with one audio clip per turn on the Hub: voxbench's multi-turn "
-            "tasks read a local manifest (use the registry's mtbench_audio_turn1, or convert "
-            "the dataset to a manifest and add turns:)"
+            "tasks read a local manifest — the registry's mtbench_audio reads one that "
+            "`voxbench import mt-bench-audio` writes"
         )
     metrics = _metrics(data.get("metrics"), found)
     language = language_code(data.get("language"))

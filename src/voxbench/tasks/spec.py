@@ -365,8 +365,7 @@ class TaskRegistry:
                 continue  # a base file
             bases.discard(file.resolve())
             if found.spec is None:
-                self.not_loaded[found.name] = found
-                self._files.pop(found.name, None)
+                self.not_loaded[found.name] = found  # a task of that name elsewhere stays
                 continue
             self._au[found.name] = found
             self._add(found.name, file.relative_to(root), file)
