@@ -309,3 +309,19 @@ async def test_conference_runs_to_the_end_across_a_forced_reconnect(
     assert len(server.requests) > 2  # the drop's reconnect and the renewals
     assert result.card.strict_pass.rate == 1.0
     assert server.refusals == []
+
+
+@pytest.mark.slow
+async def test_audio_mode_run_through_the_runner(
+    tmp_path: Path, smoke: Benchmark, aws: None
+) -> None:
+    # A real clock: the microphone streams silence after each turn, so the server's
+    # turn-taking hears the user stop (a virtual clock sends none).
+    async with fake(GoldenScript(smoke)) as server:
+        run, card, judgments = await run_smoke(
+            tmp_path, TARGET, server.url, mode="audio", heard_asr="none", only_turns="0,1"
+        )
+    assert_perfect(run, card, judgments)
+    assert run.turns()[1].user_transcript == smoke.turns[1].text
+    assert [c.name for c in run.turns()[1].tool_calls] == ["register_for_session"]
+    assert server.refusals == []
