@@ -42,7 +42,7 @@ from voxbench.report.tasks_html import render_tasks_html
 from voxbench.store import RunFilters, RunRow, Store
 from voxbench.store.readers import signature_of
 from voxbench.viewer import LOOPBACK
-from voxbench.viewer.pages import board, compare_page, run_page
+from voxbench.viewer.pages import boards, compare_page, run_page
 from voxbench.viewer.paths import OutsideServedDirectory, inside, resolve_inside
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,8 @@ class Viewer:
         served = {c.run_id for c in rows if c.path and inside(self.root, Path(c.path))}
         return _page(
             "leaderboard.html",
-            board=board(rows),
+            boards=boards(rows),
+            noted=any(r.note for r in rows),
             served=served,
             filters=filters,
             pick=pick,

@@ -172,22 +172,68 @@ def _sides(
     return out
 
 
+KIND_TITLES = {
+    "conversation": "Conversation benchmarks",
+    "tasks": "Audio tasks",
+    "fdb": "Full duplex",
+}
+"""The leaderboard's sections, one per run kind, in this order: each kind has its metrics."""
+
+
 @dataclass
 class Board:
-    """The leaderboard as a matrix: one row per target, one column per benchmark."""
+    """One run kind's leaderboard as a matrix: one row per target, one column per benchmark."""
 
+    kind: str
+    title: str
     benchmarks: list[str]
     targets: list[str]
     cells: dict[tuple[str, str], LeaderRow]
+    best: set[tuple[str, str]] = field(default_factory=set)
+    """(target, benchmark) of each column's best ranked cell (an unranked one never is)."""
 
 
-def board(rows: list[LeaderRow]) -> Board:
-    """Lay leaderboard cells out as targets × benchmarks."""
-    return Board(
-        benchmarks=sorted({r.benchmark for r in rows}),
-        targets=sorted({r.target for r in rows}),
-        cells={(r.target, r.benchmark): r for r in rows},
-    )
+def boards(rows: list[LeaderRow]) -> list[Board]:
+    """Lay leaderboard cells out as targets × benchmarks, one matrix per run kind, so a
+    conversation pass rate never shares a table with a task's WER."""
+    order = list(KIND_TITLES)
+    kinds = sorted({r.kind for r in rows}, key=lambda k: (order.index(k) if k in order else 9, k))
+    out = []
+    for kind in kinds:
+        mine = [r for r in rows if r.kind == kind]
+        out.append(
+            Board(
+                kind=kind,
+                title=KIND_TITLES.get(kind, kind),
+                benchmarks=sorted({r.benchmark for r in mine}),
+                targets=sorted({r.target for r in mine}),
+                cells={(r.target, r.benchmark): r for r in mine},
+                best=_best(mine),
+            )
+        )
+    return out
+
+
+def _best(rows: list[LeaderRow]) -> set[tuple[str, str]]:
+    """Each benchmark's best ranked cell, by its metric's direction, where two or more ranked
+    cells have a value (one alone is not "best" of anything) and no other ties it."""
+    out = set()
+    for benchmark in {r.benchmark for r in rows}:
+        ranked = [
+            r
+            for r in rows
+            if r.benchmark == benchmark
+            and r.ranked
+            and r.value is not None
+            and r.higher_is_better is not None
+        ]
+        if len(ranked) < 2:
+            continue
+        pick = max if ranked[0].higher_is_better else min
+        top = pick(ranked, key=lambda r: r.value or 0.0)
+        if sum(r.value == top.value for r in ranked) == 1:  # a tie has no best
+            out.add((top.target, top.benchmark))
+    return out
 
 
 def _files(path: Path) -> list[str]:

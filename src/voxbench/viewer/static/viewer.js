@@ -3,12 +3,13 @@
   "use strict";
   var script = document.currentScript;
 
-  // A cell without a number is null: it sorts last whichever way a column is sorted.
+  // A cell without a number (or not ranked) is null: it sorts last whichever way a column is sorted.
   function cellValue(row, index, numeric) {
     var cell = row.children[index];
     if (!cell) return numeric ? null : "";
     var raw = cell.hasAttribute("data-value") ? cell.getAttribute("data-value") : cell.textContent;
     if (!numeric) return raw.trim().toLowerCase();
+    if (cell.hasAttribute("data-unranked")) return null;  // shown, never ranked
     var n = parseFloat(raw);
     return isNaN(n) ? null : n;
   }
