@@ -606,7 +606,7 @@ class _Stream:
         final = "END_TURN" if not reply.calls else "PARTIAL_TURN"
         if reply.text:
             await self.text("ASSISTANT", reply.text, "SPECULATIVE", "PARTIAL_TURN")
-            await self.speak(reply.text, rate, drop="drop" in faults)
+            await self.speak(reply.text, rate, t0, drop="drop" in faults)
             await self.text("ASSISTANT", reply.text, "FINAL", final)
         elif not reply.calls:
             await self.text("ASSISTANT", "", "FINAL", "END_TURN")
@@ -634,14 +634,14 @@ class _Stream:
             | {"details": {"delta": {"input": {}, "output": {"textTokens": words}}}},
         )
 
-    async def speak(self, text: str, rate: int, *, drop: bool) -> None:
+    async def speak(self, text: str, rate: int, t0: float, *, drop: bool) -> None:
+        """Say ``text`` as one AUDIO content; ``t0`` is the response's trigger time."""
         content_id = await self.content(
             "AUDIO",
             "ASSISTANT",
             audioOutputConfiguration={"mediaType": "audio/lpcm", "sampleRateHertz": rate},
         )
         self.speaking = content_id
-        t0 = time.perf_counter()
         for i, chunk in enumerate(self.server.speech(text, rate)):
             if i:
                 await asyncio.sleep(self.server.chunk)

@@ -325,3 +325,18 @@ async def test_audio_mode_run_through_the_runner(
     assert run.turns()[1].user_transcript == smoke.turns[1].text
     assert [c.name for c in run.turns()[1].tool_calls] == ["register_for_session"]
     assert server.refusals == []
+
+
+async def test_the_fake_refuses_history_after_the_audio_content(aws: None) -> None:
+    async with fake(ListScript([Reply(text="never")])) as server:
+        session = NovaSonicSession(MODEL, base_url=server.url)
+        await session.start(SessionSetup(system_prompt="x"))
+        conn = session._conn
+        assert conn is not None
+        await session._text_content(conn, "USER", "late history", interactive=False)
+        error = (await collect_turn_or_error(session))[-1]
+        await session.close()
+    assert isinstance(error, TargetError) and error.fatal and error.category == "bad_request"
+    assert server.refusals == [
+        "ValidationException: conversation history must come before audio input"
+    ]
