@@ -391,6 +391,8 @@ class NovaSonicSession(Session):
             yield await self._queue.get()
 
     async def send_user_text(self, text: str) -> None:
+        if not self._text:
+            await self._renew_if_due()  # before the turn: its latency never includes a renewal
         self._text.append(text)
 
     async def send_user_audio(self, pcm: bytes, sample_rate: int) -> None:
@@ -411,8 +413,6 @@ class NovaSonicSession(Session):
 
     async def end_user_turn(self) -> None:
         text, self._text = " ".join(self._text), []
-        if text:
-            await self._renew_if_due()
         self._active = True
         conn = self._conn
         if conn is None:
