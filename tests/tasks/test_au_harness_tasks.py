@@ -37,7 +37,8 @@ target_column: transcription
 task_name: fleurs_af_za
 extends: ["./base.yaml#"]
 subset: af_za
-language: af
+lange: af
+results_column: x
 """,
     # AU-Harness's own slip: the file extends ../base.yaml, skipping its folder's base, so it
     # has no dataset_path; it is read over its folder's base, as its siblings are.
@@ -167,7 +168,8 @@ def test_au_harness_task_files_load_as_tasks(tmp_path: Path) -> None:
     assert (spec.columns.audio, spec.columns.reference, spec.columns.id) == (
         "audio", "transcription", None,
     )  # fmt: skip
-    assert spec.language == "af" and spec.metrics == ["wer"]
+    assert spec.language == "af" and spec.metrics == ["wer"]  # `lange`: the README's typo
+    assert "results_column: not a task key AU-Harness reads, left out" in fleurs.notes
     assert spec.prompt.user == "Transcribe the speech. Reply with the transcript only."
     assert (spec.generation.temperature, spec.generation.max_tokens) == (0.0001, 64)
     assert (spec.long_audio.policy, spec.long_audio.max_seconds) == ("chunk", 30.0)

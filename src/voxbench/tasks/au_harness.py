@@ -257,8 +257,34 @@ def _sibling_base(file: Path, data: dict[str, Any], found: Converted) -> dict[st
     return _merge(base, data)
 
 
+TASK_KEYS = frozenset(
+    {"task_name", "dataset_path", "subset", "split", "language", "modality", "audio_column",
+     "target_column", "instruction_column", "textual_input_column", "choices_column",
+     "id_column", "context_column", "user_text_column", "source_language", "target_language",
+     "accented", "user_prompt", "preprocessor", "postprocessor", "long_audio_processing_logic",
+     "generation_kwargs", "metrics", "prompt"}
+)  # fmt: skip
+"""The task keys AU-Harness's code or README names (``extends`` is resolved before)."""
+
+
+def _known_keys(data: dict[str, Any], found: Converted) -> dict[str, Any]:
+    """Notes for the keys AU-Harness's README names but its code never reads, or no key at
+    all; ``lange`` (the README's spelling of ``language``) is read as ``language``."""
+    if "lange" in data and "language" not in data:
+        data = {**data, "language": data["lange"]}
+        found.notes.append("lange: the README's spelling of language, read as language")
+    for key in sorted(set(data) - TASK_KEYS - {"lange"}):
+        found.notes.append(f"{key}: not a task key AU-Harness reads, left out")
+    if data.get("accented"):
+        found.notes.append(
+            "accented: AU-Harness chose tasks by it (filters.accented); voxbench tasks are "
+            "chosen by name or group"
+        )
+    return data
+
+
 def _spec(data: dict[str, Any], found: Converted) -> dict[str, Any]:
-    data = _sibling_base(found.file, data, found)
+    data = _known_keys(_sibling_base(found.file, data, found), found)
     path = data.get("dataset_path")
     kind = str(data.get("preprocessor") or "GeneralPreprocessor")
     if not path:
