@@ -6,6 +6,7 @@ its whole ``tasks/`` folder is loaded too (skipped otherwise)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -226,6 +227,8 @@ def test_tasks_list_reads_an_au_harness_tasks_folder(monkeypatch, capsys, tmp_pa
     assert "gsm8k_text: a text-only variant" in err
     code, out, _ = invoke(monkeypatch, capsys, "tasks", "list", "--tasks-dir", str(tasks), "--json")
     assert code == 0 and out.lstrip().startswith("{")  # the report stays off stdout
+    tasks_json = {t["task"]: t for t in json.loads(out)["tasks"]}
+    assert any("folder's base.yaml" in n for n in tasks_json["gigaspeech2_th_test"]["notes"])
 
 
 def test_an_au_harness_task_runs_with_the_oracle(tmp_path: Path) -> None:

@@ -69,6 +69,7 @@ def list_command(
             source_url=spec.source_url,
             answer=spec.answer,
             description=spec.description,
+            **({"notes": list(entry.notes)} if entry.notes else {}),
         )
     metrics = Listing(
         "metrics",
