@@ -74,7 +74,9 @@ async def test_http_clients_keep_a_paced_endpoint_under_its_limit():
     # 20 per second plus the burst (plus one for a client woken late from its slot on a
     # loaded machine): the fake's busiest second holds no more.
     assert server.busiest_window(1.0) <= 20 + 2 + 1
-    assert server.arrivals[-1] - server.arrivals[0] >= (40 - 2) / 20 - 0.05
+    # Paced, the 40 arrivals span about (40 - burst) / rate = 1.9 s (unpaced: ~0.1 s); a first
+    # arrival delayed by a loaded host shortens the span it is measured over, hence 90%.
+    assert server.arrivals[-1] - server.arrivals[0] >= 0.9 * (40 - 2) / 20
 
 
 async def test_unpaced_endpoints_are_not_slowed():
