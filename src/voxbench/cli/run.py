@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -399,7 +400,10 @@ def demo_command(
     console, messages = make_console(), make_console(stderr=True)
     with log_shown(False, messages):
         paths = execute_side_by_side(configs, messages)
-    cards = [evaluate_run(path).card for path in paths]
+    # The runs are judged side by side too: their turn-taking VAD (most of the judging) runs
+    # on one core each instead of one after the other.
+    with ThreadPoolExecutor(len(paths)) as pool:
+        cards = [evaluation.card for evaluation in pool.map(evaluate_run, paths)]
     console.print(scorecards_table(cards, title=f"{benchmark} ({mode}): oracle vs local agent"))
     console.print(
         "Per-turn details: [b]voxbench show RUN_DIR[/b]"
