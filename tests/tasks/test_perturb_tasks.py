@@ -108,3 +108,23 @@ def test_the_task_page_says_what_every_score_was_heard_through(
     run = run_yaml(TINY, tmp_path, FakeEndpoints(), perturb="codec:alaw").run.path
     page = write_tasks_html(run).read_text()
     assert "every model heard each clip through <code>codec:alaw</code>" in page
+
+
+def test_the_task_page_plays_what_the_models_heard(tmp_path: Path, tasks_dir: Path) -> None:
+    """Each record shown gets a second player: the clip as the models heard it, the very
+    samples the engine sent (issue 31: what the target heard is saved so a reader can listen)."""
+    import re
+
+    from voxbench.report.tasks_html import write_tasks_html
+
+    heard = Heard()
+    heard.reply = lambda r: "wrong"  # every record wrong: every record is on the page
+    run = run_yaml(TINY, tmp_path, heard, perturb=SPEC).run.path
+    page = write_tasks_html(run).read_text()
+    srcs = re.findall(r'heard \(noise:white@10dB\+loss:10%\)<audio[^>]* src="([^"]+)"', page)
+    assert srcs, page[:3000]
+    files = {Path(s).name: run / s for s in srcs}
+    assert all(f.is_file() and f.parent == run / "clips" for f in files.values())
+    a = next(f for name, f in files.items() if name.endswith("-a.wav"))
+    sent = heard.audio["one two three"]
+    assert np.max(np.abs(read_wav(a).samples - sent)) < 1e-4

@@ -5,7 +5,9 @@ room's page and players. A record's clip is played from inside the run directory
 page copies each clip it shows into ``clips/`` (the built-in suite's clips live in the user's
 cache, and a link climbing out of the run folder works neither in the viewer nor in a folder
 sent to someone), or embeds it with ``--embed-audio``. A clip read from a Hugging Face dataset
-has no file to play.
+has no file to play. In a perturbed run (``--perturb``) each record also gets a player of what
+the models heard: the clip perturbed again with the run's seed and the record's key, which
+gives the same samples the engine sent (``tasks.perturb``), written into ``clips/`` too.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from voxbench.audio.perturb import parse_perturbations
+from voxbench.audio.wav import read_wav, write_wav
 from voxbench.core.rundir import write_text_atomic
 from voxbench.core.taskrun import (
     RECORDS,
@@ -90,6 +94,23 @@ def _playable(run_path: Path, clip: Path, copy: bool) -> Path:
     return local
 
 
+def _heard(run_path: Path, clip: Path, info: dict[str, Any], key: str, write: bool) -> Path | None:
+    """What the models of a perturbed run heard of ``clip`` (record key ``task/id``), as a
+    file in ``clips/`` (made now when ``write``), or None in a clean run."""
+    spec = info.get("perturbations")
+    if not spec or not clip.is_file():
+        return None
+    heard = _clip_copy(run_path, clip)
+    heard = heard.with_name(f"heard-{hashlib.sha256(key.encode()).hexdigest()[:8]}-{heard.name}")
+    if write and not heard.is_file():
+        audio = parse_perturbations(spec).apply(read_wav(clip), int(info.get("seed") or 0), key)
+        heard.parent.mkdir(exist_ok=True)
+        tmp = heard.with_name(heard.name + ".tmp.wav")
+        write_wav(tmp, audio)
+        os.replace(tmp, heard)
+    return heard
+
+
 def _scores_text(scores: dict[str, Any]) -> str:
     parts = []
     for name, verdict in record_verdicts(scores):
@@ -141,6 +162,7 @@ def render_tasks_html(
                             if embed_audio
                             else _playable(run.path, _clip(r, info), copy_clips)
                         ),
+                        "heard_player": _heard_src(run.path, r, info, links, copy_clips),
                     }
                     for r in ranked[:worst]
                 ],
@@ -155,6 +177,17 @@ def render_tasks_html(
         limit=worst,
         files=[name for name in RUN_FILES if (run.path / name).is_file()],
     )
+
+
+def _heard_src(
+    run_path: Path, row: dict[str, Any], info: dict[str, Any], links: AudioLinks, write: bool
+) -> Any:
+    if row.get("turns"):
+        return None  # a multi-turn record's turns are each heard apart: the clean clip only
+    heard = _heard(
+        run_path, _clip(row, info), info, f"{row['task']}/{row['id']}", write or links.embed
+    )
+    return links.src(heard) if heard is not None else None
 
 
 def write_tasks_html(run_dir: str | Path, *, embed_audio: bool = False) -> Path:
