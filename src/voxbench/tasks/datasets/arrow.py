@@ -15,11 +15,13 @@ them) and an audio column of ``{bytes, path}`` structs or paths; for any other c
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,12 @@ def _plain(kind: pa.DataType) -> bool:
     )
 
 
+@functools.cache
+def _reader() -> ThreadPoolExecutor:
+    """The thread reading parquet row groups ahead (pyarrow reads without the GIL)."""
+    return ThreadPoolExecutor(1, thread_name_prefix="voxbench-parquet")
+
+
 def _audio_type(kind: pa.DataType) -> bool:
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return True
@@ -66,6 +74,8 @@ class ArrowDataset:
     _starts: list[int] = field(default_factory=list)
     _groups: OrderedDict[int, pa.ChunkedArray] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ahead: dict[int, Future[pa.ChunkedArray]] = field(default_factory=dict)
+    """Parquet row groups being read ahead."""
 
     def __post_init__(self) -> None:
         total = 0
@@ -93,27 +103,39 @@ class ArrowDataset:
     def audio(self, index: int, column: str) -> tuple[bytes | None, str | None]:
         """Row ``index``'s encoded audio and path (either may be None)."""
         part = bisect.bisect_right(self._starts, index) - 1
-        offset = index - self._starts[part]
-        with self._lock:
-            values = self._groups.get(part)
-            if values is None:
-                found = self.parts[part]
-                if isinstance(found, pa.Table):
-                    values = found.column(column)
-                else:
-                    parquet, group = found
-                    values = parquet.read_row_group(group, columns=[column]).column(0)
-                    self._groups[part] = values
-                    while len(self._groups) > ROW_GROUPS_KEPT:
-                        self._groups.popitem(last=False)
-            else:
-                self._groups.move_to_end(part)
-            value = values[offset].as_py()
+        value = self._column(part, column)[index - self._starts[part]].as_py()
         if value is None:
             return None, None
         if isinstance(value, str):
             return None, value
         return value.get("bytes"), value.get("path")
+
+    def _column(self, part: int, column: str) -> pa.ChunkedArray:
+        """The audio column of one part: a parquet row group is read once (the next one is
+        read ahead in a thread meanwhile: the engine's loop waits for no disk read)."""
+        found = self.parts[part]
+        if isinstance(found, pa.Table):
+            return found.column(column)
+        with self._lock:
+            values = self._groups.get(part)
+            if values is not None:
+                self._groups.move_to_end(part)
+            ahead = self._ahead.pop(part, None)
+            following = part + 1
+            if following < len(self.parts) and following not in {*self._groups, *self._ahead}:
+                self._ahead[following] = _reader().submit(self._read, following, column)
+        if values is not None:
+            return values
+        values = ahead.result() if ahead is not None else self._read(part, column)
+        with self._lock:
+            self._groups[part] = values
+            while len(self._groups) > ROW_GROUPS_KEPT:
+                self._groups.popitem(last=False)
+        return values
+
+    def _read(self, part: int, column: str) -> pa.ChunkedArray:
+        parquet, group = self.parts[part]
+        return parquet.read_row_group(group, columns=[column]).column(0)
 
     def plain(self, audio_column: str) -> bool:
         """Whether pyarrow reads it as ``datasets`` would (else: read through ``datasets``)."""
