@@ -73,6 +73,14 @@ class H2Stream:
                 category="connectivity",
                 retryable=True,
             ) from exc
+        tls = self._writer.get_extra_info("ssl_object") if self._writer is not None else None
+        if tls is not None and tls.selected_alpn_protocol() != "h2":
+            await self.close()
+            raise ProviderError(
+                f"{self.provider}: {parts.hostname} did not agree to HTTP/2 (ALPN)",
+                category="connectivity",
+                retryable=False,
+            )
         self._conn.initiate_connection()
         self._stream_id = self._conn.get_next_available_stream_id()
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
