@@ -22,13 +22,30 @@ def view_command(
         "--host",
         help="Address to listen on; anything but 127.0.0.1 shows your runs to the network.",
     ),
+    bundle: Path = typer.Option(
+        None,
+        "--bundle",
+        help="Write the leaderboard and every run page, with their clips, as a static folder "
+        "here (opens from disk, search works offline) instead of serving.",
+    ),
 ) -> None:
-    """Serve the leaderboard, run pages and comparisons at http://127.0.0.1:PORT/."""
+    """Serve the leaderboard, run pages and comparisons at http://127.0.0.1:PORT/ (or, with
+    --bundle OUT, write them as a static folder to send)."""
     console = make_console()
     if not runs_dir.is_dir():
         raise ConfigError(
             "no such directory", file=runs_dir, field="DIR", expected="a runs directory"
         )
+    if bundle is not None:
+        from voxbench.viewer.bundle import write_bundle
+
+        with open_store(store, runs_dir) as db:
+            written = write_bundle(runs_dir, db, bundle)
+        console.print(
+            f"wrote {len(written.runs)} run page(s) and the leaderboard: "
+            f"{escape(str(bundle / 'index.html'))}"
+        )
+        return
     if not 0 < port < 65536:
         raise ConfigError(f"{port} is not a port", field="--port", expected="1-65535")
     from voxbench.viewer.app import serve  # the web stack loads only for this command

@@ -42,7 +42,7 @@ from voxbench.report.tasks_html import render_tasks_html
 from voxbench.store import RunFilters, RunRow, Store
 from voxbench.store.readers import signature_of
 from voxbench.viewer import LOOPBACK
-from voxbench.viewer.pages import boards, compare_page, run_page
+from voxbench.viewer.pages import SERVED, Links, boards, compare_page, run_page
 from voxbench.viewer.paths import OutsideServedDirectory, inside, resolve_inside
 
 log = logging.getLogger(__name__)
@@ -318,15 +318,24 @@ def _live_url(row: RunRow) -> str:
     return f"/api/run/{quote(row.run_id, safe='')}/status"
 
 
-VIEWER_NAV = (
-    '<nav style="display:flex;gap:1.2em;align-items:baseline;padding:.6em 1.5em;'
-    'background:#111827;font-family:system-ui,sans-serif">'
-    '<a href="/" style="color:#fff;font-weight:700;text-decoration:none;margin-right:1em">'
-    "voxbench</a>"
-    '<a href="/" style="color:#e5e7eb;text-decoration:none">Leaderboard</a>'
-    '<a href="/runs" style="color:#e5e7eb;text-decoration:none">Runs</a></nav>'
-)
-"""The viewer's bar, put atop a run's own report (styled inline: the report has its own CSS)."""
+def nav_bar(links: Links = SERVED) -> str:
+    """The viewer's bar, put atop a run's own report (styled inline: the report has its own
+    CSS)."""
+    link = "color:#e5e7eb;text-decoration:none"
+    return (
+        '<nav style="display:flex;flex-wrap:wrap;gap:1.2em;align-items:baseline;'
+        'padding:.6em 1.5em;background:#111827;font-family:system-ui,sans-serif">'
+        f'<a href="{escape(links.home)}" style="color:#fff;font-weight:700;text-decoration:none;'
+        f'margin-right:1em">voxbench</a><a href="{escape(links.home)}" style="{link}">'
+        f'Leaderboard</a><a href="{escape(links.runs)}" style="{link}">Runs</a></nav>'
+    )
+
+
+def after_body(html: str, fragment: str) -> str:
+    """``html`` with ``fragment`` first inside its ``<body>``."""
+    body = re.search(r"<body[^>]*>", html, flags=re.IGNORECASE)
+    start = body.end() if body else 0
+    return html[:start] + fragment + html[start:]
 
 
 def _in_viewer(html: str, row: RunRow) -> str:
@@ -339,13 +348,16 @@ def _in_viewer(html: str, row: RunRow) -> str:
     lower = html.lower()
     at = lower.rfind("</body>")
     html = html[:at] + tag + html[at:] if at >= 0 else html + tag
-    body = re.search(r"<body[^>]*>", html, flags=re.IGNORECASE)
-    start = body.end() if body else 0
-    return html[:start] + VIEWER_NAV + html[start:]
+    return after_body(html, nav_bar())
+
+
+def render(template: str, **values: Any) -> str:
+    """A viewer template as text (links to the served routes unless ``links`` says)."""
+    return _templates.get_template(template).render(**{"links": SERVED, **values})
 
 
 def _page(template: str, **values: Any) -> HTMLResponse:
-    return _html(_templates.get_template(template).render(**values))
+    return _html(render(template, **values))
 
 
 def _html(text: str, status_code: int = 200) -> HTMLResponse:
@@ -353,6 +365,4 @@ def _html(text: str, status_code: int = 200) -> HTMLResponse:
 
 
 def _not_found(message: str) -> HTMLResponse:
-    return HTMLResponse(
-        _templates.get_template("error.html").render(message=message), status_code=404
-    )
+    return HTMLResponse(render("error.html", message=message), status_code=404)

@@ -7,6 +7,7 @@ string, so text from a run (a transcript holding ``<script>``) is shown as text.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,32 @@ from voxbench.core.rundir import RunDirectory
 from voxbench.core.secrets import redact, redact_text
 from voxbench.scoring.compare import Comparison, compare_runs
 from voxbench.store import LeaderRow, Result, RunRow
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where a viewer page's links point: the served viewer's routes, or a static bundle's
+    files (``live`` False: no filters form, no compare picker, no polling)."""
+
+    home: str = "/"
+    runs: str = "/runs"
+    static: str = "/static/"
+    live: bool = True
+    bundle: bool = False
+
+    def run(self, run_id: str) -> str:
+        if self.bundle:
+            return f"run/{bundle_folder(run_id)}/index.html"
+        return f"/run/{quote(run_id, safe='')}/"
+
+
+SERVED = Links()
+BUNDLED = Links(home="index.html", runs="runs.html", static="static/", live=False, bundle=True)
+
+
+def bundle_folder(run_id: str) -> str:
+    """A run's folder name in a bundle (any character a file system may refuse replaced)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", run_id)
 
 
 @dataclass
