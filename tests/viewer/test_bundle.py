@@ -38,11 +38,16 @@ def _local_links(page_file: Path) -> list[Path]:
     return out
 
 
+@pytest.mark.secrets_on_purpose  # a key in a run's notes, to see the bundle's copy scrubbed
 def test_bundle_pages_link_only_inside_the_bundle(
     runs: Runs, tmp_path: Path, monkeypatch, capsys
 ) -> None:
     _task_run(runs.root, {"acme/good": 5.0, "acme/bad": 30.0})
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    (runs.paths["oracle"] / "notes.txt").write_text(f"the key was {key}\n")
     out = _bundle(runs, tmp_path, monkeypatch, capsys).resolve()
+    notes = (out / "run" / bundle_folder(runs.run_id("oracle")) / "notes.txt").read_text()
+    assert key not in notes and "the key was" in notes  # copied as the viewer serves it
     pages = [out / "index.html", out / "runs.html"]
     pages += [out / "run" / bundle_folder(runs.run_id(name)) / "index.html" for name in runs.paths]
     pages.append(out / "run" / "20261127T000000Z_abc123" / "index.html")  # the task run

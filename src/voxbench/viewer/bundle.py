@@ -19,7 +19,7 @@ from voxbench.core.secrets import redact_text
 from voxbench.report.html import render_run_html
 from voxbench.report.tasks_html import render_tasks_html
 from voxbench.store import RunFilters, RunRow, Store
-from voxbench.viewer.app import after_body, nav_bar, render
+from voxbench.viewer.app import PAGE_ARTIFACTS, TEXT_ARTIFACTS, after_body, nav_bar, render
 from voxbench.viewer.pages import BUNDLED, Links, boards, bundle_folder, run_page
 from voxbench.viewer.paths import inside
 
@@ -106,6 +106,7 @@ def _write_run(row: RunRow, folder: Path) -> None:
                 shutil.copy2(file, folder / file.name)
     else:
         shutil.copytree(row.run_path, folder, ignore=shutil.ignore_patterns(".*"))
+    _redact_copies(folder)
     copy = row.model_copy(update={"path": str(folder)})
     try:
         if row.kind == "conversation":
@@ -120,6 +121,17 @@ def _write_run(row: RunRow, folder: Path) -> None:
     else:
         html = after_body(html, nav_bar(RUN_PAGE_LINKS))
     _write(folder / "index.html", html)
+
+
+def _redact_copies(folder: Path) -> None:
+    """The copied text files with secrets scrubbed, as the viewer serves them."""
+    for file in folder.rglob("*"):
+        suffix = file.suffix.lower()
+        if file.is_file() and (suffix in TEXT_ARTIFACTS or suffix in PAGE_ARTIFACTS):
+            text = file.read_text(encoding="utf-8", errors="replace")
+            scrubbed = redact_text(text)
+            if scrubbed != text:
+                file.write_text(scrubbed, encoding="utf-8")
 
 
 def _write(file: Path, html: str) -> None:
