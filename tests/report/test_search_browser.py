@@ -93,6 +93,9 @@ def test_search_finds_a_turn_by_a_word_of_the_agent_and_filters_narrow(
     page.fill("#search", "")
     page.click("button[data-filter='all']")
     assert len(_visible(page, "details.turn")) == total
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.evaluate("document.querySelectorAll('details.turn').forEach(d => d.open = true)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
 
 def test_task_records_filter_by_text_model_and_verdict(task_run: Path, page: Any) -> None:
@@ -113,3 +116,5 @@ def test_task_records_filter_by_text_model_and_verdict(task_run: Path, page: Any
     assert page.evaluate(SHOWN, rows) == 0
     page.click("button[data-filter='wrong']")
     assert page.evaluate(SHOWN, rows) == total
+    page.set_viewport_size({"width": 390, "height": 844})  # the toolbar and records fit a phone
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
