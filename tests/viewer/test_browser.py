@@ -256,3 +256,32 @@ def test_two_runs_are_compared(browser: Any, viewer_url: str, runs: Runs, shots:
     page.screenshot(path=str(shots / "compare.png"), full_page=True)
     assert console.errors == []
     page.close()
+
+
+def test_the_summary_run_page_searches_its_turns(
+    browser: Any, runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run the HTML report cannot show gets the viewer's own page: it searches its turns too.
+    from voxbench.core.errors import VoxbenchError
+
+    def no_report(*args: Any, **kwargs: Any) -> str:
+        raise VoxbenchError("no report for this test")
+
+    monkeypatch.setattr("voxbench.viewer.app.render_run_html", no_report)
+    baseline = RunDirectory(runs.paths["baseline"]).turns()
+    word = next(w for w in (baseline[1].assistant_text or "").split() if len(w) > 4)
+    with _serve(runs) as url:
+        page = browser.new_page()
+        console = Console(page)
+        page.goto(f"{url}/run/{runs.run_id('baseline')}/")
+        rows = page.locator("#turns tbody tr")
+        assert rows.count() == len(baseline)
+        page.fill("#turn-search", word.upper())
+        shown = [r.get_attribute("data-turn") for r in rows.all() if r.is_visible()]
+        assert baseline[1].turn in shown and len(shown) <= len(baseline)
+        page.fill("#turn-search", "zzzz-not-said")
+        assert not any(r.is_visible() for r in rows.all())
+        page.fill("#turn-search", "")
+        assert all(r.is_visible() for r in rows.all())
+        assert console.errors == []
+        page.close()

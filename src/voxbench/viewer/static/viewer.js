@@ -1,4 +1,4 @@
-// voxbench viewer: sortable tables, picking two runs to compare, following a live run.
+// voxbench viewer: sortable tables, searching turns, picking two runs to compare, following a live run.
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -93,6 +93,18 @@
     if (onlyFailed && turns) {
       onlyFailed.addEventListener("change", function () {
         turns.classList.toggle("only-failed", onlyFailed.checked);
+      });
+    }
+    var search = document.getElementById("turn-search");
+    if (search && turns) {
+      // Every word typed must occur in the turn's text (said, tools, verdict reasons).
+      search.addEventListener("input", function () {
+        var words = search.value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+        Array.prototype.forEach.call(turns.tBodies[0].rows, function (row) {
+          var text = row.textContent.toLowerCase();
+          var match = words.every(function (w) { return text.indexOf(w) >= 0; });
+          row.classList.toggle("no-match", !match);
+        });
       });
     }
     var form = document.getElementById("compare-form");
