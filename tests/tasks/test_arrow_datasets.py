@@ -53,3 +53,20 @@ def test_a_column_pyarrow_reads_otherwise_goes_through_datasets(tmp_path: Path) 
     nested.to_parquet(str(tmp_path / "pq" / "test.parquet"))
     fast = open_local(tmp_path / "pq", "parquet", None)
     assert fast is not None and not fast.plain("audio")
+
+
+def test_row_groups_read_ahead_and_out_of_order_give_every_clip(tmp_path: Path) -> None:
+    """The row group after the one asked for is read ahead in a thread while the engine asks
+    for others: every read of the file goes through that one thread (two at once fail)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    clips = [bytes([i]) * (20_000 + i) for i in range(60)]
+    table = pa.table({"id": [f"r{i}" for i in range(60)],
+                      "audio": [{"bytes": c, "path": None} for c in clips]})  # fmt: skip
+    (tmp_path / "pq").mkdir()
+    pq.write_table(table, tmp_path / "pq" / "test.parquet", row_group_size=2)
+    fast = open_local(tmp_path / "pq", "parquet", None)
+    assert fast is not None
+    order = [i for step in (0, 1) for i in range(step, 60, 2)][::-1] + list(range(60))
+    assert [fast.audio(i, "audio")[0] for i in order] == [clips[i] for i in order]

@@ -52,7 +52,8 @@ def _plain(kind: pa.DataType) -> bool:
 
 @functools.cache
 def _reader() -> ThreadPoolExecutor:
-    """The thread reading parquet row groups ahead (pyarrow reads without the GIL)."""
+    """The one thread reading parquet row groups (ahead of need; pyarrow reads without the
+    GIL)."""
     return ThreadPoolExecutor(1, thread_name_prefix="voxbench-parquet")
 
 
@@ -126,7 +127,9 @@ class ArrowDataset:
                 self._ahead[following] = _reader().submit(self._read, following, column)
         if values is not None:
             return values
-        values = ahead.result() if ahead is not None else self._read(part, column)
+        # Every read goes through the one reader thread: a parquet file read from two threads
+        # at once fails ("ReadRangeCache did not find matching cache entry").
+        values = (ahead or _reader().submit(self._read, part, column)).result()
         with self._lock:
             self._groups[part] = values
             while len(self._groups) > ROW_GROUPS_KEPT:
