@@ -18,6 +18,8 @@ YES_NO = [
     "numeric_match",
     "sql_execution_match",
     "refusal",
+    "joint_goal_accuracy",
+    "slot_accuracy",  # one outcome per slot, clustered by record
 ]
 
 

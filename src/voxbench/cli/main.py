@@ -75,7 +75,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "view": (
         "voxbench.cli.view:view_command",
-        "Serve the leaderboard, run pages and comparisons at http://127.0.0.1:PORT/.",
+        "Serve the leaderboard, run pages and comparisons at http://127.0.0.1:PORT/ (or, with"
+        " --bundle OUT, write them as a static folder to send).",
     ),
     "doctor": (
         "voxbench.cli.doctor:doctor_command",
