@@ -217,3 +217,29 @@ async def test_the_client_asks_for_speech_and_reads_message_audio() -> None:
     assert "modalities" not in bodies[-1] and "audio" not in bodies[-1]
     assert plain.audio_wav is None
     await client.aclose()
+
+
+def test_audio_quality_scores_each_spoken_answer_offline_without_a_judge(
+    tmp_path: Path, tasks_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``audio_quality`` (DNSMOS P.835) hears each kept answer on this machine: no audio judge
+    is configured or asked; the answer without audio is counted apart (issue 28)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    (tasks_dir / "mine" / "clean.yaml").write_text(
+        "extends: tiny\nprompt: {user: 'say: {reference}'}\nmetrics: [audio_quality]\n"
+    )
+    with serving(FakeOpenAIServer(SayAloud())) as model:
+        text = (
+            f"models: [{{name: speaker, model: openai/gpt-4o-audio-preview, base_url: "
+            f"'{model.url}', output_audio: {{voice: alloy}}, backoff_base_s: 0}}]\n"
+            "tasks: [clean]\ntasks_dirs: [mytasks]\n"
+        )
+        result = run_tasks(parse_config(text, file=None), text, base_dir=tmp_path)
+    rows = {r["id"]: r for r in result.run.rows()}
+    spoken = rows["a"]["scores"]["audio_quality"]
+    assert spoken["undecided"] == 0 and 1.0 <= spoken["ovrl"] <= 5.0 and spoken["windows"] >= 1
+    silent = next(r for r in rows.values() if r["reference"] == SILENT)
+    assert silent["scores"]["audio_quality"]["no_audio"] == 1
+    pooled = result.scores["tasks"]["clean"]["speaker"]["metrics"]["audio_quality"]
+    assert pooled["n"] == 5 and pooled["undecided"] == 1 and pooled["no_audio"] == 1
+    assert 1.0 <= pooled["value"] <= 5.0 and {"sig", "bak"} <= set(pooled)

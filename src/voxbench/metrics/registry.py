@@ -104,6 +104,9 @@ class Metric:
     the record was not judged (it is left undecided)."""
     hears_audio: bool = False
     """Judged by the audio judge on the model's spoken answer (``tasks.audio_judge_metric``)."""
+    hear: Callable[[Any], RecordStats] | None = None
+    """Scores the spoken answer (an ``Audio``, or None when the answer had none) on this
+    machine, without a judge: ``audio_quality`` (DNSMOS). Only with ``hears_audio``."""
     columns: tuple[str, ...] = ()
     """Record columns the metric reads (``ScoringContext.columns``): the plan checks every
     selected record has them, so a wrong column is an error before any request."""
@@ -721,6 +724,34 @@ def _not_judged_audio(prediction: str, ctx: ScoringContext) -> RecordStats:
             "reason": "no spoken answer to judge"}  # fmt: skip
 
 
+AUDIO_QUALITY = "audio_quality"
+
+
+def _answer_quality(audio: Any) -> RecordStats:
+    """DNSMOS of one spoken answer (``audio.dnsmos``); an answer without (enough) audio is
+    undecided with ``no_audio``."""
+    from voxbench.audio.dnsmos import dnsmos  # onnxruntime and the model load on first use
+
+    score = dnsmos(audio) if audio is not None else None
+    if score is None:
+        return {"ovrl": None, "undecided": 1, "no_audio": 1, "reason": "no spoken answer"}
+    return {**score.as_dict(), "undecided": 0}
+
+
+def _quality_pool(stats: Sequence[RecordStats], rng: np.random.Generator | None) -> Pooled:
+    """``audio_quality``: mean OVRL on its own MOS scale (1–5) with a bootstrap interval, the
+    mean SIG and BAK beside it; answers without audio counted apart."""
+    decided = [s for s in stats if not s.get("undecided")]
+    pooled: Pooled = {"value": None, "ci": None, "n": 0}
+    if decided:
+        values = np.array([float(s["ovrl"]) for s in decided])
+        pooled = _with_interval(lambda idx: values[idx].mean(axis=-1), len(decided), rng)
+        for key in ("sig", "bak"):
+            pooled[key] = round(float(np.mean([float(s[key]) for s in decided])), 3)
+    no_audio = sum(int(s.get("no_audio", 0)) for s in stats)
+    return {**pooled, "undecided": len(stats) - len(decided), "no_audio": no_audio}
+
+
 def _not_judged_as(key: str) -> Callable[[str, ScoringContext], RecordStats]:
     def score(prediction: str, ctx: ScoringContext) -> RecordStats:
         return {key: 0, "undecided": 1, "reason": "not judged"}
@@ -853,6 +884,10 @@ METRICS: dict[str, Metric] = {
         Metric(AUDIO_JUDGE, "the audio judge's rubric score of the spoken answer (%: 100 = "
                "every criterion at the top of its scale), undecided answers counted apart", True,
                _not_judged_audio, _spoken_pool, judged=True, hears_audio=True),
+        Metric(AUDIO_QUALITY, "DNSMOS P.835 overall quality of the spoken answer (MOS 1–5, "
+               "offline; noise and distortion, not accent or naturalness), with SIG and BAK; "
+               "answers without audio counted apart", True, _not_judged_audio, _quality_pool,
+               judged=True, hears_audio=True, hear=_answer_quality),
     )
 }  # fmt: skip
 

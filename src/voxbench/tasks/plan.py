@@ -121,7 +121,7 @@ class Job:
     @property
     def audio_judged(self) -> bool:
         """Whether the audio judge hears this job's spoken answers."""
-        return any(METRICS[m].hears_audio for m in self.judged_metrics)
+        return any(METRICS[m].hears_audio and METRICS[m].hear is None for m in self.judged_metrics)
 
     def judge_material(self, record: Record, prediction: str) -> dict[str, Any]:
         """What the judge is shown about one reply (as data, never as instructions)."""
@@ -325,10 +325,10 @@ def build_plan(
         metrics = selection.metrics or entry.spec.metrics
         for metric in metrics:
             found = get_metric(metric, field=f"tasks: {name}.metrics", file=entry.file)
-            if found.hears_audio:
+            if found.hears_audio and found.hear is None:
                 check_audio_judge(config.audio_judge, entry.spec.audio_judge, task=name,
                                   file=entry.file)  # fmt: skip
-            elif found.judged and config.judge is None:
+            elif found.judged and not found.hears_audio and config.judge is None:
                 raise ConfigError(
                     f"task {name} uses the judge metric {metric}, and the config has no judge",
                     field="judge",

@@ -860,6 +860,12 @@ class Engine:
         job = outcome.job
         try:
             for metric in job.judged_metrics:
+                hear = METRICS[metric].hear
+                if hear is not None:  # scored here, on the spoken answer (DNSMOS)
+                    row["scores"][metric] = await asyncio.to_thread(
+                        hear, self._spoken_answer(outcome)
+                    )
+                    continue
                 if METRICS[metric].hears_audio:
                     row["scores"][metric] = await self._hear(outcome)
                     continue
@@ -876,11 +882,17 @@ class Engine:
         assert self.audio_judge is not None, "llm_judge_audio needs the engine's audio judge"
         rubric = outcome.job.spec.audio_judge
         assert rubric is not None, "the plan checks that a task using llm_judge_audio has one"
-        audio = None
-        if outcome.answer_wav is not None:
-            audio = decode_encoded(outcome.answer_wav, None, outcome.answer_audio or "answer")
         label = f"{outcome.job.task.name}/{outcome.job.model.name}/{outcome.record.id}"
-        return await self.audio_judge.grade(rubric, audio, outcome.prediction or "", label)
+        return await self.audio_judge.grade(
+            rubric, self._spoken_answer(outcome), outcome.prediction or "", label
+        )
+
+    @staticmethod
+    def _spoken_answer(outcome: Outcome) -> Audio | None:
+        """The record's spoken answer, decoded (None when the model answered in text)."""
+        if outcome.answer_wav is None:
+            return None
+        return decode_encoded(outcome.answer_wav, None, outcome.answer_audio or "answer")
 
 
 @dataclass(frozen=True)
