@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from voxbench.testing.scripts import Fault, FaultPlan, Reply, Script, ScriptCall, ScriptMessage
@@ -154,8 +154,10 @@ class Responder:
         raise _Dropped()
 
 
-class HTTPServer(abc.ABC):
-    """An HTTP server on 127.0.0.1 (port 0 picks a free port); an async context manager."""
+class ListeningServer(abc.ABC):
+    """A TCP server on 127.0.0.1 (port 0 picks a free port) that tracks its connections: the
+    lifecycle every fake shares (``start``/``stop``, ``async with``, ``serve_forever``,
+    ``in_thread``). A subclass speaks its protocol in ``_connection``."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host = host
@@ -187,7 +189,7 @@ class HTTPServer(abc.ABC):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
             self._server = None
 
-    async def __aenter__(self) -> HTTPServer:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
@@ -204,7 +206,7 @@ class HTTPServer(abc.ABC):
             await self.stop()
 
     @contextlib.contextmanager
-    def in_thread(self) -> Iterator[HTTPServer]:
+    def in_thread(self) -> Iterator[Self]:
         """Serve from a thread of its own, with its own event loop, until the block ends.
 
         For callers that block (a Ray driver waiting on its workers, a CLI run in the test's
@@ -229,6 +231,14 @@ class HTTPServer(abc.ABC):
             loop.call_soon_threadsafe(loop.stop)
             thread.join(10)
             loop.close()
+
+    @abc.abstractmethod
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        """Serve one connection (``stop`` cancels it; add it to ``_connections``)."""
+
+
+class HTTPServer(ListeningServer):
+    """An HTTP/1.1 server: a fake answers each request in ``handle``."""
 
     @abc.abstractmethod
     async def handle(self, request: Request, responder: Responder) -> None:

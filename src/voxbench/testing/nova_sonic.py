@@ -35,7 +35,7 @@ import json
 import re
 import time
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any
 
 import h2.config
 import h2.connection
@@ -50,6 +50,7 @@ from voxbench.targets.realtime.nova_sonic.events import (
     encode_message,
     event_frame,
 )
+from voxbench.testing.http_server import ListeningServer
 from voxbench.testing.realtime_common import (
     Conversation,
     EnergyVad,
@@ -84,7 +85,7 @@ class Refused(Exception):
         self.kind = kind
 
 
-class FakeNovaSonicServer(SpeechFake):
+class FakeNovaSonicServer(SpeechFake, ListeningServer):
     """Bedrock runtime's ``InvokeModelWithBidirectionalStream`` for Nova Sonic models."""
 
     provider = "nova-sonic"
@@ -113,61 +114,29 @@ class FakeNovaSonicServer(SpeechFake):
         """With it, every event signature is verified (``api_key`` is the access key id)."""
         self.strict = strict
         self.session_limit = session_limit_s
-        self.host = host
-        self.port = port
+        ListeningServer.__init__(self, host, port)
         self.requests: list[dict[str, Any]] = []
         """Each stream opened: path, model, region and the signed header names."""
         self.refusals: list[str] = []
         """Every exception frame sent, as ``Kind: message``."""
         self.audio_bytes = 0
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def url(self) -> str:
         """The adapter's ``base_url`` (an ``http`` URL: cleartext HTTP/2)."""
         return f"http://{self.host}:{self.port}"
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            for task in list(self._tasks):
-                task.cancel()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
-            self._server = None
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    async def serve_forever(self) -> None:
-        """Serve until cancelled (the CLI's foreground mode)."""
-        if self._server is None:
-            await self.start()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await self.stop()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         task = asyncio.current_task()
         assert task is not None
-        self._tasks.add(task)
+        self._connections.add(task)
         link = _Link(self, reader, writer)
         try:
             await link.run()
         except (asyncio.CancelledError, ConnectionError):
             pass
         finally:
-            self._tasks.discard(task)
+            self._connections.discard(task)
             await link.close()
 
 
