@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from voxbench.audio.perturb import opus_available, parse_perturbations
+from voxbench.audio.perturb import OPUS_ENCODER, codec_available, parse_perturbations
 from voxbench.audio.wav import Audio, concatenate, read_wav
 from voxbench.audio.wer import word_error_rate
 from voxbench.benchmarks.audio import ensure_benchmark_audio
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=40, help="first N turns of conference")
     parser.add_argument("--specs", nargs="*", default=None, help="perturbation specs to score")
     args = parser.parse_args()
-    specs = args.specs or LADDER + (["codec:opus@12k"] if opus_available() else [])
+    specs = args.specs or LADDER + (["codec:opus@12k"] if codec_available(OPUS_ENCODER) else [])
 
     bench = load_benchmark("conference")
     turns = bench.turns[: args.turns]
@@ -80,7 +80,7 @@ def main() -> None:
     joined: Audio = concatenate(list(clips.values()))
     print(f"\ncost on {joined.duration:.1f} s at 16 kHz (audio seconds per second, best of 3)")
     for spec in COSTED:
-        if "opus" in spec and not opus_available():
+        if "opus" in spec and not codec_available(OPUS_ENCODER):
             continue
         chain = parse_perturbations(spec)
         best = min(_timed(chain, joined) for _ in range(3))

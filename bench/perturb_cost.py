@@ -19,7 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from voxbench.audio.espeak import espeak_sample_rate, espeak_synthesize
-from voxbench.audio.perturb import amr_available, opus_available, parse_perturbations
+from voxbench.audio.perturb import (
+    AMR_ENCODER,
+    OPUS_ENCODER,
+    codec_available,
+    parse_perturbations,
+)
 from voxbench.audio.wav import Audio, write_wav
 
 RATE = 16_000
@@ -86,7 +91,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         paths = fixtures(Path(tmp))
         for spec in args.specs:
-            if "opus" in spec and not opus_available() or "amrnb" in spec and not amr_available():
+            if (
+                "opus" in spec
+                and not codec_available(OPUS_ENCODER)
+                or "amrnb" in spec
+                and not codec_available(AMR_ENCODER)
+            ):
                 print(f"{spec:<36} {'(codec not in this PyAV build)':>25}")
                 continue
             chain = parse_perturbations(spec.format(**paths))

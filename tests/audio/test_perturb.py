@@ -267,7 +267,7 @@ def test_loss_concealment_repeats_the_last_frame_received() -> None:
 # -- Opus and reverberation ---------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not P.opus_available(), reason="PyAV without libopus")
+@pytest.mark.skipif(not P.codec_available(P.OPUS_ENCODER), reason="PyAV without libopus")
 @pytest.mark.parametrize("rate", [16_000, 24_000, 48_000])
 def test_opus_round_trip_keeps_length_rate_and_alignment(speech: Audio, rate: int) -> None:
     clip = speech.resampled(rate)
@@ -282,7 +282,7 @@ def test_opus_round_trip_keeps_length_rate_and_alignment(speech: Audio, rate: in
     assert 10 * np.log10(np.sum(x**2) / np.sum((y - x) ** 2)) > 5
 
 
-@pytest.mark.skipif(not P.opus_available(), reason="PyAV without libopus")
+@pytest.mark.skipif(not P.codec_available(P.OPUS_ENCODER), reason="PyAV without libopus")
 def test_lower_opus_bitrate_loses_more(speech: Audio) -> None:
     def err(bitrate: int) -> float:
         y = Opus(bitrate).apply(speech, np.random.default_rng(0)).samples

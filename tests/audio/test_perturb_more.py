@@ -13,6 +13,7 @@ import pytest
 
 from voxbench.audio.perturb import (
     AMR_DELAY,
+    AMR_ENCODER,
     AMR_RATE,
     Amr,
     Jitter,
@@ -21,7 +22,7 @@ from voxbench.audio.perturb import (
     RirFile,
     Speed,
     active_power,
-    amr_available,
+    codec_available,
     parse_perturbations,
 )
 from voxbench.audio.wav import Audio, write_wav
@@ -117,7 +118,7 @@ def test_a_user_rir_is_convolved_keeping_length_and_level(tmp_path: Path) -> Non
 # -- AMR-NB ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not amr_available(), reason="PyAV without libopencore-amrnb")
+@pytest.mark.skipif(not codec_available(AMR_ENCODER), reason="PyAV without libopencore-amrnb")
 @pytest.mark.parametrize("mode", ["4.75k", "12.2k"])
 def test_amr_round_trip_keeps_length_rate_and_lines_up(speech: Audio, mode: str) -> None:
     out = parse_perturbations(f"codec:amrnb@{mode}").apply(speech)
@@ -205,7 +206,7 @@ CHAIN = "speed@1.1+pitch@-2st+jitter@20ms,conceal=repeat+noise:babble@5dB"
 def _digest(seed: int, key: str) -> str:
     t = np.arange(RATE) / RATE
     clean = Audio((0.2 * np.sin(2 * np.pi * 220 * t) * np.sin(2 * np.pi * 3 * t)), RATE)
-    chain = CHAIN + ("+codec:amrnb@7.95k" if amr_available() else "")
+    chain = CHAIN + ("+codec:amrnb@7.95k" if codec_available(AMR_ENCODER) else "")
     out = parse_perturbations(chain).apply(clean, seed, key)
     return hashlib.sha256(out.samples.tobytes()).hexdigest()
 

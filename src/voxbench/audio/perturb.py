@@ -351,13 +351,18 @@ class G711:
         return f"codec:{self.law}"
 
 
-def opus_available() -> bool:
-    """Whether PyAV is installed with an Opus encoder (libopus)."""
+OPUS_ENCODER = "libopus"
+AMR_ENCODER = "libopencore_amrnb"
+
+
+def codec_available(encoder: str) -> bool:
+    """Whether PyAV is installed with the encoder ``encoder`` (``OPUS_ENCODER``,
+    ``AMR_ENCODER``)."""
     try:
         import av
     except ImportError:
         return False
-    return "libopus" in av.codecs_available
+    return encoder in av.codecs_available
 
 
 @dataclass(frozen=True)
@@ -368,7 +373,7 @@ class Opus:
     bitrate: int
 
     def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
-        if not opus_available():
+        if not codec_available(OPUS_ENCODER):
             raise ConfigError(
                 "this PyAV build has no libopus encoder", field="codec:opus", expected=None
             )
@@ -585,15 +590,6 @@ def _av_round_trip(
     return _fit(samples[delay:], pcm.shape[0])
 
 
-def amr_available() -> bool:
-    """Whether PyAV is installed with an AMR-NB encoder (libopencore-amrnb)."""
-    try:
-        import av
-    except ImportError:
-        return False
-    return "libopencore_amrnb" in av.codecs_available
-
-
 @dataclass(frozen=True)
 class Amr:
     """AMR-NB at ``bitrate`` (one of its eight modes), 20 ms frames at 8 kHz and back."""
@@ -601,7 +597,7 @@ class Amr:
     bitrate: int
 
     def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
-        if not amr_available():
+        if not codec_available(AMR_ENCODER):
             raise ConfigError(
                 "this PyAV build has no AMR-NB encoder", field="codec:amrnb", expected=None
             )
