@@ -23,6 +23,7 @@ Run-wide: unprompted agent speech (not inside any turn's response window).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,8 +80,12 @@ def measure_turn_taking(
     user = recording.channel(0)
     agent = recording.channel(1)
     vad = SileroVAD(min_speech_ms=100, min_silence_ms=300)
-    user_segs = [_shift(s, origin) for s in vad.segments(user)]
-    agent_segs = [_shift(s, origin) for s in vad.segments(agent)]
+    # The two channels at once: each call carries its own VAD state (``audio.vad``), so the
+    # segments are those of one call after the other, in about half the time on two cores.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vad-user") as pool:
+        user_future = pool.submit(vad.segments, user)
+        agent_segs = [_shift(s, origin) for s in vad.segments(agent)]
+        user_segs = [_shift(s, origin) for s in user_future.result()]
     by_turn = {m.turn: m for m in measures}
     claimed: set[int] = set()
     for record in records:
