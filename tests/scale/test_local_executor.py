@@ -43,3 +43,23 @@ def test_limits_and_executor_names_are_checked():
         make_executor("dask")
     with pytest.raises(ConfigError, match="--ray-address needs the Ray executor"):
         make_executor("local", ray_address="auto")
+
+
+@pytest.mark.slow
+def test_cells_that_transcribe_finish_after_the_parent_transcribed(tmp_path):
+    """The process pool is spawned, not forked: a child forked after the parent ran local
+    Whisper hangs on its first transcription (CTranslate2's OpenMP threads stay behind), as a
+    robustness run did in CI once an earlier test had transcribed in the test process."""
+    from voxbench.audio.espeak import espeak_synthesize
+    from voxbench.providers.speech import get_asr
+
+    assert get_asr("local/whisper-tiny.en").transcribe(espeak_synthesize("one two three")).text
+    config = build_config(
+        {"benchmark": "smoke", "target": "local/oracle", "mode": "audio", "only_turns": "0"}
+    )
+    cell = Cell(config=config, path=tmp_path / "heard")
+    assert cell.cpu_bound and config.heard_asr != "none"  # the child transcribes the agent
+    (result,) = LocalExecutor(processes=1).run([cell], Limits(max_concurrency=1))
+    assert result.status == "success"
+    (turn,) = RunDirectory(cell.path).turns()
+    assert turn.heard_text

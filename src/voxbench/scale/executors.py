@@ -17,6 +17,7 @@ Both honour the same ``Limits``: at most ``max_concurrency`` cells in flight, at
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -73,8 +74,11 @@ class LocalExecutor:
             # Each pool process paces its own requests: a CPU-bound cell that also calls a
             # rate-limited provider (a cascade with a remote LLM) shares the limit only with
             # the cells of its own process. On Ray one actor holds every bucket.
+            # Spawned, never forked: a parent that already ran local Whisper (CTranslate2's
+            # OpenMP threads) would leave a forked child hanging on its first transcription.
             pool = ProcessPoolExecutor(
                 max_workers=min(self.processes, limits.max_concurrency),
+                mp_context=multiprocessing.get_context("spawn"),
                 initializer=_install_local_pacer,
                 initargs=(dict(limits.rate_limits),),
             )
