@@ -298,7 +298,9 @@ async def test_conference_runs_to_the_end_across_a_forced_reconnect(
                 base_url=server.url,
                 runs_dir=tmp_path,
                 turn_timeout=30.0,
-                target_options={"renew_after": 20},
+                # Renewal is by connection age in wall seconds: short enough that a quiet
+                # machine's run (~40 s) still renews several times after the drop.
+                target_options={"renew_after": 2},
             )
         )
         result = await asyncio.to_thread(evaluate_run, path)
