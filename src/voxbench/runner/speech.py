@@ -159,6 +159,10 @@ class SpeechTurns:
         rate = session.info.input_sample_rate or DEFAULT_INPUT_RATE
         clip = self.clip(turn, rate)
         heard = self.heard_clip(turn, rate)  # what the target hears; the recording keeps clip
+        # The recording takes the clip resampled once, as a whole, to its own rate: each
+        # chunk's span of it goes where the chunk went (a chunk resampled alone would click).
+        recorded = self.clip(turn, self.recorder.rate)
+        scale = self.recorder.rate / rate
         chunk = max(1, round(rate * self.config.chunk_ms / 1000))
         self._answer_starts = None
         consume = asyncio.create_task(run.consume(turn, state))
@@ -173,10 +177,13 @@ class SpeechTurns:
                     # A chunk sent late delays the rest (as a stalled microphone would): no
                     # burst. In virtual time sending is instant: a busy host is no stall.
                     lag += max(0.0, clock.now() - due - 0.005)
-                piece = Audio(clip.samples[i : i + chunk], rate)
-                sent = piece if heard is clip else Audio(heard.samples[i : i + chunk], rate)
+                sent = Audio(heard.samples[i : i + chunk], rate)
                 await session.send_user_audio(sent.to_pcm16(), rate)
-                self.recorder.add_user(start + lag + i / rate, piece)
+                last = i + chunk >= clip.frames
+                span = slice(round(i * scale), None if last else round((i + chunk) * scale))
+                self.recorder.add_user(
+                    start + lag + i / rate, Audio(recorded.samples[span], recorded.sample_rate)
+                )
             await clock.sleep(start + lag + clip.frames / rate - clock.now())
             # Stamped when the last sample went out, before the turn is committed.
             user_end = run.record(
