@@ -85,6 +85,24 @@ def test_ray_gives_the_local_executors_artifacts(local_ray, tmp_path):
 
 
 @pytest.mark.slow
+def test_runners_stay_warm_between_runs_and_hold_no_cpu(local_ray, tmp_path):
+    # Warm: the second run's cells go to the runners the first one started, still alive
+    # (starting a runner costs a process and voxbench's imports). No CPU held: a warm pool
+    # must never keep a CPU-bound cell (a whole CPU each) from being scheduled.
+    from voxbench.scale.ray_runners import warm_runners
+
+    path, group = _group(tmp_path, "first", 1, target="local/baseline")
+    assert run_group(path, group, local_ray, Limits()).status == "success"
+    runners = warm_runners(ray)
+    path, group = _group(tmp_path, "second", 1, target="local/baseline")
+    assert run_group(path, group, local_ray, Limits()).status == "success"
+    assert warm_runners(ray) is runners
+    assert len(runners) == 2  # one per CPU of the cluster
+    ray.get([r.__ray_ready__.remote() for r in runners], timeout=60)
+    assert ray.available_resources().get("CPU") == 2
+
+
+@pytest.mark.slow
 def test_killed_worker_cell_resumes_without_duplicated_turns(local_ray, tmp_path):
     marker = tmp_path / "crashed-once"
     run = tmp_path / "crashing-run"

@@ -13,20 +13,14 @@ shard's HTTP clients ask it before each request.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from voxbench.core.errors import RunError
 from voxbench.core.taskrun import TaskRunDirectory
-from voxbench.providers.ratelimit import install_pacer
-from voxbench.scale.ray_executor import (
-    CPU_BOUND_CPUS,
-    PacerActor,
-    RayExecutor,
-    RayPacer,
-    import_ray,
-)
+from voxbench.scale.ray_executor import CPU_BOUND_CPUS, RayExecutor, import_ray
+from voxbench.scale.ray_pacing import PlainLimits, install_ray_pacer, plain_limits, start_pacer
 from voxbench.tasks.engine.shards import run_shard
 from voxbench.tasks.run import Answered, config_of_run, merged_inference
 
@@ -39,9 +33,9 @@ def ray_shards(
     def answer(run: TaskRunDirectory) -> Answered:
         count = shards or executor.cluster_cpus()  # (starts a local Ray when none runs)
         config = config_of_run(run.info(), run.path)[0]
-        plain = {k: (v.requests_per_second, v.burst) for k, v in config.pacing().items()}
+        plain = plain_limits(config.pacing())
         ray = import_ray()
-        actor = ray.remote(num_cpus=0)(PacerActor).remote(plain) if plain else None
+        actor = start_pacer(ray, plain)
         try:
             results = executor.map_shards(
                 paced_shard,
@@ -73,10 +67,10 @@ def ray_shards(
 
 
 def paced_shard(
-    run_path: Path, index: int, count: int, pacer: Any, limits: Mapping[str, tuple[float, int]]
+    run_path: Path, index: int, count: int, pacer: Any, limits: PlainLimits
 ) -> Answered:
     """The body of a shard's Ray task: its requests paced by the cluster's ``PacerActor``."""
-    install_pacer(RayPacer(pacer, limits) if pacer is not None else None)
+    install_ray_pacer(pacer, limits)
     return run_shard(run_path, index, count)
 
 
