@@ -113,13 +113,14 @@ def _ray_overhead(tries: int, root: Path) -> tuple[float, float, float]:
     config = build_config({"benchmark": "smoke", "target": "local/oracle"})
     cell = Cell(config=config, path=root / "overhead-cell")
     run_cell(cell)  # now finished: every later call only finds it done
-    calls = {
-        "local": lambda: run_cell(cell),
-        "task": lambda: ray.get(ray.remote(ray_cell).remote(cell, None, {}, False)),
-        "runner": lambda: ray.get(warm_runners(ray)[0].run.remote(cell, False, None, {})),
-    }
+    task, runner = ray.remote(ray_cell), warm_runners(ray)[0]
+    calls = (
+        lambda: run_cell(cell),
+        lambda: ray.get(task.remote(cell, None, {}, False)),
+        lambda: ray.get(runner.run.remote(cell, False, None, {})),
+    )
     out = []
-    for call in calls.values():
+    for call in calls:
         call()  # warm: a worker started, the cell's modules imported
         start = time.perf_counter()
         for _ in range(tries):
@@ -146,10 +147,11 @@ def _start_ray() -> tuple[float, float]:
     """Seconds to start a local Ray, then its warm runners (each answering once)."""
     import ray
 
+    from voxbench.scale.ray_executor import local_ray_options
     from voxbench.scale.ray_runners import warm_runners
 
     start = time.perf_counter()
-    ray.init(num_cpus=os.cpu_count() or 2, include_dashboard=False, log_to_driver=False)
+    ray.init(**local_ray_options(os.cpu_count() or 2))  # as the executor starts its own
     init = time.perf_counter() - start
     start = time.perf_counter()
     ray.get([r.__ray_ready__.remote() for r in warm_runners(ray)])

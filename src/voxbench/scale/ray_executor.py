@@ -125,12 +125,10 @@ class RayExecutor:
         return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     def _init(self, ray: Any) -> None:
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if self.address:
-            options["address"] = self.address
-        elif self.num_cpus is not None:
-            options["num_cpus"] = self.num_cpus
-        ray.init(**options)
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(**local_ray_options(self.num_cpus))
 
     def _drive(
         self,
@@ -196,6 +194,23 @@ class RayExecutor:
                 if on_done is not None:
                     on_done(cell, result)
         return [results[i] for i in range(len(cells))]
+
+
+def local_ray_options(num_cpus: int | None = None) -> dict[str, Any]:
+    """``ray.init`` options for the local Ray the executor starts on demand.
+
+    No dashboard, no worker logs copied to the terminal (the cells write their own logs),
+    and workers at the driver's priority: they run the cells, as the local executor's pool
+    processes do, while Ray's default (nice 15) lets any other process on the machine take
+    their cores first."""
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "_system_config": {"worker_niceness": 0},
+    }
+    if num_cpus is not None:
+        options["num_cpus"] = num_cpus
+    return options
 
 
 def _shutdown(ray: Any) -> None:
