@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 import pytest
 
 from tests.audio.conftest import trimmed
 from voxbench.audio.espeak import espeak_synthesize
+from voxbench.audio.silero_graph import operators, tail_from
+from voxbench.audio.silero_timestamps import silero_speech_seconds
 from voxbench.audio.vad import (
     FRAME_SECONDS,
     VAD_RATE,
     SileroVAD,
     SpeechSegment,
     _model,
+    _SileroModel,
     detect_speech,
+    silero_model_path,
 )
 from voxbench.audio.wav import Audio, concatenate
+from voxbench.core.errors import PrerequisiteError
 
 TOLERANCE_S = 0.030
 
@@ -94,16 +100,63 @@ def test_probabilities_per_32_ms_frame(spoken_with_gaps):
 @pytest.mark.parametrize("batch", [7, 512, 4096])
 def test_batched_windows_give_the_per_frame_probabilities_and_segments(spoken_with_gaps, batch):
     """Windows scored many per model call (the recurrent state carried between calls) are the
-    plain path's, one window per call, to 1e-5; the speech found is the same."""
+    plain path's, one window per call: bit for bit on the whole graph, and on the split path
+    (numpy front, onnxruntime LSTM) whatever its batch."""
     audio, _ = spoken_with_gaps
     long = concatenate([audio] * 3).resampled(VAD_RATE).samples[:-100]  # a ragged last window
     model = _model()
-    plain = model.probabilities(long, batch=1)
-    batched = model.probabilities(long, batch=batch)
+    plain = model.probabilities(long, batch=1, whole_graph=True)
+    batched = model.probabilities(long, batch=batch, whole_graph=True)
     assert batched.shape == plain.shape == (-(-len(long) // 512),)
-    np.testing.assert_allclose(batched, plain, atol=1e-5, rtol=0)
+    np.testing.assert_array_equal(batched, plain)
+    np.testing.assert_array_equal(model.probabilities(long, batch=batch), model.probabilities(long))
+
+
+def _speech_with_noise(spoken_with_gaps) -> np.ndarray:
+    """The fixture's speech, then again quieter in background noise, at 16 kHz, ragged end."""
+    audio, _ = spoken_with_gaps
+    signal = audio.resampled(VAD_RATE).samples
+    noise = np.random.default_rng(3).normal(0, 0.003, len(signal)).astype(np.float32)
+    return np.concatenate([signal, 0.3 * signal + noise, signal])[:-77]
+
+
+def test_the_split_model_finds_the_whole_graphs_speech(spoken_with_gaps, monkeypatch):
+    """The pinned model runs split by default: its probabilities are the whole graph's per-frame
+    ones to float rounding (~6e-6 at most on 10 minutes of speech; bound 1e-5), and every
+    segmentation built on them (voxbench's, refined or not, and Silero's own) is the same."""
+    signal = _speech_with_noise(spoken_with_gaps)
+    model = _model()
+    assert model.split is not None
+    plain = model.probabilities(signal, batch=1, whole_graph=True)
+    split = model.probabilities(signal)
+    assert split.shape == plain.shape
+    np.testing.assert_allclose(split, plain, atol=1e-5, rtol=0)
+    assert np.abs(split - plain).max() > 0  # really computed another way
     vad = SileroVAD()
-    assert vad._frame_segments(batched) == vad._frame_segments(plain)
+    assert vad._frame_segments(split) == vad._frame_segments(plain)
+    assert silero_speech_seconds(split.tolist(), len(signal)) == silero_speech_seconds(
+        plain.tolist(), len(signal)
+    )
+    audio = Audio(signal, VAD_RATE)
+    split_segments = vad.segments(audio)
+    whole = partial(model.probabilities, batch=1, whole_graph=True)
+    monkeypatch.setattr(model, "probabilities", whole)
+    assert vad.segments(audio) == split_segments
+
+
+def test_a_copy_of_the_pinned_model_runs_split_and_another_file_whole(tmp_path):
+    """The split path follows the file's SHA-256, not its place (``fdb --vad-model`` with a
+    copy gives the shipped model's numbers); any other file runs as one onnxruntime graph."""
+    copy = tmp_path / "chosen.onnx"
+    copy.write_bytes(silero_model_path().read_bytes())
+    assert _SileroModel(copy).split is not None
+    tail, entry = tail_from(copy.read_bytes(), "LSTM", ("seq_len", 1, 128))
+    assert entry == "/Transpose_output_0"
+    assert operators(tail) == ["LSTM", "Squeeze", "Relu", "Transpose", "Conv", "Sigmoid", "Reshape"]
+    other = tmp_path / "tail.onnx"  # a valid ONNX file that is not the pinned one
+    other.write_bytes(tail)
+    with pytest.raises(PrerequisiteError, match=r"unexpected Silero VAD model inputs"):
+        _SileroModel(other)
 
 
 def test_threads_share_the_model_and_each_gets_its_own_probabilities(spoken_with_gaps):

@@ -9,13 +9,19 @@ Silero scores 32 ms windows (512 samples at 16 kHz, each seen with the 64 sample
 its raw boundaries therefore land on a 32 ms grid, and its recurrent state lags real onsets by a window or two. ``SileroVAD.segments``
 snaps each boundary to the signal's energy onset/offset near it (1 ms steps), so speech
 start/end are accurate to a few milliseconds, and short words ("Yes.") still count.
+
+The pinned model runs split: its convolutional front in numpy (``audio.silero_encoder``), its
+LSTM and decoder in onnxruntime (``audio.silero_graph`` cuts them out of the file), ~4x
+faster than the whole graph with the same probabilities to float rounding.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +34,11 @@ WINDOW = 512
 CONTEXT = 64
 FRAME_SECONDS = WINDOW / VAD_RATE
 BATCH_WINDOWS = 512
-"""Windows per model call (the recurrent state carries across calls, so any batch gives the
-same probabilities). The convolutions run over the whole batch before the LSTM steps through
-it: 512 windows keep their buffers in cache, ~1.5-2x faster than 4096 (``bench/vad_throughput.py``)."""
+"""Windows per call of the whole graph (the recurrent state carries across calls, so any batch
+gives the same probabilities). The convolutions run over the whole batch before the LSTM steps
+through it: 512 windows keep their buffers in cache, ~1.5-2x faster than 4096 (``bench/vad_throughput.py``)."""
+SPLIT_BATCH_WINDOWS = 512
+"""Windows per numpy encoder batch and LSTM call on the split path (``_SplitSilero``)."""
 REPACKAGED_INPUTS = frozenset({"input", "h", "c"})
 """faster-whisper's repackaged Silero (a sequence of windows per call, LSTM ``h`` / ``c``)."""
 OFFICIAL_INPUTS = frozenset({"input", "state", "sr"})
@@ -66,21 +74,63 @@ def silero_model_path() -> Path:
     return path
 
 
+def _session(model: str | bytes) -> Any:
+    """An onnxruntime session on one thread: the analysis runs two channels' VAD at once, and
+    each call is sequential through its windows (the LSTM), so more threads buy little."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.inter_op_num_threads = 1
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(
+        model, sess_options=options, providers=["CPUExecutionProvider"]
+    )
+
+
+class _SplitSilero:
+    """The pinned Silero v6 with its convolutional front in numpy (``SileroEncoder``) and its
+    recurrent tail (LSTM, decoder) in onnxruntime: ~4x faster than the whole graph, the
+    same probabilities to float rounding (``tests/audio/test_vad.py`` bounds the difference)."""
+
+    def __init__(self, model: bytes) -> None:
+        from voxbench.audio.silero_encoder import OUTPUT, SileroEncoder
+        from voxbench.audio.silero_graph import float_weights, tail_from
+
+        self.encoder = SileroEncoder(float_weights(model))
+        tail, self.entry = tail_from(model, "LSTM", ("seq_len", 1, OUTPUT))
+        self.session = _session(tail)
+
+    def probabilities(self, frames: np.ndarray, batch: int) -> np.ndarray:
+        h = np.zeros((1, 1, 128), np.float32)
+        c = np.zeros((1, 1, 128), np.float32)
+        out = np.empty(len(frames), np.float32)
+        start = 0
+        for features in self.encoder.encode(frames, batch):
+            probs, h, c = self.session.run(
+                None, {self.entry: features[:, np.newaxis, :], "h": h, "c": c}
+            )
+            out[start : start + len(features)] = np.asarray(probs).reshape(-1)
+            start += len(features)
+        return out
+
+
 class _SileroModel:
-    """The ONNX session. Calls may run at once from several threads (onnxruntime's ``run`` is
+    """A Silero model. Calls may run at once from several threads (onnxruntime's ``run`` is
     thread-safe, and each call threads its own recurrent state through its windows), so two
-    runs side by side, or their Whisper and analysis threads, use both cores."""
+    runs side by side, or their Whisper and analysis threads, use both cores.
+
+    The pinned file (by its SHA-256, wherever it lies) runs split (``_SplitSilero``); any
+    other file runs as one onnxruntime graph, as does ``whole_graph=True``."""
 
     def __init__(self, path: Path) -> None:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.inter_op_num_threads = 1
-        options.intra_op_num_threads = 1
-        options.log_severity_level = 3
-        self.session = onnxruntime.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        self.path = path
+        data = path.read_bytes() if path.is_file() else b""
+        pinned = hashlib.sha256(data).hexdigest() in SILERO_VAD_V6.hashes.values()
+        self.split = _SplitSilero(data) if pinned else None
+        self.official = False
+        if self.split is not None:
+            return  # faster-whisper's interface; the whole graph loads only if asked for
         names = {i.name for i in self.session.get_inputs()}
         if names == REPACKAGED_INPUTS:
             self.official = False
@@ -93,9 +143,17 @@ class _SileroModel:
                 f"{sorted(REPACKAGED_INPUTS)}, faster-whisper's silero_vad_v6.onnx)",
             )
 
-    def probabilities(self, samples16k: np.ndarray, batch: int = BATCH_WINDOWS) -> np.ndarray:
+    @cached_property
+    def session(self) -> Any:
+        """The whole graph in onnxruntime."""
+        return _session(str(self.path))
+
+    def probabilities(
+        self, samples16k: np.ndarray, batch: int | None = None, whole_graph: bool = False
+    ) -> np.ndarray:
         """Speech probability of each 512-sample window of 16 kHz mono audio, ``batch`` windows
-        per model call (1 is the plain per-frame path; every batch gives the same values)."""
+        per model call (every batch gives the same values; 1 with ``whole_graph`` is the plain
+        per-frame path, the reference the split path is tested against)."""
         n = -(-len(samples16k) // WINDOW)
         if n == 0:
             return np.zeros(0, np.float32)
@@ -107,8 +165,11 @@ class _SileroModel:
         if rest:
             frames[whole, CONTEXT : CONTEXT + rest] = samples16k[whole * WINDOW :]
         frames[1:, :CONTEXT] = frames[:-1, -CONTEXT:]
+        if self.split is not None and not whole_graph:
+            return self.split.probabilities(frames, batch or SPLIT_BATCH_WINDOWS)
         if self.official:
             return self._official(frames)
+        batch = batch or BATCH_WINDOWS
         h = np.zeros((1, 1, 128), np.float32)
         c = np.zeros((1, 1, 128), np.float32)
         out = np.empty(n, np.float32)
