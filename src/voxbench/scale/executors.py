@@ -6,8 +6,9 @@ The executor decides only *where* a cell runs; what a cell writes is the cell's 
 - ``LocalExecutor`` (default): asyncio in this process for cells that mostly wait on a
   provider, plus a process pool for CPU-bound cells (local speech, in-process agents in
   audio mode), so they use the machine's cores instead of taking turns on one.
-- ``RayExecutor`` (``scale.ray_executor``): each cell is a Ray task with its CPU need
-  declared, retried from its last checkpoint when its worker dies.
+- ``RayExecutor`` (``scale.ray_executor``): cells that wait on warm async actors kept for
+  the Ray session, CPU-bound cells as Ray tasks of one CPU; a cell is retried from its last
+  checkpoint when its worker dies.
 
 Both honour the same ``Limits``: at most ``max_concurrency`` cells in flight, at most
 ``per_provider[p]`` cells of provider ``p``, and request pacing per endpoint and key
