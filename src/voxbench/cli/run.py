@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import typer
 from rich.console import Console
@@ -48,6 +48,8 @@ from voxbench.runner.launch import (
     run_conversation,
 )
 from voxbench.scale.repeats import is_repeat_group
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -109,25 +111,29 @@ def execute(config: RunConfig | None, messages: Console, resume: Path | None = N
         raise typer.Exit(130) from None
 
 
-def execute_side_by_side(configs: list[RunConfig], messages: Console) -> list[Path]:
-    """Run several configs at once (one progress bar each); returns their run directories.
+def execute_side_by_side(
+    configs: list[RunConfig], messages: Console, then: Callable[[Path], T]
+) -> list[tuple[Path, T]]:
+    """Run several configs at once (one progress bar each), each followed by ``then`` on its
+    run directory in a worker thread; returns (run directory, what ``then`` gave) in order.
 
     Local speech models decode on one core each, so runs side by side use the machine's
-    cores instead of waiting for each other.
+    cores instead of waiting for each other; and a run that finishes first is judged while the
+    others still run, so its core is not left idle.
     """
     with _progress(messages) as progress:
 
-        async def run_all() -> list[Path]:
-            runs = [
-                run_conversation(
-                    config,
-                    progress=_progress_callback(
-                        progress, progress.add_task(config.target, total=None, last="")
-                    ),
-                )
-                for config in configs
-            ]
-            return list(await asyncio.gather(*runs))
+        async def run_then(config: RunConfig) -> tuple[Path, T]:
+            path = await run_conversation(
+                config,
+                progress=_progress_callback(
+                    progress, progress.add_task(config.target, total=None, last="")
+                ),
+            )
+            return path, await asyncio.to_thread(then, path)
+
+        async def run_all() -> list[tuple[Path, T]]:
+            return list(await asyncio.gather(*(run_then(config) for config in configs)))
 
         return asyncio.run(run_all())
 
@@ -399,11 +405,8 @@ def demo_command(
     ]
     console, messages = make_console(), make_console(stderr=True)
     with log_shown(False, messages):
-        paths = execute_side_by_side(configs, messages)
-    # The runs are judged side by side too: their turn-taking VAD (most of the judging) runs
-    # on one core each instead of one after the other.
-    with ThreadPoolExecutor(len(paths)) as pool:
-        cards = [evaluation.card for evaluation in pool.map(evaluate_run, paths)]
+        judged = execute_side_by_side(configs, messages, then=evaluate_run)
+    paths, cards = [path for path, _ in judged], [evaluation.card for _, evaluation in judged]
     console.print(scorecards_table(cards, title=f"{benchmark} ({mode}): oracle vs local agent"))
     console.print(
         "Per-turn details: [b]voxbench show RUN_DIR[/b]"
