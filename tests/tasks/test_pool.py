@@ -130,13 +130,13 @@ def test_models_share_each_record_prepared_once(
     passing = engine_module._passed_through
 
     def counting(record: Any, cut: Any, spec: Any = None) -> Any:
-        prepared.append(record.id)
+        prepared.append(record.audio.name)
         return real(record, cut, spec)
 
-    def counting_passed(record: Any, *args: Any) -> bool:
-        passed = passing(record, *args)
+    def counting_passed(source: Any, *args: Any) -> bool:
+        passed = passing(source, *args)
         if passed:
-            prepared.append(record.id)
+            prepared.append(source[2])  # the clip's name
         return passed
 
     monkeypatch.setattr(engine_module, "_prepare_here", counting)
@@ -146,8 +146,9 @@ def test_models_share_each_record_prepared_once(
         "tasks: [tiny]\ntasks_dirs: [mytasks]\n"
     )
     fakes = FakeEndpoints()
-    run_yaml(config, tmp_path, fakes)
-    assert sorted(prepared) == ["a", "b", "c", "d", "e", "f"]
+    result = run_yaml(config, tmp_path, fakes)
+    clips = {row["audio"] for row in result.run.rows()}
+    assert sorted(prepared) == sorted(clips) and len(clips) == 6
     assert len(fakes.calls) == 12  # each model asked about each record
 
 
@@ -159,11 +160,11 @@ def test_workers_encode_the_request_bodies_the_client_would_send(
     client encodes itself, and the records are the same."""
     _tasks(tasks_dir)
     bodies_built: list[int] = []
-    real_bodies = BodySpec.bodies
+    real_encoded = BodySpec.encoded
 
-    def counting(self: BodySpec, wavs: list[bytes]) -> list[bytes]:
-        bodies_built.append(len(wavs))  # counts calls in this process only
-        return real_bodies(self, wavs)
+    def counting(self: BodySpec, prepared: Any) -> Any:
+        bodies_built.append(len(prepared.wavs))  # counts clips encoded in this process only
+        return real_encoded(self, prepared)
 
     def runs(name: str, pool: bool) -> tuple[list[str], list[bytes], list[Any]]:
         monkeypatch.setattr(engine_module, "POOL_MIN_RECORDS", 0 if pool else 10**9)
@@ -205,7 +206,7 @@ def test_workers_encode_the_request_bodies_the_client_would_send(
         )
         return rows, sorted(sent), prepared
 
-    monkeypatch.setattr(BodySpec, "bodies", counting)
+    monkeypatch.setattr(BodySpec, "encoded", counting)
     here_rows, here_sent, here_prepared = runs("here", False)
     built_here = len(bodies_built)  # without workers: encoded with the clip, off the client
     there_rows, there_sent, there_prepared = runs("there", True)

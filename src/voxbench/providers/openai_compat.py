@@ -307,6 +307,12 @@ class ChatAudioBody:
     model: str
 
     def __call__(self, request: AudioCompletionRequest) -> bytes:
+        head, tail = self.around(request)
+        return b"".join((head, base64.b64encode(request.audio_wav), tail))
+
+    def around(self, request: AudioCompletionRequest) -> tuple[bytes, bytes]:
+        """The body's bytes before and after the clip's base64 (``request.audio_wav`` aside):
+        a body is ``head + base64 + tail``, so a clip encoded once is spliced into many."""
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -339,7 +345,7 @@ class ChatAudioBody:
         # The base64 (ASCII that JSON never escapes) goes in after the encoding: the same
         # bytes as encoding it with the rest, without the encoder scanning ~64 kB a clip.
         head, tail = json_body(body).split(_AUDIO_SLOT.encode(), 1)
-        return b"".join((head, base64.b64encode(request.audio_wav), tail))
+        return head, tail
 
 
 _AUDIO_SLOT = f"<audio {os.urandom(8).hex()}>"

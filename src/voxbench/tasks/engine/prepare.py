@@ -7,6 +7,7 @@ both send the same bytes.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import struct
@@ -49,6 +50,9 @@ class Prepared:
     """Each piece's request body, when the worker processes encoded them (``BodySpec``)."""
     pieces: tuple[Piece, ...] = ()
     """Where each piece lies in the clip; empty when the clip is sent whole."""
+    b64: list[bytes] | None = None
+    """Each piece's WAV in base64, when the bodies were spliced around it (``BodySpec``):
+    kept by content (``tasks.engine.clips``) for the next record with the same clip."""
 
 
 @dataclass(frozen=True)
@@ -59,9 +63,29 @@ class BodySpec:
     builder: Callable[[Any], bytes]
     template: Any
 
+    @property
+    def splices(self) -> bool:
+        """Whether a body is the WAV's base64 between two parts the builder gives
+        (``around``): a clip is then encoded once, whatever the prompt."""
+        return callable(getattr(self.builder, "around", None))
+
     def bodies(self, wavs: list[bytes]) -> list[bytes]:
         """The request body of each piece."""
         return [self.builder(replace(self.template, audio_wav=w)) for w in wavs]
+
+    def spliced(self, b64: list[bytes] | tuple[bytes, ...]) -> list[bytes]:
+        """The request body of each piece given its WAV in base64 (``splices`` builders):
+        the bytes ``bodies`` makes of the WAVs."""
+        head, tail = self.builder.around(self.template)  # type: ignore[attr-defined]
+        return [b"".join((head, b, tail)) for b in b64]
+
+    def encoded(self, prepared: Prepared) -> Prepared:
+        """``prepared`` with its request bodies (and, spliced, the base64 they carry) and
+        without its WAVs: the bodies carry the audio, so a clip waiting is held once."""
+        if not self.splices:
+            return replace(prepared, wavs=[], bodies=self.bodies(prepared.wavs))
+        b64 = [base64.b64encode(w) for w in prepared.wavs]
+        return replace(prepared, wavs=[], bodies=self.spliced(b64), b64=b64)
 
 
 def wav_bytes(audio: Audio) -> bytes:

@@ -6,7 +6,9 @@ exactly that many requests in flight while work remains, and a slow endpoint sim
 fewer records (work stealing, no static shards, no polling). A producer fills the bounded
 queue and starts preparing each record's audio (decode, resample, cut, WAV, hash) as it
 queues it, ``LOOKAHEAD`` records (or the pool's slots) ahead at most: the dataset streams, and a slot that frees
-finds its next request ready. A worker asks the cache, calls the endpoint with the shared
+finds its next request ready. A clip seen before (the same source bytes, cut the same way)
+is not prepared again: its base64 WAV and digest are kept by content (``tasks.engine.clips``)
+and spliced into the record's body. A worker asks the cache, calls the endpoint with the shared
 retry policy and hands the outcome to the scorer, which scores batches and appends them to
 ``records.jsonl``; judge metrics are graded in their own tasks at the judge's concurrency,
 each row written once complete. A model answering aloud (``output_audio``) has its answer's
@@ -42,6 +44,7 @@ from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets.readers import Record
 from voxbench.tasks.engine.cache import ResponseCache, request_key
 from voxbench.tasks.engine.chunking import Piece
+from voxbench.tasks.engine.clips import ClipCache, EncodedClip
 from voxbench.tasks.engine.models import (
     EndpointClient,
     Prompted,
@@ -197,36 +200,51 @@ def _prepare_here(
     else:
         prepared, pieces = prepare_clip(record.load_audio(), cut)
     if spec is not None:
-        prepared = _with_bodies(prepared, spec)
+        prepared = spec.encoded(prepared)
     return prepared, pieces
 
 
-def _with_bodies(prepared: Prepared, spec: BodySpec) -> Prepared:
-    """``prepared`` with its request bodies, which carry the audio: the WAVs are dropped (as
-    the workers' are), so a clip waiting in the queue is held once."""
-    return replace(prepared, wavs=[], bodies=spec.bodies(prepared.wavs))
-
-
 def _passed_through(
-    record: Record, cut: Cut, spec: BodySpec | None, future: asyncio.Future[Any]
+    source: tuple[bytes | None, str | None, str],
+    cut: Cut,
+    spec: BodySpec | None,
+    future: asyncio.Future[Any],
 ) -> bool:
-    """Settle ``future`` with the record's payload when its clip is passed through as it is
-    (``prepare.pass_through``); False when it must be decoded."""
-    encoded = getattr(record.audio, "encoded", None)
-    if encoded is None or record.turns:
-        return False
+    """Settle ``future`` with the payload of a clip (``source``: its ``encoded()``) when it
+    is passed through as it is (``prepare.pass_through``); False when it must be decoded."""
     try:
-        data, path, _ = encoded()
+        data, path, _ = source
         prepared = pass_through(data, path, cut)
         if prepared is None:
             return False
         if spec is not None:
-            prepared = _with_bodies(prepared, spec)
+            prepared = spec.encoded(prepared)
     except Exception as exc:  # noqa: BLE001 - the record's own failure
         future.set_exception(exc)
         return True
     future.set_result((prepared, None))
     return True
+
+
+def _source_of(record: Record) -> tuple[bytes | None, str | None, str] | None:
+    """The record's encoded clip (``encoded()``), a WAV file's bytes read (what is passed
+    through, and what the clip cache compares); None for a clip made on load (perturbed) or
+    a conversation's."""
+    encoded = getattr(record.audio, "encoded", None)
+    if encoded is None or record.turns:
+        return None
+    data, path, name = encoded()
+    if data is None and path and path.lower().endswith(".wav"):
+        with contextlib.suppress(OSError):  # decode_encoded names the file
+            data = Path(path).read_bytes()
+    return data, path, name
+
+
+def _clip_payload(clip: EncodedClip, spec: BodySpec) -> tuple[Prepared, None]:
+    """A record's payload made of a clip encoded before: its bodies spliced around the
+    base64 (the bytes preparing the clip again would make)."""
+    b64 = list(clip.b64)
+    return Prepared([], list(clip.digests), spec.spliced(b64), clip.pieces, b64), None
 
 
 def _settle(futures: list[asyncio.Future[Any]], task: asyncio.Future[Any]) -> None:
@@ -342,6 +360,10 @@ class Engine:
         self._payload_bytes: dict[PayloadKey, int] = {}
         self._payload_total = 0
         self._share_payloads = len({job.model.name for job in plan.jobs}) > 1
+        self._clips = ClipCache()
+        """Clips encoded lately, by content (``tasks.engine.clips``)."""
+        self._encoding: dict[tuple[Cut, int], tuple[bytes, asyncio.Future[EncodedClip]]] = {}
+        """Clips being encoded, by ``ClipCache.key``: a record with the same source waits."""
         self._preparing: set[asyncio.Future[Any]] = set()
         """Batches being prepared in a thread (kept referenced till done)."""
         self.pool: WorkerPool | None = None
@@ -474,20 +496,33 @@ class Engine:
                 self._payloads.move_to_end(key)
                 items.append((job, record, found))
                 continue
+            source = _source_of(record)
+            # A clip encoded before (or being encoded) is spliced into this record's bodies.
+            kept = spec is not None and spec.splices and source is not None and source[0]
+            if kept:
+                assert spec is not None and source is not None and source[0] is not None
+                future = self._from_clips(cut, source[0], spec)
+                if future is not None:
+                    items.append((job, record, future))
+                    continue
             if pooled:
-                future = asyncio.ensure_future(self._prepare_pooled(record, cut, spec))
+                assert source is not None
+                future = asyncio.ensure_future(self._prepare_pooled(record, source, cut, spec))
             else:
+                # A clip passed through (its source bytes are what is sent) is ready here at
+                # once; one to decode goes to a thread with the batch's others. (Preparing
+                # every clip in a thread made the loop wait for the GIL at each socket call.)
                 future = loop.create_future()
-                here.append((record, cut, spec, future))
+                if source is None or not _passed_through(source, cut, spec, future):
+                    here.append((record, cut, spec, future))
             items.append((job, record, future))
+            if kept:
+                assert source is not None and source[0] is not None
+                self._clip_encoding(cut, source[0], future)
             if self._share_payloads:  # else one model: nobody else will send it
                 self._payloads[key] = future
                 self._payload_bytes[key] = 0
                 future.add_done_callback(lambda f, k=key: self._count_payload(k, f))
-        # A clip passed through (its source bytes are what is sent) is ready here at once;
-        # one to decode goes to a thread with the batch's others. (Preparing every clip in a
-        # thread made the loop wait for the GIL at each socket call: half the rate.)
-        here = [item for item in here if not _passed_through(*item)]
         if here:
             work = [(r, c, s) for r, c, s, _ in here]
             task = asyncio.ensure_future(asyncio.to_thread(_prepare_batch, work))  # noqa: RUF006
@@ -495,6 +530,69 @@ class Engine:
             task.add_done_callback(self._preparing.discard)
             task.add_done_callback(lambda t: _settle([f for *_, f in here], t))
         return items
+
+    def _from_clips(
+        self, cut: Cut, source: bytes, spec: BodySpec
+    ) -> asyncio.Future[tuple[Prepared, list[Audio] | None]] | None:
+        """The record's payload from the clip cache: ready at once when the clip was encoded
+        before, when it is when it is being encoded (the same failure, if it fails); None
+        when it is neither (the caller prepares it)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[Prepared, list[Audio] | None]] = loop.create_future()
+        clip = self._clips.get(cut, source)
+        if clip is not None:
+            future.set_result(_clip_payload(clip, spec))
+            return future
+        encoding = self._encoding.get(self._clips.key(cut, source))
+        if encoding is None or encoding[0] != source:
+            return None
+
+        def settle(done: asyncio.Future[EncodedClip]) -> None:
+            if future.done():
+                return
+            if done.cancelled():
+                future.cancel()
+            elif (failure := done.exception()) is not None:
+                future.set_exception(failure)
+            else:
+                future.set_result(_clip_payload(done.result(), spec))
+
+        encoding[1].add_done_callback(settle)
+        return future
+
+    def _clip_encoding(
+        self, cut: Cut, source: bytes, future: asyncio.Future[tuple[Prepared, Any]]
+    ) -> None:
+        """Note that ``source`` is being encoded (``_from_clips`` waits for it), and keep
+        the clip it makes in the clip cache (a failure is not kept: asked again, it is
+        prepared again)."""
+        key = self._clips.key(cut, source)
+        if key in self._encoding:
+            return  # another source with this fingerprint is being encoded: not noted
+        clip: asyncio.Future[EncodedClip] = asyncio.get_running_loop().create_future()
+        self._encoding[key] = (source, clip)
+
+        def kept(done: asyncio.Future[tuple[Prepared, Any]]) -> None:
+            self._encoding.pop(key, None)
+            if done.cancelled():
+                clip.cancel()
+                return
+            if (failure := done.exception()) is not None:
+                clip.set_exception(failure)
+                clip.exception()  # retrieved: nobody may wait for it
+                return
+            prepared = done.result()[0]
+            assert prepared.b64 is not None, "a splicing BodySpec encodes the base64"
+            encoded = EncodedClip(
+                source, tuple(prepared.b64), tuple(prepared.digests), prepared.pieces
+            )
+            self._clips.put(cut, encoded)
+            clip.set_result(encoded)
+
+        if future.done():
+            kept(future)  # passed through at once: kept before the next record asks
+        else:
+            future.add_done_callback(kept)
 
     async def _start_pool(self, pool: WorkerPool) -> None:
         try:
@@ -524,11 +622,15 @@ class Engine:
             self._payload_total -= self._payload_bytes.pop(oldest)
 
     async def _prepare_pooled(
-        self, record: Record, cut: Cut, spec: BodySpec | None
+        self,
+        record: Record,
+        source: tuple[bytes | None, str | None, str],
+        cut: Cut,
+        spec: BodySpec | None,
     ) -> tuple[Prepared, list[Audio] | None]:
         assert self.pool is not None
         try:
-            prepared = await self.pool.prepare(*record.audio.encoded(), cut, spec)  # type: ignore[attr-defined]
+            prepared = await self.pool.prepare(*source, cut, spec)
             return prepared, None  # read back from the WAVs for clients that want samples
         except WorkerLost:
             pass  # the worker is gone: prepared here, as a small run's clips are
