@@ -42,6 +42,11 @@ class CompletionRequest:
     seed: int | None = None
 
 
+Body = bytes | tuple[bytes, ...]
+"""A request body, or its parts in order (a clip's base64 between the JSON around it): parts
+are joined only as they are sent, one copy of a large clip's fewer."""
+
+
 @dataclass(frozen=True)
 class AudioCompletionRequest:
     """An audio-in call: a wav clip, the prompt about it, and optional instructions."""
@@ -61,9 +66,10 @@ class AudioCompletionRequest:
     output_voice: str | None = None
     """Ask for a spoken answer too, in this voice (``Completion.audio_wav``), where the
     provider can speak (OpenAI-compatible ``modalities: ["text", "audio"]``)."""
-    prepared_body: bytes | None = None
+    prepared_body: Body | None = None
     """The request body the client's ``body_builder`` made of this very request (in a worker
-    process, off the event loop): sent as is instead of being encoded again."""
+    process, off the event loop, or spliced around a clip's base64 encoded before): sent as
+    is instead of being encoded again."""
 
 
 @dataclass(frozen=True)

@@ -130,8 +130,9 @@ class LeanHTTP:
         self._waiters: list[asyncio.Future[_Connection | None]] = []
         self._closed = False
 
-    async def post(self, body: bytes) -> Any:
-        """POST ``body``; the JSON answer, or a classified ``ProviderError``."""
+    async def post(self, body: bytes | tuple[bytes, ...]) -> Any:
+        """POST ``body`` (or its parts, joined with the request head in one copy); the JSON
+        answer, or a classified ``ProviderError``."""
         await pace_request(self.url, self._key_headers)
         try:
             async with asyncio.timeout(self.timeout):
@@ -159,7 +160,7 @@ class LeanHTTP:
                 retryable=True,
             ) from exc
 
-    async def _exchange(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
+    async def _exchange(self, body: bytes | tuple[bytes, ...]) -> tuple[int, dict[str, str], bytes]:
         connection = await self._acquire()
         done = False
         try:
@@ -170,10 +171,12 @@ class LeanHTTP:
             self._release(connection, reusable=done and connection.reusable)
 
     async def _send(
-        self, connection: _Connection, body: bytes
+        self, connection: _Connection, body: bytes | tuple[bytes, ...]
     ) -> tuple[int, dict[str, str], bytes]:
         connection.keep = False
-        connection.writer.write(b"".join((self._head, b"%d\r\n\r\n" % len(body), body)))
+        parts = (body,) if isinstance(body, bytes) else body
+        length = b"%d\r\n\r\n" % sum(len(part) for part in parts)
+        connection.writer.write(b"".join((self._head, length, *parts)))
         reader = connection.reader
         try:
             status, headers, version = await _response_head(reader)

@@ -34,6 +34,7 @@ from voxbench.providers.completion import (
     AudioCompletionClient,
     AudioCompletionRequest,
     AudioConversationRequest,
+    Body,
     Completion,
     CompletionRequest,
     Endpoint,
@@ -172,11 +173,12 @@ class _ChatCompletionsClient(HTTPCompletionClient):
     def _base_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         return _base_body(self.endpoint.provider, self.endpoint.model, messages)
 
-    async def _call(self, body: bytes) -> Completion:
+    async def _call(self, body: Body) -> Completion:
         if self._lean is not None:
             data = await self._lean.post(body)
         else:
-            data = await self.post_body(self._url, body, self._headers)
+            joined = body if isinstance(body, bytes) else b"".join(body)
+            data = await self.post_body(self._url, joined, self._headers)
         try:
             message = data["choices"][0]["message"]
         except (KeyError, IndexError, TypeError) as exc:

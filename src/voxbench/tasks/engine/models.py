@@ -20,6 +20,7 @@ from voxbench.core.names import parse_component_name
 from voxbench.providers.completion import (
     AudioCompletionRequest,
     AudioConversationRequest,
+    Body,
     ConversationTurn,
 )
 from voxbench.providers.registry import (
@@ -63,7 +64,7 @@ class EndpointClient(Protocol):
     """One endpoint of a pool: answers a clip and a prompt with text (or speech)."""
 
     async def answer(
-        self, audio: Audio | None, wav: bytes, request: Prompted, body: bytes | None = None
+        self, audio: Audio | None, wav: bytes, request: Prompted, body: Body | None = None
     ) -> str | Spoken:
         """The model's reply (``Spoken`` when ``request.voice`` asks for speech); raises
         ``ProviderError`` on failure. ``audio`` is the clip the WAV holds, or None for a
@@ -138,7 +139,7 @@ class ChatEndpoint:
         None when the provider takes no prepared body."""
 
     def request_of(
-        self, wav: bytes, request: Prompted, body: bytes | None = None
+        self, wav: bytes, request: Prompted, body: Body | None = None
     ) -> AudioCompletionRequest:
         """The provider request asking ``request`` about the clip ``wav`` holds (``body``:
         its encoding, made ahead by ``body_builder``)."""
@@ -153,7 +154,7 @@ class ChatEndpoint:
         )
 
     async def answer(
-        self, audio: Audio | None, wav: bytes, request: Prompted, body: bytes | None = None
+        self, audio: Audio | None, wav: bytes, request: Prompted, body: Body | None = None
     ) -> str | Spoken:
         completion = await self.client.complete_audio(self.request_of(wav, request, body))
         if request.voice is not None:

@@ -14,7 +14,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import soundfile as sf
@@ -22,6 +22,9 @@ import soundfile as sf
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import AudioError
 from voxbench.tasks.engine.chunking import Piece, chunk_pieces
+
+if TYPE_CHECKING:  # the worker processes need not import the HTTP clients
+    from voxbench.providers.completion import Body
 
 WAV_HEADER = 44
 """Bytes before the samples in the WAVs ``wav_bytes`` writes (RIFF, fmt, data headers)."""
@@ -46,7 +49,7 @@ class Prepared:
     wavs: list[bytes]
     """Empty when ``bodies`` carry the audio."""
     digests: list[str]
-    bodies: list[bytes] | None = None
+    bodies: list[Body] | None = None
     """Each piece's request body, when the worker processes encoded them (``BodySpec``)."""
     pieces: tuple[Piece, ...] = ()
     """Where each piece lies in the clip; empty when the clip is sent whole."""
@@ -73,11 +76,12 @@ class BodySpec:
         """The request body of each piece."""
         return [self.builder(replace(self.template, audio_wav=w)) for w in wavs]
 
-    def spliced(self, b64: list[bytes] | tuple[bytes, ...]) -> list[bytes]:
-        """The request body of each piece given its WAV in base64 (``splices`` builders):
-        the bytes ``bodies`` makes of the WAVs."""
+    def spliced(self, b64: list[bytes] | tuple[bytes, ...]) -> list[Body]:
+        """The request body of each piece given its WAV in base64 (``splices`` builders), as
+        its parts: joined, the bytes ``bodies`` makes of the WAVs (the client joins them
+        as it sends them, and the base64 is held once, by the clip cache)."""
         head, tail = self.builder.around(self.template)  # type: ignore[attr-defined]
-        return [b"".join((head, b, tail)) for b in b64]
+        return [(head, b, tail) for b in b64]
 
     def encoded(self, prepared: Prepared) -> Prepared:
         """``prepared`` with its request bodies (and, spliced, the base64 they carry) and

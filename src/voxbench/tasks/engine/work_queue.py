@@ -38,7 +38,7 @@ from voxbench.audio.wav import Audio, concatenate
 from voxbench.core.errors import ConfigError, ErrorCategory, ProviderError, VoxbenchError
 from voxbench.metrics.registry import METRICS, score_reply
 from voxbench.providers.backoff import RetryPolicy
-from voxbench.providers.completion import ConversationTurn
+from voxbench.providers.completion import Body, ConversationTurn
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets.readers import Record
@@ -613,7 +613,10 @@ class Engine:
             return
         prepared, pieces = future.result()
         size = sum(len(w) for w in prepared.wavs) + sum(p.samples.nbytes for p in pieces or ())
-        size += sum(len(b) for b in prepared.bodies or ())
+        size += sum(
+            len(b) if isinstance(b, bytes) else sum(len(p) for p in b)
+            for b in prepared.bodies or ()
+        )
         self._payload_bytes[key] = size
         self._payload_total += size
         while self._payload_total > PAYLOAD_CACHE_BYTES and len(self._payloads) > 1:
@@ -849,7 +852,7 @@ class Engine:
         client: EndpointClient,
         audio: Audio | None,
         wav: bytes,
-        body: bytes | None,
+        body: Body | None,
         request: Prompted,
         model: Any,
         attempts: list[int],
