@@ -15,7 +15,7 @@ import pytest
 
 from voxbench.core.errors import ProviderError
 from voxbench.providers.completion import AudioCompletionRequest
-from voxbench.providers.lean_http import LeanHTTP, lean_http_applies
+from voxbench.providers.lean_http import WRITE_APART, LeanHTTP, lean_http_applies
 from voxbench.providers.openai_compat import OpenAIAudioCompletion
 from voxbench.providers.ratelimit import RateLimit, install_pacer
 from voxbench.providers.registry import Role, make
@@ -271,3 +271,42 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
                 await asyncio.sleep(0.005)
         await client.aclose()
     assert replies == [{"ok": True}] * 3 and accepted[0] == 3
+
+
+async def test_a_body_given_in_parts_is_sent_as_the_parts_joined() -> None:
+    """Parts (a JSON head, a clip's base64, a tail) reach the server as one body, whether
+    joined (small) or written apart (a part of ``WRITE_APART`` bytes or more)."""
+    received: list[bytes] = []
+    data = b'{"ok": true}'
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+                received.append(await reader.readexactly(length))
+                writer.write(_ok(data, f"content-length: {len(data)}"))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(connection, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+    bodies = [
+        (b'{"a":"', bytes(range(65, 91)) * 10, b'"}'),
+        (b'{"a":"', b"QUJD" * (3 * WRITE_APART // 4), b'"}'),  # 3x WRITE_APART bytes
+        b'{"whole": 1}',
+    ]
+    try:
+        client = _lean(url, connections=2)
+        replies = await asyncio.gather(*(client.post(b) for b in bodies * 2))
+        await client.aclose()
+    finally:
+        server.close()
+    assert replies == [{"ok": True}] * 6
+    joined = [b if isinstance(b, bytes) else b"".join(b) for b in bodies]
+    assert sorted(received) == sorted(joined * 2)

@@ -47,6 +47,11 @@ PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy")
 CONNECT_TIMEOUT = 10.0
 """Seconds a new connection may take at most (``providers.http.DEFAULT_TIMEOUT``'s)."""
 READ_SIZE = 65536
+WRITE_APART = 256 * 1024
+"""A body part at least this large is written on its own, not joined with the rest: joining
+copies it (~0.1–0.2 ms for a 20 s clip's 0.85 MB of base64, in fresh memory), and so does
+the transport's slicing of a bytes object a send took only part of; below it, the extra
+send calls (and packets) of separate writes cost more than the copy."""
 
 
 def lean_http_applies(url: str) -> bool:
@@ -176,7 +181,12 @@ class LeanHTTP:
         connection.keep = False
         parts = (body,) if isinstance(body, bytes) else body
         length = b"%d\r\n\r\n" % sum(len(part) for part in parts)
-        connection.writer.write(b"".join((self._head, length, *parts)))
+        if len(parts) < 3 or len(parts[1]) < WRITE_APART:
+            connection.writer.write(b"".join((self._head, length, *parts)))
+        else:  # a large clip's base64 written as it is (a view: a short send copies no tail)
+            connection.writer.write(b"".join((self._head, length, parts[0])))
+            for part in parts[1:]:
+                connection.writer.write(memoryview(part))
         reader = connection.reader
         try:
             status, headers, version = await _response_head(reader)
