@@ -19,7 +19,10 @@ Hub's layout, audio bytes embedded), ``hf-disk`` (``save_to_disk``; needs ``data
 write it), ``wav`` (a manifest beside WAV files), ``long`` (20 s clips in parquet) and
 ``wav22k`` (1 s 22.05 kHz files, resampled: the older synthetic set).
 
-It prints each rate, ours ÷ lean, each client's peak in flight and idle share at the fake,
+It prints each rate, ours ÷ lean (the whole run: opening the dataset and planning before the
+first request, and after the last answer the rows read back, scores, report and store
+index), each client's peak in flight and idle share at the fake, ``infer/lean`` (ours from
+its first request to its last answer, ``run.json``'s ``inference.requests_per_s``, ÷ lean),
 and each client's CPU time per record (ms): on its event loop's thread (``time.thread_time``),
 and in all (``tot``: every thread of the process plus, for ours, the worker processes). On a
 busy machine the throughputs follow the share of the cores each run got: compare the ratio
@@ -184,6 +187,7 @@ def _make_dataset(folder: Path, records: int, shape: str = "wav") -> tuple[str, 
     else:  # save_to_disk's layout, as ``datasets`` writes it
         import datasets
 
+        datasets.disable_progress_bars()  # the table stays readable
         features = datasets.Features(
             {
                 "id": datasets.Value("string"),
@@ -336,7 +340,7 @@ def _cpu() -> float:
 
 def _ours(
     url: str, concurrency: int, root: Path, dataset: str, pool: str = "auto"
-) -> tuple[float, float, float, int]:
+) -> tuple[float, float, float, int, float]:
     from voxbench.tasks.config import parse_config
     from voxbench.tasks.engine import work_queue
     from voxbench.tasks.run import run_tasks
@@ -361,7 +365,8 @@ def _ours(
     cpu_ms = 1000 * (time.thread_time() - cpu) / answered
     total_ms = 1000 * (_cpu() - total) / answered
     errors = result.scores["tasks"]["bench_asr"]["q"]["errors"]
-    return answered / seconds, cpu_ms, total_ms, errors
+    requests_per_s = result.inference.get("requests_per_s") or float("nan")
+    return answered / seconds, cpu_ms, total_ms, errors, requests_per_s
 
 
 def _idle(stats: dict[str, float], concurrency: int) -> float:
@@ -393,7 +398,7 @@ def main() -> None:
         f"{'shape':<12} {'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'lean/s':>7}"
         f"{' httpx/s' if args.httpx else ''} {'ours/s':>7} {'ours/lean':>9} {'peak lean':>9}"
         f" {'peak ours':>9} {'idle lean':>9} {'idle ours':>9} {'lean cpu':>8} {'our cpu':>8}"
-        f" {'lean tot':>8} {'our tot':>8} {'errors':>6} pool"
+        f" {'lean tot':>8} {'our tot':>8} {'errors':>6} {'infer/lean':>10} pool"
     )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -421,7 +426,7 @@ def main() -> None:
                         httpx_rate = f" {rate:>8.1f}"
                         _stats(url)
                     for mode in args.pool.split(","):
-                        ours, ours_cpu, ours_total, errors = _ours(
+                        ours, ours_cpu, ours_total, errors, inferred = _ours(
                             url, concurrency, root, dataset, mode
                         )
                         seen = _stats(url)
@@ -431,7 +436,7 @@ def main() -> None:
                             f" {ours / lean:>9.2f} {lean_peak:>9} {seen['peak']:>9}"
                             f" {lean_idle:>9.2f} {_idle(seen, concurrency):>9.2f}"
                             f" {lean_cpu:>8.3f} {ours_cpu:>8.3f} {lean_total:>8.3f}"
-                            f" {ours_total:>8.3f} {errors:>6} {mode}",
+                            f" {ours_total:>8.3f} {errors:>6} {inferred / lean:>10.2f} {mode}",
                             flush=True,
                         )
             finally:
