@@ -97,11 +97,12 @@ def test_probabilities_per_32_ms_frame(spoken_with_gaps):
     assert probs[: int(0.6 / frame)].max() < 0.1
 
 
-@pytest.mark.parametrize("batch", [7, 512, 4096])
+@pytest.mark.parametrize("batch", [1, 7, 512, 4096])
 def test_batched_windows_give_the_per_frame_probabilities_and_segments(spoken_with_gaps, batch):
     """Windows scored many per model call (the recurrent state carried between calls) are the
-    plain path's, one window per call: bit for bit on the whole graph, and on the split path
-    (numpy front, onnxruntime LSTM) whatever its batch."""
+    plain path's, one window per call: bit for bit on the whole graph; on the split path
+    (numpy front, onnxruntime LSTM) to float rounding whatever its batch (BLAS kernels differ
+    with the number of rows)."""
     audio, _ = spoken_with_gaps
     long = concatenate([audio] * 3).resampled(VAD_RATE).samples[:-100]  # a ragged last window
     model = _model()
@@ -109,7 +110,10 @@ def test_batched_windows_give_the_per_frame_probabilities_and_segments(spoken_wi
     batched = model.probabilities(long, batch=batch, whole_graph=True)
     assert batched.shape == plain.shape == (-(-len(long) // 512),)
     np.testing.assert_array_equal(batched, plain)
-    np.testing.assert_array_equal(model.probabilities(long, batch=batch), model.probabilities(long))
+    split = model.probabilities(long, batch=batch)
+    np.testing.assert_allclose(split, plain, atol=1e-5, rtol=0)
+    vad = SileroVAD()
+    assert vad._frame_segments(split) == vad._frame_segments(plain)
 
 
 def _speech_with_noise(spoken_with_gaps) -> np.ndarray:
@@ -122,7 +126,7 @@ def _speech_with_noise(spoken_with_gaps) -> np.ndarray:
 
 def test_the_split_model_finds_the_whole_graphs_speech(spoken_with_gaps, monkeypatch):
     """The pinned model runs split by default: its probabilities are the whole graph's per-frame
-    ones to float rounding (~6e-6 at most on 10 minutes of speech; bound 1e-5), and every
+    ones to float rounding (6.5e-6 at most on 10 minutes of speech; bound 1e-5), and every
     segmentation built on them (voxbench's, refined or not, and Silero's own) is the same."""
     signal = _speech_with_noise(spoken_with_gaps)
     model = _model()

@@ -7,12 +7,14 @@ Hann-windowed cosines and sines) times the frames, and each 1-D convolution over
 2, then 1) frames is an im2col product. The recurrent tail stays in onnxruntime
 (``voxbench.audio.silero_graph.tail_from``).
 
-The front computes in float64 and hands float32 features to the LSTM: its probabilities then
-differ from the whole graph's by onnxruntime's own float32 rounding (up to ~6e-6 on speech,
-``tests/audio/test_vad.py``). Two cheaper variants moved them further, through the LSTM, on
-10 minutes of speech: float32 products (other summation orders than onnxruntime's; 1.0e-5),
-and an FFT in place of the basis (the stored basis is the exact one rounded to float32, and
-the features follow the stored one; 1.8e-5).
+Products use the model's own float32 operands, as onnxruntime does, in other summation
+orders: the probabilities differ from the whole graph's by float rounding amplified through
+the LSTM (6.5e-6 at most on 10 minutes of speech, 8.6e-6 on a test signal;
+``tests/audio/test_vad.py`` bounds it at 1e-5). Float64 products came no closer overall
+(7.3e-6 on the 10 minutes: onnxruntime's own float32 rounding is the larger part) at twice
+the front's time. An FFT in place of the basis product is cheaper but not the same: the
+stored basis is the exact Hann-windowed DFT rounded to float32, and that rounding moved
+probabilities by 1.8e-5.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from collections.abc import Iterator
 
 import numpy as np
 
-_DTYPE = np.float64  # see the module docstring
 N_FFT = 256
 HOP = 128
 FRAMES = 4  # STFT frames per 576-sample window (the graph computes 5 and drops the first)
@@ -35,7 +36,7 @@ def _im2col(weight: np.ndarray, taps: slice = slice(None)) -> np.ndarray:
     """A Conv1d weight (out, in, kernel) as a (kernel·in, out) matrix, tap-major, for a
     product with rows of consecutive input frames laid end to end."""
     w = weight[:, :, taps]
-    return np.ascontiguousarray(w.transpose(2, 1, 0).reshape(-1, w.shape[0]), _DTYPE)
+    return np.ascontiguousarray(w.transpose(2, 1, 0).reshape(-1, w.shape[0]), np.float32)
 
 
 class SileroEncoder:
@@ -45,9 +46,11 @@ class SileroEncoder:
         basis = weights["encoder.feature_extractor.forward_basis_buffer"]
         if basis.shape != (2 * BINS, 1, N_FFT):
             raise ValueError(f"STFT basis of shape {basis.shape}: not Silero v6's front")
-        self.basis = np.ascontiguousarray(basis[:, 0, :].T, _DTYPE)  # (256, 258): real, imag
+        self.basis = np.ascontiguousarray(basis[:, 0, :].T, np.float32)  # (256, 258): real, imag
         conv = [weights[f"encoder.conv_layers.{i}.weight"] for i in range(4)]
-        self.biases = [weights[f"encoder.conv_layers.{i}.bias"].astype(_DTYPE) for i in range(4)]
+        self.biases = [
+            weights[f"encoder.conv_layers.{i}.bias"].astype(np.float32) for i in range(4)
+        ]
         # Layer 0: kernel 3, stride 1, 4 frames → 4. Layer 1: stride 2, 4 → 2. Layer 2: stride
         # 2, 2 → 1, whose left tap only ever sees padding. Layer 3: 1 → 1, centre tap only.
         self.matrices = [
@@ -62,15 +65,14 @@ class SileroEncoder:
         buffers are reused from one batch to the next: use each before asking for the next."""
         n = len(windows)
         size = min(batch, n)
-        frames = np.empty((size, FRAMES, N_FFT), _DTYPE)
-        stft = np.empty((size * FRAMES, 2 * BINS), _DTYPE)
-        cols0 = np.zeros((size, FRAMES, 3 * BINS), _DTYPE)  # edges stay zero (padding)
-        out0 = np.empty((size * FRAMES, self.matrices[0].shape[1]), _DTYPE)
-        cols1 = np.zeros((size, 2, 3 * out0.shape[1]), _DTYPE)
-        out1 = np.empty((size * 2, self.matrices[1].shape[1]), _DTYPE)
-        out2 = np.empty((size, self.matrices[2].shape[1]), _DTYPE)
-        out3 = np.empty((size, OUTPUT), _DTYPE)
-        features = np.empty((size, OUTPUT), np.float32)
+        frames = np.empty((size, FRAMES, N_FFT), np.float32)
+        stft = np.empty((size * FRAMES, 2 * BINS), np.float32)
+        cols0 = np.zeros((size, FRAMES, 3 * BINS), np.float32)  # edges stay zero (padding)
+        out0 = np.empty((size * FRAMES, self.matrices[0].shape[1]), np.float32)
+        cols1 = np.zeros((size, 2, 3 * out0.shape[1]), np.float32)
+        out1 = np.empty((size * 2, self.matrices[1].shape[1]), np.float32)
+        out2 = np.empty((size, self.matrices[2].shape[1]), np.float32)
+        out3 = np.empty((size, OUTPUT), np.float32)
         for start in range(0, n, size):
             x = windows[start : start + size]
             m = len(x)
@@ -94,8 +96,7 @@ class SileroEncoder:
             c1[:, 1] = y0[:, width:]  # frames 1, 2, 3
             y1 = self._layer(1, c1.reshape(m * 2, -1), out1[: m * 2])
             y2 = self._layer(2, y1.reshape(m, -1), out2[:m])
-            features[:m] = self._layer(3, y2, out3[:m])
-            yield features[:m]
+            yield self._layer(3, y2, out3[:m])
 
     def _layer(self, i: int, cols: np.ndarray, out: np.ndarray) -> np.ndarray:
         np.matmul(cols, self.matrices[i], out=out)

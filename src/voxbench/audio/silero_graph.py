@@ -2,7 +2,7 @@
 graph from the LSTM on as a model of its own.
 
 ``voxbench.audio.silero_encoder`` computes the convolutional front of faster-whisper's
-Silero v6 in numpy (an FFT and four matrix products, ~5x faster than onnxruntime's
+Silero v6 in numpy (five matrix products over the whole batch, ~3x faster than onnxruntime's
 convolutions on 4-frame inputs); onnxruntime still runs the recurrent tail (LSTM, decoder).
 That needs the weights and a model that starts at the LSTM's input. The ``onnx`` package is
 not a dependency, and an ONNX file is a protocol-buffer message, so this module reads and

@@ -11,7 +11,7 @@ snaps each boundary to the signal's energy onset/offset near it (1 ms steps), so
 start/end are accurate to a few milliseconds, and short words ("Yes.") still count.
 
 The pinned model runs split: its convolutional front in numpy (``audio.silero_encoder``), its
-LSTM and decoder in onnxruntime (``audio.silero_graph`` cuts them out of the file), ~4x
+LSTM and decoder in onnxruntime (``audio.silero_graph`` cuts them out of the file), ~2x
 faster than the whole graph with the same probabilities to float rounding.
 """
 
@@ -90,7 +90,7 @@ def _session(model: str | bytes) -> Any:
 
 class _SplitSilero:
     """The pinned Silero v6 with its convolutional front in numpy (``SileroEncoder``) and its
-    recurrent tail (LSTM, decoder) in onnxruntime: ~4x faster than the whole graph, the
+    recurrent tail (LSTM, decoder) in onnxruntime: ~2x faster than the whole graph, the
     same probabilities to float rounding (``tests/audio/test_vad.py`` bounds the difference)."""
 
     def __init__(self, model: bytes) -> None:
