@@ -5,7 +5,8 @@ Speaks every smoke-benchmark turn with eSpeak NG, transcribes it with
 real-time factor (processing seconds / audio seconds; below 1 is faster than real time)
 and the normalised WER, beside the anchor measured in the same run on the same clips and
 the same model files: raw faster-whisper (``WhisperModel.transcribe``, beam 1, its other
-defaults). The two alternate clip by clip, so load slows both alike; the ratio of their
+defaults). ``voxbench text-only`` is ``transcribe_text``, what the cascade's STT and the
+heard-text pass call (no word alignment). The engines alternate clip by clip, so load slows both alike; the ratio of their
 real-time factors is the figure to compare across machines. ``--benchmark smoke,conference``
 adds the 75 conference turns. The first transcription is a warm-up and is not timed.
 
@@ -18,6 +19,7 @@ import argparse
 import os
 import time
 
+from voxbench.audio.asr import transcribe_text
 from voxbench.audio.wav import Audio
 from voxbench.audio.wer import word_error_rate
 from voxbench.audio.whisper_local import WHISPER_RATE
@@ -54,7 +56,11 @@ def _compare(benchmark: str, asr, raw, repeat: int) -> None:
     raw(clips[0])
     load_seconds = time.perf_counter() - started
 
-    timings = {"voxbench": [0.0] * repeat, "raw faster-whisper": [0.0] * repeat}
+    timings = {
+        "voxbench": [0.0] * repeat,
+        "voxbench text-only": [0.0] * repeat,
+        "raw faster-whisper": [0.0] * repeat,
+    }
     hypotheses: dict[str, list[str]] = {name: [] for name in timings}
     for rep in range(repeat):
         for name in timings:
@@ -62,6 +68,7 @@ def _compare(benchmark: str, asr, raw, repeat: int) -> None:
         for clip in clips:  # alternate, so a busy host slows both alike
             for name, transcribe in (
                 ("voxbench", lambda c: asr.transcribe(c).text),
+                ("voxbench text-only", lambda c: transcribe_text(asr, c)),
                 ("raw faster-whisper", raw),
             ):
                 started = time.perf_counter()
@@ -77,7 +84,7 @@ def _compare(benchmark: str, asr, raw, repeat: int) -> None:
         best = min(seconds)
         wer = word_error_rate(references, hypotheses[name])
         print(
-            f"{name:18s}: best {best:.2f} s of {repeat} passes, RTF {best / audio_seconds:.3f} "
+            f"{name:19s}: best {best:.2f} s of {repeat} passes, RTF {best / audio_seconds:.3f} "
             f"({best / anchor:.2f}x raw's), WER (normalised) {wer:.1%}"
         )
 

@@ -426,3 +426,18 @@ def test_the_encoder_sees_a_short_clip_and_a_few_seconds_of_its_padding_not_30_s
     assert np.array_equal(trimmed, window[..., :kept])  # the speech itself is untouched
     long = pad_or_trim(np.ones((80, 2900), np.float32))  # speech near 30 s: the whole window
     assert trim_padding(long).shape[-1] == 3000
+
+
+def test_text_only_transcription_hears_the_words_without_inventing_a_tail():
+    # No word alignment, so faster-whisper never re-decodes the silence after the last word.
+    from voxbench.audio.asr import transcribe_text
+
+    text = "Please cancel my registration for the keynote."
+    speech = espeak_synthesize(text)
+    audio = concatenate([Audio.silence(0.5, speech.sample_rate), speech])
+    audio = concatenate([audio, Audio.silence(3.0, speech.sample_rate)])
+    asr = get_asr()
+    heard = {transcribe_text(asr, audio) for _ in range(2)}
+    assert len(heard) == 1
+    (only,) = heard
+    assert word_error_rate(text, only) <= word_error_rate(text, asr.transcribe(audio).text)

@@ -13,7 +13,14 @@ from voxbench.audio.transcript import Transcript, Word
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
 
-__all__ = ["LOCAL_ASR_MODELS", "ASREngine", "Transcript", "Word", "local_asr"]
+__all__ = [
+    "LOCAL_ASR_MODELS",
+    "ASREngine",
+    "Transcript",
+    "Word",
+    "local_asr",
+    "transcribe_text",
+]
 
 LOCAL_ASR_MODELS = ("whisper-tiny.en",)
 
@@ -27,6 +34,14 @@ class ASREngine(Protocol):
     def transcribe(self, audio: Audio) -> Transcript:
         """Text and timed words of ``audio``."""
         ...
+
+
+def transcribe_text(engine: ASREngine, audio: Audio) -> str:
+    """The text of ``audio``, for callers that use no word times (the cascade's STT, the
+    heard-text pass): an engine that can skip its word alignment (local Whisper's
+    ``transcribe_text``) does, which is faster; any other gives ``transcribe``'s text."""
+    text_only = getattr(engine, "transcribe_text", None)
+    return str(text_only(audio)) if callable(text_only) else engine.transcribe(audio).text
 
 
 def local_asr(model: str, **kwargs: Any) -> ASREngine:

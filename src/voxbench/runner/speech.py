@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voxbench.audio.asr import ASREngine
+from voxbench.audio.asr import ASREngine, transcribe_text
 from voxbench.audio.perturb import Perturbation, parse_perturbations
 from voxbench.audio.vad import SileroVAD, SpeechSegment
 from voxbench.audio.wav import Audio, read_wav, write_wav
@@ -276,4 +276,4 @@ class SpeechTurns:
         # Only the speech: Whisper invents words in long silences.
         rate = agent.sample_rate
         first, last = int(segments[0].start * rate), int(segments[-1].end * rate) + 1
-        return self.heard_asr.transcribe(Audio(agent.samples[first:last], rate)).text.strip()
+        return transcribe_text(self.heard_asr, Audio(agent.samples[first:last], rate)).strip()

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from voxbench.audio.asr import ASREngine
+from voxbench.audio.asr import ASREngine, transcribe_text
 from voxbench.audio.tts import TTSEngine
 from voxbench.audio.wav import Audio
 from voxbench.core.errors import ConfigError
@@ -105,10 +105,10 @@ class CascadeSession(Session):
         try:
             if self.stt is not None and audio.frames:
                 await self._queue.put(StageMark(stage="stt", edge="start"))
-                transcript = await asyncio.to_thread(self.stt.transcribe, audio)
+                text = await asyncio.to_thread(transcribe_text, self.stt, audio)
                 await self._queue.put(StageMark(stage="stt", edge="end"))
-                await self._queue.put(UserTranscript(text=transcript.text))
-                await self.inner.send_user_text(transcript.text)
+                await self._queue.put(UserTranscript(text=text))
+                await self.inner.send_user_text(text)
             await self._queue.put(StageMark(stage="llm_first_token", edge="start"))
             await self.inner.end_user_turn()
             await self._relay()
