@@ -436,8 +436,26 @@ def test_text_only_transcription_hears_the_words_without_inventing_a_tail():
     speech = espeak_synthesize(text)
     audio = concatenate([Audio.silence(0.5, speech.sample_rate), speech])
     audio = concatenate([audio, Audio.silence(3.0, speech.sample_rate)])
-    asr = get_asr()
+    asr = get_asr("local/whisper-tiny.en-fast")
+    assert asr.name == "local/whisper-tiny.en-fast"
     heard = {transcribe_text(asr, audio) for _ in range(2)}
     assert len(heard) == 1
     (only,) = heard
     assert word_error_rate(text, only) <= word_error_rate(text, asr.transcribe(audio).text)
+
+
+def test_the_default_engine_is_whispers_reference_decoding():
+    """``local/whisper-tiny.en`` encodes the whole 30 s window and its text-only path is
+    ``transcribe``'s text: the fast engine's shortcuts change transcripts, so they have a
+    name of their own."""
+    from voxbench.audio.asr import transcribe_text
+    from voxbench.audio.whisper_local import _load
+
+    asr = get_asr()
+    assert asr.name == "local/whisper-tiny.en" and not asr.short_window
+    audio = concatenate([espeak_synthesize("Doors open at eight."), Audio.silence(2.0, 22_050)])
+    assert transcribe_text(asr, audio) == asr.transcribe(audio).text
+    model, _ = _load(str(asr.model_dir), asr.compute_type, asr.cpu_threads, False)
+    assert type(model).__name__ == "WhisperModel"  # faster-whisper's own, untrimmed encoder
+    fast, _ = _load(str(asr.model_dir), asr.compute_type, asr.cpu_threads, True)
+    assert type(fast).__name__ == "TrimmedWhisperModel"

@@ -22,7 +22,10 @@ __all__ = [
     "transcribe_text",
 ]
 
-LOCAL_ASR_MODELS = ("whisper-tiny.en",)
+LOCAL_ASR_MODELS = ("whisper-tiny.en", "whisper-tiny.en-fast")
+"""``-fast``: the encoder sees a short clip plus 3-4 s, not Whisper's 30 s window, and text-only
+callers skip word alignment: about half the time, different transcripts (not the reference
+decoding; ``audio.whisper_local.ENCODER_PAD_FRAMES``)."""
 
 
 @runtime_checkable
@@ -54,4 +57,6 @@ def local_asr(model: str, **kwargs: Any) -> ASREngine:
         )
     from voxbench.audio.whisper_local import LocalWhisperASR
 
-    return LocalWhisperASR(name=f"local/{LOCAL_ASR_MODELS[0]}", **kwargs)
+    model = LOCAL_ASR_MODELS[0] if model == "whisper" else model
+    kwargs.setdefault("short_window", model.endswith("-fast"))
+    return LocalWhisperASR(name=f"local/{model}", **kwargs)

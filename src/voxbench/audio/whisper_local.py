@@ -58,14 +58,15 @@ PIECE_MIN_SILENCE_MS = 100
 PIECE_MIN_SECONDS = 1.0
 """Pieces shorter than this are joined to the next (Whisper needs some context)."""
 ENCODER_PAD_FRAMES = 300
-"""Feature frames (10 ms each) of padding the encoder sees after a short clip's speech.
+"""Feature frames (10 ms each) of padding the short-window encoder sees after a clip's speech.
 
 Whisper's encoder always gets a 30 s window; a 7 s turn is 23 s of padding, and the encoder
 is most of a short clip's cost on the CPU. CTranslate2 encodes a shorter window as well, so
-``_trimmed_encode`` gives it the clip plus 3-4 s of padding (rounded up to whole seconds).
-The decode stays deterministic; ``bench/audio_rtf.py`` shows its WER and speed beside raw
-faster-whisper's (3 s of padding heard the smoke and conference turns as well as the full
-window or better; 1 s did not, so the margin is not cut further)."""
+``short_window`` engines (``local/whisper-tiny.en-fast``) give it the clip plus 3-4 s of
+padding (rounded up to whole seconds). That is not Whisper's reference decoding: its
+transcripts differ from the 30 s window's on most turns (``bench/audio_rtf.py`` prints both
+WERs; 3 s of padding heard the eSpeak smoke and conference turns as well or better, 1 s did
+not), so it is a model of its own name, never the default."""
 
 
 def tiny_en_model_dir() -> Path:
@@ -95,14 +96,16 @@ a second core is idle unless a second transcription runs beside the first)."""
 
 
 @cache
-def _load(model_dir: str, compute_type: str, cpu_threads: int) -> tuple[Any, threading.Semaphore]:
+def _load(
+    model_dir: str, compute_type: str, cpu_threads: int, short_window: bool
+) -> tuple[Any, threading.Semaphore]:
     try:
         from faster_whisper import WhisperModel
     except ImportError as exc:
         raise PrerequisiteError(
             "local Whisper needs faster-whisper: pip install faster-whisper"
         ) from exc
-    model = _trimmed_encoder(WhisperModel)(
+    model = (_trimmed_encoder(WhisperModel) if short_window else WhisperModel)(
         model_dir,
         device="cpu",
         compute_type=compute_type,
@@ -143,7 +146,10 @@ class LocalWhisperASR:
 
     ``pinned`` is the distribution the weights must hash to (None skips the check, for a
     CTranslate2 model of your own); ``temperature`` a tuple re-enables faster-whisper's
-    fallback; ``drop_after_speech`` False keeps words invented in the trailing silence.
+    fallback; ``drop_after_speech`` False keeps words invented in the trailing silence;
+    ``short_window`` (``local/whisper-tiny.en-fast``) encodes a short clip without most of the
+    30 s window's padding and gives text-only callers the text without word alignment: about
+    half the time, different transcripts (see ``ENCODER_PAD_FRAMES``).
     """
 
     def __init__(
@@ -158,6 +164,7 @@ class LocalWhisperASR:
         pinned: PinnedModel | None = WHISPER_TINY_EN,
         temperature: float | tuple[float, ...] = 0.0,
         drop_after_speech: bool = True,
+        short_window: bool = False,
     ) -> None:
         self.name = name
         self.model_dir = Path(model_dir) if model_dir is not None else tiny_en_model_dir()
@@ -171,6 +178,7 @@ class LocalWhisperASR:
         self.clip_to_speech = clip_to_speech
         self.temperature = temperature
         self.drop_after_speech = drop_after_speech
+        self.short_window = short_window
 
     def decode_options(self) -> dict[str, Any]:
         """The options every ``WhisperModel.transcribe`` call gets."""
@@ -184,16 +192,21 @@ class LocalWhisperASR:
         }
 
     def transcribe_text(self, audio: Audio) -> str:
-        """Only the text of ``audio``: no word alignment, so no re-decode of the tail after
-        the last word either (where tiny.en invents words, see ``transcribe``); 0.8-0.9x the
-        time of ``transcribe`` on the conference turns, at the same WER."""
+        """Only the text of ``audio``. The reference engine gives ``transcribe``'s text; a
+        ``short_window`` one decodes without word alignment, so without the re-decode of the
+        tail after the last word either (0.8-0.9x the time of ``transcribe`` on the
+        conference turns, at the same WER; the text differs on a few turns)."""
+        if not self.short_window:
+            return self.transcribe(audio).text
         mono16k = audio.mono().resampled(WHISPER_RATE)
         segments = self._decode(mono16k, self.decode_options() | {"word_timestamps": False})
         return " ".join(seg.text.strip() for seg in segments if seg.text.strip())
 
     def _decode(self, mono16k: Audio, options: dict[str, Any]) -> list[Any]:
         """The segments of one clip, a repetition loop decoded again (``LOOP_RETRIES``)."""
-        model, lock = _load(str(self.model_dir), self.compute_type, self.cpu_threads)
+        model, lock = _load(
+            str(self.model_dir), self.compute_type, self.cpu_threads, self.short_window
+        )
         with lock:
             segments = list(model.transcribe(mono16k.samples, **options)[0])
             # the generator does the work; run it under the lock
