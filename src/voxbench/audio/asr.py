@@ -41,8 +41,9 @@ class ASREngine(Protocol):
 
 def transcribe_text(engine: ASREngine, audio: Audio) -> str:
     """The text of ``audio``, for callers that use no word times (the cascade's STT, the
-    heard-text pass): an engine that can skip its word alignment (local Whisper's
-    ``transcribe_text``) does, which is faster; any other gives ``transcribe``'s text."""
+    heard-text pass): an engine with its own text-only path uses it (local Whisper's
+    ``transcribe_text``: the ``-fast`` engine skips word alignment, the reference engine gives
+    its ``transcribe`` text); any other gives ``transcribe``'s text."""
     text_only = getattr(engine, "transcribe_text", None)
     return str(text_only(audio)) if callable(text_only) else engine.transcribe(audio).text
 
