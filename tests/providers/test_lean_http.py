@@ -166,13 +166,7 @@ async def _raw_server(
         accepted[0] += 1
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    int(line.split(b":", 1)[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                )
-                await reader.readexactly(length)
+                await _read_body(reader)
                 served[0] += 1
                 await asyncio.sleep(latency)
                 writer.write(answer(served[0]))
@@ -189,6 +183,17 @@ async def _raw_server(
         yield f"http://127.0.0.1:{port}/v1/chat/completions", accepted
     finally:
         server.close()
+
+
+async def _read_body(reader: asyncio.StreamReader) -> bytes:
+    """One request's body, by its content-length (the request head read and dropped)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    return await reader.readexactly(length)
 
 
 def _ok(body: bytes, *headers: str) -> bytes:
@@ -282,13 +287,7 @@ async def test_a_body_given_in_parts_is_sent_as_the_parts_joined() -> None:
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    int(line.split(b":", 1)[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                )
-                received.append(await reader.readexactly(length))
+                received.append(await _read_body(reader))
                 writer.write(_ok(data, f"content-length: {len(data)}"))
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):

@@ -4,21 +4,14 @@ only ever found for exactly the bytes it was made from."""
 
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
 from typing import Any
 
-import httpx
-import numpy as np
 import pytest
-import soundfile as sf
 
-from voxbench.tasks.config import EndpointConfig, ModelConfig, parse_config
+from tests.tasks.parquet_run import run_parquet_task, sine_clip
 from voxbench.tasks.engine.clips import ClipCache, EncodedClip
-from voxbench.tasks.engine.models import ChatEndpoint
 from voxbench.tasks.engine.prepare import BodySpec, Cut
-from voxbench.tasks.run import run_tasks
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -58,11 +51,7 @@ def test_the_cache_is_bounded_in_bytes_least_recently_used_dropped_first() -> No
 
 
 def _clip(i: int, fmt: str, rate: int) -> bytes:
-    t = np.arange(int(rate * (0.3 + 0.1 * i))) / rate
-    buffer = io.BytesIO()
-    sf.write(buffer, (0.2 * np.sin(2 * np.pi * (200 + 30 * i) * t)).astype(np.float32), rate,
-             format=fmt, subtype="PCM_16")  # fmt: skip
-    return buffer.getvalue()
+    return sine_clip(0.3 + 0.1 * i, 200 + 30 * i, fmt, rate)
 
 
 def _run(tmp_path: Path, name: str) -> tuple[list[str], list[bytes]]:
@@ -81,33 +70,10 @@ def _run(tmp_path: Path, name: str) -> tuple[list[str], list[bytes]]:
             }
         )
         pq.write_table(table, data / "test-00000-of-00001.parquet", row_group_size=5)
-    sent: list[bytes] = []
-
-    def handle(request: httpx.Request) -> httpx.Response:
-        sent.append(request.content)
-        reply = {"role": "assistant", "content": f"heard {len(request.content)}"}
-        return httpx.Response(200, json={"choices": [{"index": 0, "message": reply}]})
-
-    def factory(model: ModelConfig, endpoint: EndpointConfig, api: str) -> Any:
-        return ChatEndpoint(model, endpoint, transport=httpx.MockTransport(handle))
-
-    tasks = tmp_path / "tasks"
-    tasks.mkdir(exist_ok=True)
-    (tasks / "pq.yaml").write_text(
-        f"dataset: {{path: '{tmp_path / 'data'}', format: parquet}}\n"
-        "prompt: {user: 'Transcribe {id}.'}\nmetrics: [wer]\n"
-        "long_audio: {policy: chunk, max_seconds: 1.5, overlap_seconds: 0.2}\n"
+    long_audio = "long_audio: {policy: chunk, max_seconds: 1.5, overlap_seconds: 0.2}\n"
+    return run_parquet_task(
+        tmp_path, name, lambda body: f"heard {len(body)}", task_extra=long_audio
     )
-    text = (
-        "models: [{name: m, model: vllm/q, api_key: sk-test-clips-0123, max_concurrency: 2}]\n"
-        f"tasks: [pq]\ntasks_dirs: ['{tasks}']\noutput_dir: '{tmp_path / name}'\n"
-    )
-    result = run_tasks(parse_config(text, file=None), text, endpoint_factory=factory)
-    rows = sorted(
-        json.dumps({k: v for k, v in row.items() if k != "latency_s"}, sort_keys=True)
-        for row in result.run.rows()
-    )
-    return rows, sorted(sent)
 
 
 def test_records_of_a_clip_encoded_once_are_those_of_encoding_it_each_time(

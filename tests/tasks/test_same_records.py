@@ -11,17 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
-import numpy as np
 import pytest
 import soundfile as sf
 
-from voxbench.tasks.config import EndpointConfig, ModelConfig, parse_config
+from tests.tasks.parquet_run import run_parquet_task, sine_clip
 from voxbench.tasks.datasets import arrow
 from voxbench.tasks.engine import prepare
 from voxbench.tasks.engine import work_queue as engine_module
-from voxbench.tasks.engine.models import ChatEndpoint
-from voxbench.tasks.run import run_tasks
 
 pytest.importorskip("datasets")
 pa = pytest.importorskip("pyarrow")
@@ -29,11 +25,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 
 def _clip(i: int, fmt: str, rate: int) -> bytes:
-    t = np.arange(int(rate * (0.4 + 0.1 * i))) / rate
-    buffer = io.BytesIO()
-    sf.write(buffer, (0.2 * np.sin(2 * np.pi * (180 + 40 * i) * t)).astype(np.float32), rate,
-             format=fmt, subtype="PCM_16")  # fmt: skip
-    return buffer.getvalue()
+    return sine_clip(0.4 + 0.1 * i, 180 + 40 * i, fmt, rate)
 
 
 def _dataset(folder: Path) -> None:
@@ -49,36 +41,15 @@ def _dataset(folder: Path) -> None:
     pq.write_table(table, folder / "data" / "test-00000-of-00001.parquet", row_group_size=3)
 
 
+def _answer(body: bytes) -> str:
+    """What the model "heard": the rate and a digest of the samples it was sent."""
+    audio = json.loads(body)["messages"][-1]["content"][1]["input_audio"]["data"]
+    samples, rate = sf.read(io.BytesIO(base64.b64decode(audio)), dtype="int16")
+    return f"{rate} {hashlib.sha256(samples.tobytes()).hexdigest()[:12]}"
+
+
 def _run(tmp_path: Path, name: str) -> tuple[list[str], list[bytes]]:
-    sent: list[bytes] = []
-
-    def handle(request: httpx.Request) -> httpx.Response:
-        sent.append(request.content)
-        audio = json.loads(request.content)["messages"][-1]["content"][1]["input_audio"]["data"]
-        samples, rate = sf.read(io.BytesIO(base64.b64decode(audio)), dtype="int16")
-        heard = f"{rate} {hashlib.sha256(samples.tobytes()).hexdigest()[:12]}"
-        reply = {"role": "assistant", "content": heard}
-        return httpx.Response(200, json={"choices": [{"index": 0, "message": reply}]})
-
-    def factory(model: ModelConfig, endpoint: EndpointConfig, api: str) -> Any:
-        return ChatEndpoint(model, endpoint, transport=httpx.MockTransport(handle))
-
-    tasks = tmp_path / "tasks"
-    tasks.mkdir(exist_ok=True)
-    (tasks / "pq.yaml").write_text(
-        f"dataset: {{path: '{tmp_path / 'data'}', format: parquet}}\n"
-        "prompt: {user: 'Transcribe {id}.'}\nmetrics: [wer]\n"
-    )
-    text = (
-        "models: [{name: m, model: vllm/q, api_key: sk-test-same-0123, max_concurrency: 3}]\n"
-        f"tasks: [pq]\ntasks_dirs: ['{tasks}']\noutput_dir: '{tmp_path / name}'\n"
-    )
-    result = run_tasks(parse_config(text, file=None), text, endpoint_factory=factory)
-    rows = sorted(
-        json.dumps({k: v for k, v in row.items() if k != "latency_s"}, sort_keys=True)
-        for row in result.run.rows()
-    )
-    return rows, sorted(sent)
+    return run_parquet_task(tmp_path, name, _answer, concurrency=3)
 
 
 def test_passed_through_and_pyarrow_read_records_are_those_decoding_gave(
