@@ -25,6 +25,10 @@ def request_key(payload: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+PREFETCH_MAX = 500
+"""Keys looked up in one query at most (SQLite allows 32,766 parameters; 999 before 3.32)."""
+
+
 class ResponseCache:
     """Replies by request key, in SQLite (WAL: readers never block the writer)."""
 
@@ -49,6 +53,9 @@ class ResponseCache:
         self.misses = 0
         self._pending: dict[str, tuple[str, str, str, float]] = {}
         """Replies stored since the last commit, written to SQLite in one statement then."""
+        self._looked_up: dict[str, str | None] = {}
+        """What ``prefetch`` found for keys not asked for yet (None: not stored), each
+        dropped when ``get`` asks for it."""
         self._committed_at = time.monotonic()
 
     def get(self, key: str) -> str | None:
@@ -60,16 +67,38 @@ class ResponseCache:
         if pending is not None:
             self.hits += 1
             return pending[2]
-        row = self._db.execute("SELECT text FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        if key in self._looked_up:
+            text = self._looked_up.pop(key)
+        else:
+            row = self._db.execute("SELECT text FROM responses WHERE key = ?", (key,)).fetchone()
+            text = None if row is None else str(row[0])
+        if text is None:
             self.misses += 1
             return None
         self.hits += 1
-        return str(row[0])
+        return text
+
+    def prefetch(self, keys: list[str]) -> None:
+        """Look up ``keys`` in one query (a window of upcoming requests), for ``get`` to find
+        at no query each: one statement for many keys costs about what one costs."""
+        if not self.read or not keys:
+            return
+        keys = [k for k in dict.fromkeys(keys) if k not in self._pending]
+        for start in range(0, len(keys), PREFETCH_MAX):
+            window = keys[start : start + PREFETCH_MAX]
+            marks = ",".join("?" * len(window))
+            found = dict(
+                self._db.execute(
+                    f"SELECT key, text FROM responses WHERE key IN ({marks})",  # noqa: S608
+                    window,
+                ).fetchall()
+            )
+            self._looked_up.update({k: found.get(k) for k in window})
 
     def put(self, key: str, model: str, text: str) -> None:
         """Store a reply (in SQLite at the next ``commit``; ``get`` finds it at once)."""
         self._pending[key] = (key, model, text, time.time())
+        self._looked_up.pop(key, None)  # what was looked up before is not what is stored now
 
     def commit(self) -> None:
         """Make the replies stored so far durable."""

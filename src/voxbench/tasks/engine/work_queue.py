@@ -149,8 +149,11 @@ def _stamp(when: float | None) -> str | None:
     return datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds")
 
 
-Item = tuple[Job, Record, "asyncio.Future[tuple[Prepared, list[Audio] | None]]"]
-"""A record to answer, with its payloads being prepared."""
+Item = tuple[
+    Job, Record, Prompted, "asyncio.Future[tuple[Prepared, list[Audio] | None]]", str | None
+]
+"""A record to answer: its request (rendered once), its payloads being prepared, and its
+cache key when they were ready at once (looked up ahead: ``ResponseCache.prefetch``)."""
 
 Progress = Callable[[Job, dict[str, Any]], None]
 """Called with each finished record's row."""
@@ -474,6 +477,7 @@ class Engine:
         here: list[tuple[Record, Cut, BodySpec | None, asyncio.Future[Any]]] = []
         loop = asyncio.get_running_loop()
         for job, record in batch:
+            request = job.prompted(record)
             cut = task_cut(job)
             # Chat requests carry only the WAV: the workers prepare them, and the audio pieces
             # are read back from it. Other models get the pieces as cut (float samples).
@@ -486,7 +490,7 @@ class Engine:
             own_prompts = job.spec.long_audio.chunk_prompt is not None or bool(record.turns)
             builder = getattr(client, "body_builder", None) if not own_prompts else None
             spec = (
-                BodySpec(builder, client.request_of(b"", job.prompted(record)))  # type: ignore[attr-defined]
+                BodySpec(builder, client.request_of(b"", request))  # type: ignore[attr-defined]
                 if builder is not None and job.api == "chat"
                 else None
             )
@@ -494,7 +498,7 @@ class Engine:
             found = self._payloads.get(key)
             if found is not None:
                 self._payloads.move_to_end(key)
-                items.append((job, record, found))
+                items.append((job, record, request, found, None))
                 continue
             source = _source_of(record)
             # A clip encoded before (or being encoded) is spliced into this record's bodies.
@@ -503,7 +507,7 @@ class Engine:
                 assert spec is not None and source is not None and source[0] is not None
                 future = self._from_clips(cut, source[0], spec)
                 if future is not None:
-                    items.append((job, record, future))
+                    items.append((job, record, request, future, None))
                     continue
             if pooled:
                 assert source is not None
@@ -515,7 +519,7 @@ class Engine:
                 future = loop.create_future()
                 if source is None or not _passed_through(source, cut, spec, future):
                     here.append((record, cut, spec, future))
-            items.append((job, record, future))
+            items.append((job, record, request, future, None))
             if kept:
                 assert source is not None and source[0] is not None
                 self._clip_encoding(cut, source[0], future)
@@ -529,7 +533,20 @@ class Engine:
             self._preparing.add(task)
             task.add_done_callback(self._preparing.discard)
             task.add_done_callback(lambda t: _settle([f for *_, f in here], t))
-        return items
+        return self._looked_ahead(items)
+
+    def _looked_ahead(self, items: list[Item]) -> list[Item]:
+        """``items`` with the cache key of each whose payload is ready (most are: passed
+        through, or a clip encoded before), those keys looked up in one query."""
+        out: list[Item] = []
+        for job, record, request, ready, _ in items:
+            key = None
+            settled = ready.done() and not ready.cancelled() and ready.exception() is None
+            if settled and not record.turns:
+                key = self._record_key(job, record, request, ready.result()[0])
+            out.append((job, record, request, ready, key))
+        self.cache.prefetch([item[4] for item in out if item[4]])
+        return out
 
     def _from_clips(
         self, cut: Cut, source: bytes, spec: BodySpec
@@ -670,17 +687,24 @@ class Engine:
             }
         )
 
+    def _record_key(self, job: Job, record: Record, request: Prompted, prepared: Prepared) -> str:
+        """The cache key of a record's request (``_key``), its payload prepared."""
+        count = len(prepared.wavs or prepared.digests)
+        prompts = job.chunk_prompts(record, count) if job.api == "chat" else None
+        return self._key(job, request, prepared.digests, prompts)
+
     async def _answer(
         self,
         client: EndpointClient,
         job: Job,
         record: Record,
+        request: Prompted,
         ready: asyncio.Future[tuple[Prepared, list[Audio] | None]],
+        key: str | None,
     ) -> Outcome:
         if record.turns:
-            return await self._answer_turns(client, job, record, ready)
+            return await self._answer_turns(client, job, record, request, ready)
         started = time.perf_counter()
-        request = job.prompted(record)
         attempts = [0]
         try:
             prepared, pieces = await ready
@@ -688,7 +712,8 @@ class Engine:
                 pieces = [audio_of_wav(w, task_cut(job).sample_rate) for w in prepared.wavs]
             wavs = prepared.wavs or [b""] * len(prepared.digests)  # the bodies hold the audio
             prompts = job.chunk_prompts(record, len(wavs)) if job.api == "chat" else None
-            key = self._key(job, request, prepared.digests, prompts)
+            if key is None:
+                key = self._key(job, request, prepared.digests, prompts)
             # The same request in flight (one clip transcribed for two tasks): wait for its reply.
             while key in self._in_flight:
                 await self._in_flight[key].wait()
@@ -753,13 +778,13 @@ class Engine:
         client: EndpointClient,
         job: Job,
         record: Record,
+        request: Prompted,
         ready: asyncio.Future[tuple[Prepared, list[Audio] | None]],
     ) -> Outcome:
         """A multi-turn record: its user turns asked in order, each request carrying the
         conversation so far (``turns.history`` says whose assistant replies); each turn's
         reply is cached under that conversation. The last reply is the prediction."""
         started = time.perf_counter()
-        request = job.prompted(record)
         attempts = [0]
         assert job.spec.turns is not None
         own_history = job.spec.turns.history == "model"
