@@ -70,3 +70,23 @@ def test_row_groups_read_ahead_and_out_of_order_give_every_clip(tmp_path: Path) 
     assert fast is not None
     order = [i for step in (0, 1) for i in range(step, 60, 2)][::-1] + list(range(60))
     assert [fast.audio(i, "audio")[0] for i in order] == [clips[i] for i in order]
+
+
+def test_a_row_group_being_read_can_be_awaited_before_its_audio(tmp_path: Path) -> None:
+    """``loading`` hands the engine the read a row's audio needs (None once it is at hand),
+    so its loop awaits it rather than blocking on it; the audio is then what it was."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    clips = [bytes([i]) * 1000 for i in range(6)]
+    table = pa.table({"audio": [{"bytes": c, "path": None} for c in clips]})
+    (tmp_path / "pq").mkdir()
+    pq.write_table(table, tmp_path / "pq" / "test.parquet", row_group_size=2)
+    fast = open_local(tmp_path / "pq", "parquet", None)
+    assert fast is not None
+    read = fast.loading(3, "audio")
+    assert read is not None and fast.loading(2, "audio") is read  # one read per row group
+    read.result()
+    assert fast.audio(3, "audio")[0] == clips[3]
+    assert fast.loading(2, "audio") is None  # read and kept
+    assert [fast.audio(i, "audio")[0] for i in range(6)] == clips

@@ -111,6 +111,21 @@ class ArrowDataset:
             return None, value
         return value.get("bytes"), value.get("path")
 
+    def loading(self, index: int, column: str) -> Future[pa.ChunkedArray] | None:
+        """The read of the parquet row group holding row ``index`` (started now if it was
+        not), for an event loop to await before ``audio`` (which would block on it); None
+        when the row's audio is at hand."""
+        part = bisect.bisect_right(self._starts, index) - 1
+        if isinstance(self.parts[part], pa.Table):
+            return None
+        with self._lock:
+            if part in self._groups:
+                return None
+            ahead = self._ahead.get(part)
+            if ahead is None:
+                ahead = self._ahead[part] = _reader().submit(self._read, part, column)
+            return ahead
+
     def _column(self, part: int, column: str) -> pa.ChunkedArray:
         """The audio column of one part: a parquet row group is read once (the next one is
         read ahead in a thread meanwhile: the engine's loop waits for no disk read)."""
@@ -235,6 +250,10 @@ class ArrowAudio:
 
     def encoded(self) -> tuple[bytes | None, str | None, str]:
         return (*self.dataset.audio(self.index, self.column), self.name)
+
+    def loading(self) -> Future[Any] | None:
+        """The read ``encoded`` would wait for (``ArrowDataset.loading``), or None."""
+        return self.dataset.loading(self.index, self.column)
 
     def load(self) -> Any:
         from voxbench.tasks.engine.prepare import decode_encoded
