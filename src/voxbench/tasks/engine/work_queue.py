@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import gc
 import json
 import logging
 import re
@@ -397,7 +398,18 @@ class Engine:
         """When the requests were made, how many, and how many at once (``run.json``)."""
 
     async def run(self) -> None:
-        """Answer and score every record not already done."""
+        """Answer and score every record not already done.
+
+        The objects alive when it starts (the plan and its records, modules) are left out of
+        the garbage collector's passes meanwhile (``gc.freeze``): a full pass over them took
+        40-100 ms, one or two a run."""
+        gc.freeze()
+        try:
+            await self._run()
+        finally:
+            gc.unfreeze()
+
+    async def _run(self) -> None:
         to_send = sum(len(job.records) for job in self.plan.jobs if job.api == "chat")
         starting = None
         if to_send - len(self.done) >= POOL_MIN_RECORDS:
