@@ -299,3 +299,24 @@ def test_run_json_records_the_inference_phase(tmp_path: Path, tasks_dir: Path) -
     assert phase.first_request and phase.last_answer and phase.first_request < phase.last_answer
     assert phase.seconds is not None and phase.seconds >= 0.04  # two rounds of 20 ms at least
     assert phase.requests_per_s == round(12 / phase.seconds, 2)
+
+
+def test_outputs_come_from_the_rows_records_jsonl_holds(tmp_path: Path, tasks_dir: Path) -> None:
+    """A local run scores the rows it wrote without reading records.jsonl back: scores.json
+    and records.csv are what the rows read back from it give (a fresh and a resumed run)."""
+    from voxbench.tasks.run import run_tasks
+    from voxbench.tasks.scores import compute_scores
+
+    text = "models: [{name: m, model: vllm/q, retries: 0}]\n" + TINY
+    result = run_yaml(text, tmp_path, FakeEndpoints(fatal={"one two three"}))
+    for resumed in (False, True):
+        if resumed:
+            fakes = FakeEndpoints()
+            result = run_tasks(None, "", resume=result.run.path, endpoint_factory=fakes.factory)
+        run = result.run
+        rows = run.rows()
+        assert len(rows) == 6 + resumed  # resumed: the failed row, then its retry
+        assert result.scores == compute_scores(result.plan, rows) == run.scores()
+        written = {p: (run.path / p).read_bytes() for p in ("records.csv", "scores.json")}
+        run.write_outputs(rows, result.scores, (run.path / "report.md").read_text())
+        assert {p: (run.path / p).read_bytes() for p in written} == written

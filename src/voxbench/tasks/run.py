@@ -149,19 +149,28 @@ def run_tasks(
         if not use_cache:
             info["no_cache"] = True
         run.write_info(info)
+        # A local run's rows as records.jsonl holds them: those there before, then each one
+        # appended (not read back and parsed again: ~40 ms for 6,000 rows).
+        written: list[dict[str, Any]] | None = None
         try:
             if sharded is None:
                 run.open_records()
+                written = list(previous)
+
+                def append(rows: list[dict[str, Any]]) -> None:
+                    run.append(rows)
+                    written.extend(rows)
+
                 pacing = config.pacing()
-                previous = install_pacer(LocalPacer(pacing)) if pacing else current_pacer()
+                pacer = install_pacer(LocalPacer(pacing)) if pacing else current_pacer()
                 try:
                     answered = answer_records(
-                        plan, config, run, run.append, done, judge_client,
+                        plan, config, run, append, done, judge_client,
                         progress=progress, endpoint_factory=endpoint_factory,
                         use_cache=use_cache,
                     )  # fmt: skip
                 finally:
-                    install_pacer(previous)
+                    install_pacer(pacer)
             else:
                 # Made (WAL, table) before the shards open it at once: their first writes
                 # could otherwise meet another's schema change and fail as locked.
@@ -175,7 +184,7 @@ def run_tasks(
         finally:
             run.close_records()
             run.merge_shards()
-        rows = run.rows()
+        rows = written if written is not None else run.rows()
         scores = compute_scores(plan, rows)
         info = {
             **info,
