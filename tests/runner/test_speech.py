@@ -468,3 +468,90 @@ async def test_an_audio_run_retries_its_first_session_and_stops_when_it_never_op
     (run,) = (tmp_path / "never" / "runs" / "smoke").iterdir()
     assert RunDirectory.open_existing(run).turns() == []
     assert RunDirectory.open_existing(run).info().status == "error"
+
+
+class _SlowEar:
+    """A heard-text ASR engine that takes ``seconds`` per answer and says which call it was;
+    it tells the test's event loop when each call starts."""
+
+    name = "test/slow-ear"
+
+    def __init__(self, seconds: float, loop: asyncio.AbstractEventLoop) -> None:
+        self.seconds = seconds
+        self.loop = loop
+        self.started: list[asyncio.Event] = [asyncio.Event() for _ in range(8)]
+        self.finished_at: list[float] = []
+        self.calls = 0
+
+    def transcribe(self, audio):  # noqa: ANN001, ANN202 - the ASREngine protocol
+        import time
+
+        from voxbench.audio.transcript import Transcript
+
+        call = self.calls
+        self.calls += 1
+        self.loop.call_soon_threadsafe(self.started[call].set)
+        time.sleep(self.seconds)
+        self.finished_at.append(time.monotonic())
+        return Transcript(text=f"heard {call}")
+
+
+def _with_ear(monkeypatch: pytest.MonkeyPatch, ear: _SlowEar) -> None:
+    from voxbench.runner.speech import SpeechTurns
+
+    monkeypatch.setattr(SpeechTurns, "heard_asr", property(lambda self: ear))
+
+
+async def test_heard_text_is_transcribed_beside_the_next_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn's heard-text ASR runs while the next turn plays; each turn is still kept in
+    order, with its own heard text, its checkpoint and its event."""
+    import time
+
+    ear = _SlowEar(0.4, asyncio.get_running_loop())
+    _with_ear(monkeypatch, ear)
+    started_turns: dict[str, float] = {}
+    original = RunDirectory.append_event
+
+    def stamp(self, event, **kw):  # noqa: ANN001, ANN003, ANN202
+        if isinstance(event, TurnStarted):
+            started_turns[kw["turn"]] = time.monotonic()
+        return original(self, event, **kw)
+
+    monkeypatch.setattr(RunDirectory, "append_event", stamp)
+    path = await run_conversation(audio_config(tmp_path, only_turns="0-3"))
+    run = RunDirectory.open_existing(path)
+    records = run.turns()
+    assert [r.turn for r in records] == ["0", "1", "2", "3"]
+    assert [r.heard_text for r in records] == ["heard 0", "heard 1", "heard 2", "heard 3"]
+    assert [run.checkpoint(r.turn) is not None for r in records] == [True] * 4
+    heard = [e for e in run.events() if e.type == "agent_speech"]
+    assert [(e.turn, e.heard_text) for e in heard] == [(r.turn, r.heard_text) for r in records]
+    # Turn n+1 started before turn n's 0.4 s of hearing was over.
+    for n in range(3):
+        assert started_turns[str(n + 1)] < ear.finished_at[n]
+
+
+async def test_a_stopped_audio_run_keeps_the_turn_whose_heard_text_was_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped while the next turn runs (Ctrl-C), the run still keeps the turn before it with
+    its heard text; a resume runs only what is missing."""
+    from voxbench.runner.launch import resume_run
+
+    ear = _SlowEar(0.3, asyncio.get_running_loop())
+    _with_ear(monkeypatch, ear)
+    run_task = asyncio.create_task(run_conversation(audio_config(tmp_path, only_turns="0-3")))
+    await ear.started[2].wait()  # turn 2 has ended: turn 1 waits for its heard text
+    run_task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run_task
+    (path,) = (tmp_path / "runs").glob("*/*")
+    run = RunDirectory.open_existing(path)
+    kept = run.turns()
+    assert [r.turn for r in kept][:2] == ["0", "1"]
+    assert [r.heard_text for r in kept] == [f"heard {i}" for i in range(len(kept))]
+    assert [run.checkpoint(r.turn) is not None for r in kept] == [True] * len(kept)
+    await resume_run(path)
+    assert [r.turn for r in RunDirectory.open_existing(path).turns()] == ["0", "1", "2", "3"]

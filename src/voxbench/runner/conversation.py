@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from voxbench.benchmarks.backend import BackendSpec, ToolBackend, choose_harness
 from voxbench.benchmarks.upstream_matching import aiewf_args_match
@@ -77,6 +77,15 @@ if TYPE_CHECKING:
     from voxbench.runner.speech import SpeechTurns  # loads the audio stack: audio runs only
 
 ProgressCallback = Callable[[int, int, TurnRecord], None]
+
+
+class _DoneTurn(NamedTuple):
+    """A turn run to its end, with what is kept beside it (the backend after it, progress)."""
+
+    record: TurnRecord
+    backend_state: dict[str, Any]
+    position: int
+    total: int
 
 
 class _RetryTurn(Exception):
@@ -179,6 +188,10 @@ class ConversationRun:
         self._events: asyncio.Queue[SessionEvent | BaseException] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self.records: list[TurnRecord] = []
+        self._hearing: asyncio.Task[str] | None = None
+        """The heard-text ASR of the turn just run, while it is not yet paired with its record."""
+        self._unheard: tuple[_DoneTurn, asyncio.Task[str]] | None = None
+        """The last turn run, waiting for its heard text before it is kept (``_settle``)."""
         self.speech: SpeechTurns | None = None
         if config.mode == "audio":
             from voxbench.runner.speech import SpeechTurns
@@ -193,6 +206,7 @@ class ConversationRun:
         A failed start is classified like a failed turn: rejected credentials stop the run
         (``AuthenticationError``); a retryable failure is a failed attempt (``_RetryTurn``).
         """
+        await self._settle()  # the history includes the last turn as it was heard
         await self._close_session()
         session = self.session_factory()
         if self.speech is not None and session.info.input_modality == "text":
@@ -339,19 +353,50 @@ class ConversationRun:
                     record = self._ended_early(index, turn)
                 else:
                     record = await self._run_turn_with_retries(index, turn)
-                self.run_dir.append_turn(record, self.backend.export_state())
-                self.records.append(record)
-                if self.progress:
-                    self.progress(position + 1, total, record)
+                await self._settle()
+                done_turn = _DoneTurn(record, self.backend.export_state(), position + 1, total)
+                if self._hearing is not None:  # kept once its heard text is known
+                    self._unheard, self._hearing = (done_turn, self._hearing), None
+                else:
+                    self._keep(done_turn)
                 if record.status != "error":
                     self._answered = True
                 elif not self._reached or (self._cannot_connect and not self._answered):
                     raise self._unreachable(record, total - position - 1)
+            await self._settle()
             self.record(None, RunFinished())
+        except BaseException:
+            # Whatever stopped the run, the last turn it ran is kept, its heard text first (a
+            # failure of that ASR leaves the turn to be run again, and the first error stands).
+            with contextlib.suppress(Exception):
+                await self._settle()
+            raise
         finally:
             await self._close_session()
             self.run_dir.close()
         return self.records
+
+    async def _settle(self) -> None:
+        """Keep the turn whose heard text was still being transcribed, once it is known.
+
+        An audio turn's heard-text ASR runs beside the next turn (``SpeechTurns.listen``);
+        the turn goes to the transcript, with its checkpoint, when the text is in. It is
+        settled before the next turn is kept, before a session opens (its history holds
+        what the agent was heard to say), and when the run stops for any reason."""
+        if self._unheard is None:
+            return
+        (done_turn, hearing), self._unheard = self._unheard, None
+        heard_text = await hearing
+        self.record(done_turn.record.turn, AgentSpeechHeard(heard_text=heard_text))
+        record = done_turn.record.model_copy(update={"heard_text": heard_text})
+        self._keep(done_turn._replace(record=record))
+
+    def _keep(self, done_turn: _DoneTurn) -> None:
+        """Append a completed turn to the transcript, with its checkpoint; report progress."""
+        self.run_dir.append_turn(done_turn.record, done_turn.backend_state)
+        self.records.append(done_turn.record)
+        if self.progress:
+            self.progress(done_turn.position, done_turn.total, done_turn.record)
 
     def _start_speech(self) -> None:
         """Open the recording, on a virtual clock for in-process targets (``clock: auto``).
@@ -533,10 +578,10 @@ class ConversationRun:
         if status == "no_response":
             await self._close_session()  # it may still be talking: the next turn opens anew
         end = self.record(turn.id, TurnEnded(status=status))
-        heard_text = None
         if self.speech is not None:
-            heard_text = await self.speech.listen(start, end)
-            self.record(turn.id, AgentSpeechHeard(heard_text=heard_text))
+            self._hearing = self.speech.listen(start, end)
+            if self._hearing is None:
+                self.record(turn.id, AgentSpeechHeard(heard_text=None))
             await self.clock.sleep(self.config.inter_turn_gap)
         text = "".join(state.text).strip()
         silent = not text and not state.record_calls and not state.first_audio
@@ -549,7 +594,6 @@ class ConversationRun:
             index=index,
             user_text=turn.text,
             assistant_text=text,
-            heard_text=heard_text,
             user_transcript=" ".join(state.user_transcript) or None,
             tool_calls=state.record_calls,
             usage=state.usage,

@@ -10,8 +10,9 @@ session.
 
 After each turn, local ASR of the agent channel (from where its answer starts playing to
 ``HEARD_TAIL`` after it stops, cut to its speech by VAD) gives what the agent was heard to
-say. The runner measures no latency: ``voxbench.analysis`` does, once, from the timeline and
-the recording.
+say. It runs beside the next turn; the turn is recorded once its heard text is known. The
+runner measures no latency: ``voxbench.analysis`` does, once, from the timeline and the
+recording.
 
 On a virtual clock (in-process targets; ``core.clock.VirtualClock``) nothing the recording
 holds depends on how fast the host is. Virtual time moves only when waited on and stands
@@ -251,12 +252,12 @@ class SpeechTurns:
             self._answer_starts = plays_at
         return plays_at
 
-    async def listen(self, turn_start: float, turn_end: float) -> str | None:
-        """What the agent was heard to say in the turn just ended (None when heard-text ASR is
-        off); flushes the recording.
+    def listen(self, turn_start: float, turn_end: float) -> asyncio.Task[str] | None:
+        """Start hearing what the agent said in the turn just ended; flushes the recording.
 
-        The model work runs in a worker thread, so other runs sharing the event loop go on.
-        """
+        Returns the task that gives the heard text (None when heard-text ASR is off). The
+        turn's window of the agent channel is cut now, so the ASR (in a worker thread) runs
+        while the conversation goes on: the next turn need not wait for it."""
         assert self.recorder is not None
         # From the answer's first sample: where the window starts decides how the VAD and
         # Whisper frame the speech, and their output changes with it.
@@ -266,7 +267,7 @@ class SpeechTurns:
         self.recorder.flush(turn_end)
         if self.heard_asr is None:
             return None
-        return await asyncio.to_thread(self._transcribe, agent)
+        return asyncio.create_task(asyncio.to_thread(self._transcribe, agent))
 
     def _transcribe(self, agent: Audio) -> str:
         assert self.heard_asr is not None
