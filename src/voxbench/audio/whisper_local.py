@@ -95,10 +95,11 @@ WORKERS = max(1, min(4, os.cpu_count() or 1))
 a second core is idle unless a second transcription runs beside the first)."""
 THREADS_PER_WORKER = max(1, (os.cpu_count() or 1) // WORKERS)
 """CTranslate2 threads of each transcription when ``cpu_threads`` is 0: the cores shared out
-among the ``WORKERS``. CTranslate2's own default (up to 4 each) put 2 workers x 2 threads on
-2 cores: a second thread barely shortens one tiny.en transcription, and with two at once the
-extra threads cost ~10% more CPU per clip, waiting on each other. The thread count leaves
-the transcripts as they were: the demo's 225 are identical at 1 and 2 threads."""
+among the ``WORKERS``. CTranslate2's own default (4 each) put 2 workers x 4 threads on 2
+cores: with two transcriptions at once the extra threads cost ~10% more CPU per clip, waiting
+on each other (one transcription alone is ~20% slower on 1 thread than on 4:
+``bench/audio_rtf.py --threads``). The thread count leaves the transcripts as they were: the
+demo's 225 are identical at 1 and 4 threads."""
 
 
 @cache
