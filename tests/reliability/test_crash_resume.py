@@ -57,6 +57,8 @@ KILLED_RUN = textwrap.dedent(
         written = write_event(self, event)
         if kind == "after_tool_result" and event.type == "tool_result" and event.turn == turn:
             die()
+        if kind == "after_heard_text" and event.type == "agent_speech" and event.turn == turn:
+            die()
         return written
 
     def killing_append(path, row, *, sync=True):
@@ -266,11 +268,14 @@ def test_two_kills_and_resumes_hear_what_an_uninterrupted_audio_run_hears(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Issue 32 item 5: the heard text (the local ASR of the agent's audio) of a run killed
-    twice and resumed twice equals an uninterrupted run's, turn by turn."""
+    twice and resumed twice equals an uninterrupted run's, turn by turn.
+
+    The first kill strikes when turn 1's heard text is in but the turn is not yet kept: its
+    ASR ran beside turn 2, which may have begun (its events are on the timeline)."""
     uninterrupted = asyncio.run(
         run_conversation(config(tmp_path_factory.mktemp("heard_reference"), "audio_heard"))
     )
-    run_path = _kill_at(tmp_path, "after_tool_result@1", "audio_heard")
+    run_path = _kill_at(tmp_path, "after_heard_text@1", "audio_heard")
     assert len(RunDirectory.open_existing(run_path).turns()) == 1
     script = tmp_path / "killed_resume.py"
     script.write_text(

@@ -192,6 +192,8 @@ class ConversationRun:
         """The heard-text ASR of the turn just run, while it is not yet paired with its record."""
         self._unheard: tuple[_DoneTurn, asyncio.Task[str]] | None = None
         """The last turn run, waiting for its heard text before it is kept (``_settle``)."""
+        self._keep_failed: Exception | None = None
+        """Why a turn could not be kept when its heard text came in (raised by ``_settle``)."""
         self.speech: SpeechTurns | None = None
         if config.mode == "audio":
             from voxbench.runner.speech import SpeechTurns
@@ -357,6 +359,7 @@ class ConversationRun:
                 done_turn = _DoneTurn(record, self.backend.export_state(), position + 1, total)
                 if self._hearing is not None:  # kept once its heard text is known
                     self._unheard, self._hearing = (done_turn, self._hearing), None
+                    self._unheard[1].add_done_callback(self._heard)
                 else:
                     self._keep(done_turn)
                 if record.status != "error":
@@ -377,16 +380,37 @@ class ConversationRun:
         return self.records
 
     async def _settle(self) -> None:
-        """Keep the turn whose heard text was still being transcribed, once it is known.
+        """Keep the turn whose heard text is still being transcribed, once it is known.
 
         An audio turn's heard-text ASR runs beside the next turn (``SpeechTurns.listen``);
-        the turn goes to the transcript, with its checkpoint, when the text is in. It is
-        settled before the next turn is kept, before a session opens (its history holds
-        what the agent was heard to say), and when the run stops for any reason."""
-        if self._unheard is None:
+        the turn goes to the transcript, with its checkpoint, as soon as the text is in
+        (``_heard``), so a kill loses no more than before the overlap: a turn whose ASR had
+        not finished. It is waited for before the next turn is kept, before a session opens
+        (its history holds what the agent was heard to say), and when the run stops."""
+        if self._unheard is not None:
+            await asyncio.wait({self._unheard[1]})
+            if self._unheard is not None:  # its callback has not run yet, or the ASR failed
+                self._keep_heard()
+        if self._keep_failed is not None:
+            failed, self._keep_failed = self._keep_failed, None
+            raise failed
+
+    def _heard(self, hearing: asyncio.Task[str]) -> None:
+        """Keep the waiting turn the moment its heard text is in (a done-callback); an ASR
+        that failed is raised by ``_settle``, as is a failure to write the turn."""
+        if self._unheard is None or self._unheard[1] is not hearing:
             return
+        if hearing.cancelled() or hearing.exception() is not None:
+            return
+        try:
+            self._keep_heard()
+        except Exception as exc:  # noqa: BLE001 - raised in the run's own flow by _settle
+            self._keep_failed = exc
+
+    def _keep_heard(self) -> None:
+        assert self._unheard is not None
         (done_turn, hearing), self._unheard = self._unheard, None
-        heard_text = await hearing
+        heard_text = hearing.result()
         self.record(done_turn.record.turn, AgentSpeechHeard(heard_text=heard_text))
         record = done_turn.record.model_copy(update={"heard_text": heard_text})
         self._keep(done_turn._replace(record=record))
