@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 import h11
 
 from voxbench.core.errors import ProviderError
+from voxbench.providers.deadlines import deadline
 from voxbench.providers.http import (
     LOOPBACK_HOSTS,
     classify_exception,
@@ -140,7 +141,7 @@ class LeanHTTP:
         answer, or a classified ``ProviderError``."""
         await pace_request(self.url, self._key_headers)
         try:
-            async with asyncio.timeout(self.timeout):
+            async with deadline(self.timeout):
                 status, headers, content = await self._exchange(body)
         except (OSError, TimeoutError, h11.ProtocolError, asyncio.IncompleteReadError) as exc:
             raise classify_exception(exc, provider=self.provider) from exc

@@ -40,6 +40,7 @@ from voxbench.core.errors import ConfigError, ErrorCategory, ProviderError, Voxb
 from voxbench.metrics.registry import METRICS, score_reply
 from voxbench.providers.backoff import RetryPolicy
 from voxbench.providers.completion import Body, ConversationTurn
+from voxbench.providers.deadlines import deadline
 from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets.readers import Record
@@ -925,7 +926,7 @@ class Engine:
             phase.in_flight += 1
             phase.max_in_flight = max(phase.max_in_flight, phase.in_flight)
             try:
-                async with asyncio.timeout(model.timeout_s):
+                async with deadline(model.timeout_s):
                     if body is None:
                         return await client.answer(audio, wav, request)
                     return await client.answer(audio, wav, request, body)
