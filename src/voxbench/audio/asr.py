@@ -56,8 +56,10 @@ def local_asr(model: str, **kwargs: Any) -> ASREngine:
             field="asr",
             expected=", ".join(f"local/{m}" for m in LOCAL_ASR_MODELS),
         )
+    from voxbench.audio.allocator import keep_large_buffers
     from voxbench.audio.whisper_local import LocalWhisperASR
 
+    keep_large_buffers()  # its tens of MiB per clip, reused instead of page-faulted anew
     model = LOCAL_ASR_MODELS[0] if model == "whisper" else model
     kwargs.setdefault("short_window", model.endswith("-fast"))
     return LocalWhisperASR(name=f"local/{model}", **kwargs)
