@@ -43,10 +43,10 @@ ROWS = [
 def test_struct_rows_are_what_as_py_gives(kind: pa.DataType) -> None:
     chunks = [pa.array(ROWS[:2], type=kind), pa.array(ROWS[2:], type=kind)]
     values = pa.chunked_array(chunks)
-    column = AudioColumn(values)
-    assert [column.row(i) for i in range(len(ROWS))] == [
-        _as_py(values, i) for i in range(len(ROWS))
-    ]
+    expected = [_as_py(values, i) for i in range(len(ROWS))]
+    for eager in (False, True):
+        column = AudioColumn(values, eager=eager)
+        assert [column.row(i) for i in range(len(ROWS))] == expected
 
 
 def test_sliced_arrays_keep_their_offsets() -> None:
