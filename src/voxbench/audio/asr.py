@@ -56,10 +56,11 @@ def local_asr(model: str, **kwargs: Any) -> ASREngine:
             field="asr",
             expected=", ".join(f"local/{m}" for m in LOCAL_ASR_MODELS),
         )
-    from voxbench.audio.allocator import keep_large_buffers
+    from voxbench.audio.native import keep_large_buffers, one_blas_thread
     from voxbench.audio.whisper_local import LocalWhisperASR
 
     keep_large_buffers()  # its tens of MiB per clip, reused instead of page-faulted anew
+    one_blas_thread()  # its features' products run from several threads at once
     model = LOCAL_ASR_MODELS[0] if model == "whisper" else model
     kwargs.setdefault("short_window", model.endswith("-fast"))
     return LocalWhisperASR(name=f"local/{model}", **kwargs)

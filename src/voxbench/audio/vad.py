@@ -94,9 +94,11 @@ class _SplitSilero:
     same probabilities to float rounding (``tests/audio/test_vad.py`` bounds the difference)."""
 
     def __init__(self, model: bytes) -> None:
+        from voxbench.audio.native import one_blas_thread
         from voxbench.audio.silero_encoder import OUTPUT, SileroEncoder
         from voxbench.audio.silero_graph import float_weights, tail_from
 
+        one_blas_thread()  # the front's products run from several threads at once
         self.encoder = SileroEncoder(float_weights(model))
         tail, self.entry = tail_from(model, "LSTM", ("seq_len", 1, OUTPUT))
         self.session = _session(tail)
