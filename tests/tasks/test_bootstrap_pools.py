@@ -151,3 +151,11 @@ def test_each_drawn_mean_is_the_same_float(name: str) -> None:
         assert np.array_equal(_mean_of(np.array(values), scale)(idx.copy()), plain)
         whole = _plain_mean(values, scale)(np.arange(len(values)))
         assert float(_mean_of(np.array(values), scale)(np.arange(len(values)))) == whole
+
+
+def test_indices_of_another_width_are_gathered_anew() -> None:
+    values = np.array(MEANS["graded"])
+    idx = np.random.default_rng(6).integers(0, len(values), size=(8, len(values)))
+    narrow = idx.astype(np.int32)
+    assert np.array_equal(_mean_of(values)(narrow), _plain_mean(MEANS["graded"])(idx))
+    assert np.array_equal(narrow, idx)  # left as drawn

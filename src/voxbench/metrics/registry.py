@@ -228,6 +228,8 @@ def _gathered(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     array itself: a bootstrap block's draws are used once, and not filling a second array
     as large (16 MB a block at n=6000) saves about a third of each draw's gather. The same
     shape and layout as ``values[idx]``, so its sums add in the same order."""
+    if values.dtype.itemsize != idx.dtype.itemsize:  # no room in place: a new array
+        return values[idx]
     out = idx if values.dtype == idx.dtype else idx.view(values.dtype)
     # Each index is read before its own slot is written ("clip": they are all in range).
     return np.take(values, idx, out=out, mode="clip")
