@@ -24,11 +24,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 HERE = Path(__file__).resolve().parent
 OUTPUTS = ("records.jsonl", "records.csv", "scores.json", "report.md")
 PHASES = ("build_plan", "append", "compute_scores", "write_outputs")
+T = TypeVar("T")
 BATCH = 64
 """Rows per ``append`` call (the engine writes what is ready, a few dozen at a time)."""
 
@@ -36,7 +39,7 @@ BATCH = 64
 def _real_run(root: Path, records: int) -> Path:
     """One ``run_tasks`` against the fake endpoint: the run directory it wrote."""
     sys.path.insert(0, str(HERE))
-    import tasks_throughput as tt
+    import tasks_throughput as tt  # type: ignore[import-not-found]
 
     from voxbench.tasks.config import parse_config
     from voxbench.tasks.run import run_tasks
@@ -79,9 +82,9 @@ def _phases(run_dir: Path, out_dir: Path, repeat: int) -> dict[str, list[float]]
     config, _, _, base_dir, tasks_dirs = config_of_run(info, run_dir)
     times: dict[str, list[float]] = {phase: [] for phase in PHASES}
 
-    def timed(phase: str, call: object) -> object:
+    def timed(phase: str, call: Callable[[], T]) -> T:
         started = time.perf_counter()
-        result = call()  # type: ignore[operator]
+        result = call()
         times[phase].append(time.perf_counter() - started)
         return result
 
@@ -94,8 +97,7 @@ def _phases(run_dir: Path, out_dir: Path, repeat: int) -> dict[str, list[float]]
             "build_plan", lambda: build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
         )
         run.open_records()
-        batches = [rows[j : j + BATCH] for j in range(0, len(rows), BATCH)]
-        timed("append", lambda: [run.append(batch) for batch in batches])  # noqa: B023
+        timed("append", lambda: _append(run, rows))  # noqa: B023
         run.close_records()
         scores = timed("compute_scores", lambda: compute_scores(plan, rows))  # noqa: B023
         report = markdown_report(
@@ -103,6 +105,12 @@ def _phases(run_dir: Path, out_dir: Path, repeat: int) -> dict[str, list[float]]
         )
         timed("write_outputs", lambda: run.write_outputs(rows, scores, report))  # noqa: B023
     return times
+
+
+def _append(run: Any, rows: list[dict[str, Any]]) -> None:
+    """The rows appended in batches of ``BATCH``, as the engine appends them."""
+    for start in range(0, len(rows), BATCH):
+        run.append(rows[start : start + BATCH])
 
 
 def _child(tree: str, run_dir: Path, out_dir: Path, repeat: int) -> dict[str, list[float]]:
