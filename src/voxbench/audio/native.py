@@ -20,9 +20,14 @@ tens of MiB (what stays in the heap between clips).
 product, and its threads spin while they wait for work. The Silero front's products
 (``audio.silero_encoder``) are ~100 MFLOP each and run from several threads at once (two
 channels of a recording, two runs side by side, beside Whisper), so the extra threads only
-contend for the same cores: on 2 cores, two 10-minute channels took 1.7-1.8 s of CPU with
-OpenBLAS's default threads and 0.8-0.9 s on one, in half the wall time, the probabilities
-bit for bit the same (a product's threads split its rows and columns, never a dot product).
+contend for the same cores: on 2 cores, two 10-minute channels at once took 1.8-2.1 s of CPU
+(user and system) with OpenBLAS's default threads and 0.9-1.1 s on one, in half the wall time,
+the probabilities bit for bit the same (a product's threads split its rows and columns, never
+a dot product).
+
+Together, in ``voxbench demo`` cold on 2 cores (alternating with the code before, load ~2-2.5):
+CPU 314 -> 263 s, system time ~40 -> 7-13 s, wall clock 165 -> 141 s (medians of 5 and 4
+runs); peak memory 1.9 -> 1.9-2.1 GiB.
 """
 
 from __future__ import annotations
