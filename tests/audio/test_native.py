@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import subprocess
 import sys
 
 import numpy as np
@@ -48,6 +49,20 @@ def test_set_once_and_reported() -> None:
     assert first == _is_glibc()
     assert one_blas_thread() is one_blas_thread()
     assert one_blas_thread() == (_openblas() is not None)
+
+
+def test_opted_out_nothing_is_changed() -> None:
+    """``VOXBENCH_NATIVE_TUNING=0``: neither setting is made (a fresh process: the settings
+    are per process and this one may have made them)."""
+    script = (
+        "from voxbench.audio.native import keep_large_buffers, one_blas_thread\n"
+        "print(keep_large_buffers(), one_blas_thread())"
+    )
+    env = {**os.environ, "VOXBENCH_NATIVE_TUNING": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "False"]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not _is_glibc(), reason="glibc only")

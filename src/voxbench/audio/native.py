@@ -51,12 +51,20 @@ _OPENBLAS_SETTERS = (
     "openblas_set_num_threads",
 )
 """What OpenBLAS's ``set_num_threads`` is called in the builds numpy ships or links."""
+OPT_OUT = "VOXBENCH_NATIVE_TUNING"
+"""``0`` (or ``false``, ``no``, ``off``) leaves malloc and OpenBLAS as they are."""
+
+
+def _tuning_wanted() -> bool:
+    return os.environ.get(OPT_OUT, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 @cache
 def keep_large_buffers() -> bool:
     """Raise glibc's mmap and trim thresholds to ``KEEP_BYTES`` (once per process); returns
-    whether both were set (False on another C library)."""
+    whether both were set (False on another C library, or opted out: ``OPT_OUT``)."""
+    if not _tuning_wanted():
+        return False
     try:
         if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
             return False
@@ -72,7 +80,10 @@ def keep_large_buffers() -> bool:
 @cache
 def one_blas_thread() -> bool:
     """Every OpenBLAS loaded in this process (numpy's) on one thread (once per process);
-    returns whether one was found. Linux only: it finds them in ``/proc/self/maps``."""
+    returns whether one was found. Linux only: it finds them in ``/proc/self/maps``. Opted
+    out (``OPT_OUT``): nothing is changed."""
+    if not _tuning_wanted():
+        return False
     import numpy  # noqa: F401 - its OpenBLAS must be loaded to be found
 
     found = False
