@@ -10,6 +10,14 @@ from voxbench.providers import deadlines
 from voxbench.providers.deadlines import TICK, deadline
 
 
+@pytest.fixture(autouse=True, params=["ticks", "own timers"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: deadlines grouped by tick, and each on a timer of its own (what a
+    deadline under ``EXACT_BELOW`` gets)."""
+    monkeypatch.setattr(deadlines, "EXACT_BELOW", 0.0 if request.param == "ticks" else 1e9)
+    return str(request.param)
+
+
 def _pending(loop: asyncio.AbstractEventLoop) -> int:
     """Deadlines still kept for ``loop`` (none once every block has exited)."""
     ticks = deadlines._TICKS.get(loop)
@@ -34,6 +42,17 @@ async def test_a_block_done_in_time_is_left_alone_afterwards() -> None:
     assert value == 7 and not limit.expired
     await asyncio.sleep(3 * TICK)  # its tick passes: nothing cancels the task now
     assert _pending(asyncio.get_running_loop()) == 0
+
+
+async def test_a_short_deadline_fires_on_time_not_a_tick_late(mode: str) -> None:
+    """A 1 ms timeout must not wait for the next 50 ms tick (a request answered in 20 ms
+    then would not time out)."""
+    if mode == "ticks":
+        pytest.skip("on its own timer only")
+    deadlines.EXACT_BELOW = 1.0  # the default: what a short timeout gets
+    with pytest.raises(TimeoutError):
+        async with deadline(0.001):
+            await asyncio.sleep(TICK / 2)
 
 
 async def test_none_never_expires() -> None:

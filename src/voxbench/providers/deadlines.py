@@ -8,7 +8,8 @@ client's own): ~6% of the loop's work per record.
 
 ``deadline`` groups deadlines by tick (``TICK`` seconds): the loop has one timer per tick that
 holds a deadline, a block adds itself to its tick's set on entry and takes itself out on exit
-(~1 µs in all). A deadline fires at most one tick late and never early; otherwise it acts as
+(~1 µs in all). A deadline fires at most one tick late and never early (one under
+``EXACT_BELOW`` seconds has a timer of its own and fires on time); otherwise it acts as
 ``asyncio.timeout``: the task is cancelled, and the block raises ``TimeoutError`` unless the
 task was also cancelled from outside (then ``CancelledError`` goes on).
 """
@@ -23,6 +24,9 @@ from types import TracebackType
 TICK = 0.05
 """Seconds per tick: a deadline fires within this after it passes (request timeouts are
 seconds to minutes)."""
+EXACT_BELOW = 1.0
+"""Deadlines shorter than this get a timer of their own: a tick late would be a large part of
+them (a 1 ms timeout must not wait 50 ms), and such short ones are rare."""
 
 
 class _Ticks:
@@ -63,13 +67,24 @@ _TICKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Ticks] = weakref.W
 
 class deadline:  # noqa: N801 - used as ``async with deadline(s)``, like ``asyncio.timeout``
     """``async with deadline(seconds):`` cancels the block after ``seconds`` (None: never)
-    and raises ``TimeoutError`` then, as ``asyncio.timeout`` does, to within ``TICK``."""
+    and raises ``TimeoutError`` then, as ``asyncio.timeout`` does: to within ``TICK``, or on
+    time under ``EXACT_BELOW`` seconds."""
 
-    __slots__ = ("_cancelling", "_expired", "_task", "_ticks", "seconds", "tick", "when")
+    __slots__ = (
+        "_cancelling",
+        "_expired",
+        "_task",
+        "_ticks",
+        "_timer",
+        "seconds",
+        "tick",
+        "when",
+    )
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
         self._expired = False
+        self._timer: asyncio.TimerHandle | None = None
 
     async def __aenter__(self) -> deadline:
         if self.seconds is None:
@@ -78,13 +93,16 @@ class deadline:  # noqa: N801 - used as ``async with deadline(s)``, like ``async
         if task is None:
             raise RuntimeError("deadline() must be used inside a task")
         loop = task.get_loop()
+        self._task = task
+        self._cancelling = task.cancelling()
+        self.when = loop.time() + self.seconds
+        if self.seconds < EXACT_BELOW:
+            self._timer = loop.call_at(self.when, self.expire)
+            return self
         ticks = _TICKS.get(loop)
         if ticks is None:
             ticks = _TICKS[loop] = _Ticks(loop)
-        self._task = task
         self._ticks = ticks
-        self._cancelling = task.cancelling()
-        self.when = loop.time() + self.seconds
         self.tick = ticks.add(self, self.when)
         return self
 
@@ -97,7 +115,10 @@ class deadline:  # noqa: N801 - used as ``async with deadline(s)``, like ``async
         if self.seconds is None:
             return
         if not self._expired:
-            self._ticks.discard(self, self.tick)
+            if self._timer is not None:
+                self._timer.cancel()
+            else:
+                self._ticks.discard(self, self.tick)
             return
         # Ours was the cancellation (no other pending): the block timed out.
         if self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
