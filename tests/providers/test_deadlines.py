@@ -55,6 +55,21 @@ async def test_a_short_deadline_fires_on_time_not_a_tick_late(mode: str) -> None
             await asyncio.sleep(TICK / 2)
 
 
+def test_a_finished_loop_is_not_kept_alive() -> None:
+    """The per-loop deadlines are keyed weakly by the loop: a run's loop is freed after it."""
+    import gc
+
+    async def run() -> None:
+        async with deadline(30):
+            await asyncio.sleep(0)
+
+    before = len(deadlines._TICKS)
+    for _ in range(3):
+        asyncio.run(run())
+    gc.collect()
+    assert len(deadlines._TICKS) <= before
+
+
 async def test_none_never_expires() -> None:
     async with deadline(None) as limit:
         await asyncio.sleep(2 * TICK)

@@ -30,21 +30,21 @@ them (a 1 ms timeout must not wait 50 ms), and such short ones are rare."""
 
 
 class _Ticks:
-    """One event loop's pending deadlines, by the tick they fire at."""
+    """One event loop's pending deadlines, by the tick they fire at. It holds no reference
+    to its loop (``_TICKS`` is keyed weakly by the loop: one would keep every loop alive)."""
 
-    __slots__ = ("__weakref__", "due", "loop")
+    __slots__ = ("due",)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+    def __init__(self) -> None:
         self.due: dict[int, set[deadline]] = {}
 
-    def add(self, entry: deadline, when: float) -> int:
+    def add(self, entry: deadline, when: float, loop: asyncio.AbstractEventLoop) -> int:
         """Keep ``entry`` until the first tick at or after ``when``; that tick's number."""
         tick = math.ceil(when / TICK)
         waiting = self.due.get(tick)
         if waiting is None:
             waiting = self.due[tick] = set()
-            self.loop.call_at(tick * TICK, self._fire, tick)
+            loop.call_at(tick * TICK, self._fire, tick)
         waiting.add(entry)
         return tick
 
@@ -54,10 +54,11 @@ class _Ticks:
             waiting.discard(entry)
 
     def _fire(self, tick: int) -> None:
-        now = self.loop.time()
+        loop = asyncio.get_running_loop()  # a callback of the loop it was scheduled on
+        now = loop.time()
         for entry in self.due.pop(tick, ()):
             if entry.when > now:  # the loop may run a timer a clock tick early: never early
-                entry.tick = self.add(entry, entry.when)
+                entry.tick = self.add(entry, entry.when, loop)
             else:
                 entry.expire()
 
@@ -101,9 +102,9 @@ class deadline:  # noqa: N801 - used as ``async with deadline(s)``, like ``async
             return self
         ticks = _TICKS.get(loop)
         if ticks is None:
-            ticks = _TICKS[loop] = _Ticks(loop)
+            ticks = _TICKS[loop] = _Ticks()
         self._ticks = ticks
-        self.tick = ticks.add(self, self.when)
+        self.tick = ticks.add(self, self.when, loop)
         return self
 
     async def __aexit__(
