@@ -320,3 +320,25 @@ def test_outputs_come_from_the_rows_records_jsonl_holds(tmp_path: Path, tasks_di
         written = {p: (run.path / p).read_bytes() for p in ("records.csv", "scores.json")}
         run.write_outputs(rows, result.scores, (run.path / "report.md").read_text())
         assert {p: (run.path / p).read_bytes() for p in written} == written
+
+
+def test_the_collector_is_tuned_for_the_requests_and_restored_after(
+    tmp_path: Path, tasks_dir: Path
+) -> None:
+    import gc
+
+    from voxbench.tasks.engine.work_queue import YOUNG_GENERATION
+
+    before = gc.get_threshold()
+    seen: list[tuple[tuple[int, int, int], int]] = []
+
+    def reply(request: object) -> str:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return str(request.reference)  # type: ignore[attr-defined]
+
+    text = "models: [{name: m, model: vllm/q}]\n" + TINY
+    result = run_yaml(text, tmp_path, FakeEndpoints(reply=reply))
+    assert result.scores["tasks"]["tiny"]["m"]["metrics"]["wer"]["value"] == 0.0
+    assert seen and all(t[0] == max(before[0], YOUNG_GENERATION) for t, _ in seen)
+    assert all(t[1:] == before[1:] and frozen > 0 for t, frozen in seen)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
