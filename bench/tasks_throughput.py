@@ -24,8 +24,12 @@ first request, and after the last answer the rows read back, scores, report and 
 index), each client's peak in flight and idle share at the fake, ``infer/lean`` (ours from
 its first request to its last answer, ``run.json``'s ``inference.requests_per_s``, ÷ lean),
 and each client's CPU time per record (ms): on its event loop's thread (``time.thread_time``),
-and in all (``tot``: every thread of the process plus, for ours, the worker processes). On a
-busy machine the throughputs follow the share of the cores each run got: compare the ratio
+and in all (``tot``: every thread of the process plus, for ours, the worker processes), and
+ours's fixed costs: ``start s`` from calling ``run_tasks`` to its first request (config,
+plan, dataset listing, run directory) and ``tail s`` from its last answer to its return. A
+small unprinted run first imports what any run imports, once per process, as the lean
+client's imports come before its clock too (the CLI's start is ``bench/tasks_startup.py``'s
+figure). On a busy machine the throughputs follow the share of the cores each run got: compare the ratio
 measured in one run. Figures, not assertions.
 
     python bench/tasks_throughput.py [--points 8:200,64:50,256:50] [--records N]
@@ -47,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 REPLY = json.dumps(
@@ -340,7 +345,7 @@ def _cpu() -> float:
 
 def _ours(
     url: str, concurrency: int, root: Path, dataset: str, pool: str = "auto"
-) -> tuple[float, float, float, int, float]:
+) -> tuple[float, float, float, int, float, float, float]:
     from voxbench.tasks.config import parse_config
     from voxbench.tasks.engine import work_queue
     from voxbench.tasks.run import run_tasks
@@ -358,15 +363,19 @@ def _ours(
         f"models: [{{name: q, model: openai-compatible/q, base_url: '{url}', max_concurrency: {concurrency}, retries: 0}}]\n"
         f"tasks: [bench_asr]\ntasks_dirs: ['{root / 'tasks'}']\noutput_dir: '{root / 'runs' / str(time.time_ns())}'\n"
     )
-    started, cpu, total = time.perf_counter(), time.thread_time(), _cpu()
+    started, cpu, total, wall = time.perf_counter(), time.thread_time(), _cpu(), time.time()
     result = run_tasks(parse_config(text, file=None), text)
     seconds = time.perf_counter() - started
+    ended = time.time()
     answered = max(1, result.scores["tasks"]["bench_asr"]["q"]["answered"])
     cpu_ms = 1000 * (time.thread_time() - cpu) / answered
     total_ms = 1000 * (_cpu() - total) / answered
     errors = result.scores["tasks"]["bench_asr"]["q"]["errors"]
     requests_per_s = result.inference.get("requests_per_s") or float("nan")
-    return answered / seconds, cpu_ms, total_ms, errors, requests_per_s
+    first, last = (result.inference.get(k) for k in ("first_request", "last_answer"))
+    start_s = datetime.fromisoformat(first).timestamp() - wall if first else float("nan")
+    tail_s = ended - datetime.fromisoformat(last).timestamp() if last else float("nan")
+    return answered / seconds, cpu_ms, total_ms, errors, requests_per_s, start_s, tail_s
 
 
 def _idle(stats: dict[str, float], concurrency: int) -> float:
@@ -398,8 +407,10 @@ def main() -> None:
         f"{'shape':<12} {'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'lean/s':>7}"
         f"{' httpx/s' if args.httpx else ''} {'ours/s':>7} {'ours/lean':>9} {'peak lean':>9}"
         f" {'peak ours':>9} {'idle lean':>9} {'idle ours':>9} {'lean cpu':>8} {'our cpu':>8}"
-        f" {'lean tot':>8} {'our tot':>8} {'errors':>6} {'infer/lean':>10} pool"
+        f" {'lean tot':>8} {'our tot':>8} {'errors':>6} {'infer/lean':>10} {'start s':>7}"
+        f" {'tail s':>6} pool"
     )
+    warmed = False
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for concurrency, latency_ms in points:
@@ -410,6 +421,11 @@ def main() -> None:
             )
             try:
                 url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"  # type: ignore[union-attr]
+                if not warmed:  # a run's one-time imports (the CLI's start: tasks_startup.py)
+                    warm = root / "warm"
+                    _ours(url, 8, root, _make_dataset(warm, 16, args.shapes.split(",")[0])[0])
+                    _stats(url)
+                    warmed = True
                 ideal = concurrency / (latency_ms / 1000)
                 records = args.records or int(min(6000, max(200, ideal * args.seconds)))
                 for shape in args.shapes.split(","):
@@ -426,7 +442,7 @@ def main() -> None:
                         httpx_rate = f" {rate:>8.1f}"
                         _stats(url)
                     for mode in args.pool.split(","):
-                        ours, ours_cpu, ours_total, errors, inferred = _ours(
+                        ours, ours_cpu, ours_total, errors, inferred, start_s, tail_s = _ours(
                             url, concurrency, root, dataset, mode
                         )
                         seen = _stats(url)
@@ -436,7 +452,8 @@ def main() -> None:
                             f" {ours / lean:>9.2f} {lean_peak:>9} {seen['peak']:>9}"
                             f" {lean_idle:>9.2f} {_idle(seen, concurrency):>9.2f}"
                             f" {lean_cpu:>8.3f} {ours_cpu:>8.3f} {lean_total:>8.3f}"
-                            f" {ours_total:>8.3f} {errors:>6} {inferred / lean:>10.2f} {mode}",
+                            f" {ours_total:>8.3f} {errors:>6} {inferred / lean:>10.2f}"
+                            f" {start_s:>7.3f} {tail_s:>6.3f} {mode}",
                             flush=True,
                         )
             finally:
