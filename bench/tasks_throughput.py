@@ -8,7 +8,11 @@ same records (50 distinct 16 kHz clips, varied references):
 
 - the leanest client: C kept-alive HTTP/1.1 connections on asyncio streams, one pre-built
   request body (the first clip), the reply read by its content-length — what the endpoint
-  allows at all (``--httpx`` adds the older baseline: keep-alive httpx clients of 8 each);
+  allows at all; and the same client sending the dataset's own clips (``own``: the 50
+  distinct clips' bodies, built before its clock starts, record i carrying clip i % 50 as in
+  the dataset), whose bodies are not all in the CPU's cache as one body is (20 s clips: 42 MB
+  of bodies, each copied into the kernel per request); ``--httpx`` adds the older baseline,
+  keep-alive httpx clients of 8 each;
 - ``run_tasks`` with ``max_concurrency: C``: the whole path — opening the dataset, reading
   each clip, its WAV (passed through when the source already is 16 kHz mono PCM16, else
   decoded, resampled and encoded), hashing for the cache key, the request body, the cache,
@@ -19,18 +23,19 @@ Hub's layout, audio bytes embedded), ``hf-disk`` (``save_to_disk``; needs ``data
 write it), ``wav`` (a manifest beside WAV files), ``long`` (20 s clips in parquet) and
 ``wav22k`` (1 s 22.05 kHz files, resampled: the older synthetic set).
 
-It prints each rate, ours ÷ lean (the whole run: opening the dataset and planning before the
-first request, and after the last answer the rows read back, scores, report and store
-index), each client's peak in flight and idle share at the fake, ``infer/lean`` (ours from
-its first request to its last answer, ``run.json``'s ``inference.requests_per_s``, ÷ lean),
-and each client's CPU time per record (ms): on its event loop's thread (``time.thread_time``),
-and in all (``tot``: every thread of the process plus, for ours, the worker processes), and
-ours's fixed costs: ``start s`` from calling ``run_tasks`` to its first request (config,
-plan, dataset listing, run directory) and ``tail s`` from its last answer to its return. A
-small unprinted run first imports what any run imports, once per process, as the lean
-client's imports come before its clock too (the CLI's start is ``bench/tasks_startup.py``'s
-figure). On a busy machine the throughputs follow the share of the cores each run got: compare the ratio
-measured in one run. Figures, not assertions.
+It prints each rate, ours ÷ lean and ours ÷ own (the whole run: opening the dataset and
+planning before the first request, and after the last answer the rows read back, scores,
+report and store index), each client's peak in flight and idle share at the fake,
+``infer/lean`` (ours from its first request to its last answer, ``run.json``'s
+``inference.requests_per_s``, ÷ lean), and each client's CPU time per record (ms): on its
+event loop's thread (``time.thread_time``), and in all (``tot``: every thread of the process
+plus, for ours, the worker processes), and ours's fixed costs: ``start s`` from calling
+``run_tasks`` to its first request (config, plan, dataset listing, run directory) and ``tail
+s`` from its last answer to its return. A small unprinted run first imports what any run
+imports, once per process, as the lean client's imports come before its clock too (the CLI's
+start is ``bench/tasks_startup.py``'s figure). On a busy machine the throughputs follow the
+share of the cores each run got: compare the ratio measured in one run. Figures, not
+assertions.
 
     python bench/tasks_throughput.py [--points 8:200,64:50,256:50] [--records N]
         [--shapes parquet-wav,...] [--pool auto,on,off]
@@ -140,9 +145,10 @@ SHAPES = {
 sent whole (under a task's 30 s); ``wav22k`` is resampled to 16 kHz (the older synthetic set)."""
 
 
-def _make_dataset(folder: Path, records: int, shape: str = "wav") -> tuple[str, bytes]:
-    """A dataset of ``records`` rows (50 distinct clips, varied references) in ``shape``:
-    the task file's ``dataset:`` value and the first clip as the model gets it (a 16 kHz WAV)."""
+def _make_dataset(folder: Path, records: int, shape: str = "wav") -> tuple[str, list[bytes]]:
+    """A dataset of ``records`` rows (50 distinct clips, record i has clip i % 50, varied
+    references) in ``shape``: the task file's ``dataset:`` value and the 50 clips as the model
+    gets them (16 kHz WAVs)."""
     import io
 
     import numpy as np
@@ -160,9 +166,10 @@ def _make_dataset(folder: Path, records: int, shape: str = "wav") -> tuple[str, 
         buffer = io.BytesIO()
         sf.write(buffer, samples, rate, format=encoding, subtype="PCM_16")
         clips.append(buffer.getvalue())
-    first = wav_bytes(
-        Audio(sf.read(io.BytesIO(clips[0]), dtype="float32")[0], rate).resampled(16000)
-    )
+    sent = [
+        wav_bytes(Audio(sf.read(io.BytesIO(clip), dtype="float32")[0], rate).resampled(16000))
+        for clip in clips
+    ]
     references = [
         " ".join(WORDS[(i * 7 + k * 13) % len(WORDS)] for k in range(5 + i % 4))
         for i in range(records)
@@ -174,7 +181,7 @@ def _make_dataset(folder: Path, records: int, shape: str = "wav") -> tuple[str, 
             for i in range(records):
                 row = {"id": f"r{i}", "audio": f"c{i % 50}.wav", "reference": references[i]}
                 f.write(json.dumps(row) + "\n")
-        return f"{{path: '{folder}'}}", first
+        return f"{{path: '{folder}'}}", sent
     import pyarrow as pa
 
     table = pa.table(
@@ -201,7 +208,7 @@ def _make_dataset(folder: Path, records: int, shape: str = "wav") -> tuple[str, 
             }
         )
         datasets.Dataset(table).cast(features).save_to_disk(str(folder))
-    return f"{{path: '{folder}', format: {kind}}}", first
+    return f"{{path: '{folder}', format: {kind}}}", sent
 
 
 WORDS = [
@@ -243,17 +250,22 @@ def _stats(url: str) -> dict[str, int]:
 
 
 async def _lean(
-    url: str, concurrency: int, records: int, body: bytes
+    url: str, concurrency: int, records: int, bodies: list[bytes]
 ) -> tuple[float, float, float]:
     """The leanest client: C kept-alive HTTP/1.1 connections on asyncio streams, each sending
-    a pre-built request and reading the reply by its content-length."""
+    pre-built requests (record i the body ``i % len(bodies)``) and reading the reply by its
+    content-length."""
     host_port = url.split("//", 1)[1].split("/", 1)[0]
     host, port = host_port.split(":")
     path = "/" + url.split("//", 1)[1].split("/", 1)[1] + "/chat/completions"
-    request = (
-        f"POST {path} HTTP/1.1\r\nhost: {host_port}\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(body)}\r\n\r\n"
-    ).encode() + body
+    requests = [
+        (
+            f"POST {path} HTTP/1.1\r\nhost: {host_port}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n\r\n"
+        ).encode()
+        + body
+        for body in bodies
+    ]
     remaining = records
 
     async def worker() -> None:
@@ -261,7 +273,7 @@ async def _lean(
         reader, writer = await asyncio.open_connection(host, int(port))
         while remaining > 0:
             remaining -= 1
-            writer.write(request)
+            writer.write(requests[remaining % len(requests)])
             head = await reader.readuntil(b"\r\n\r\n")
             size = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
             json.loads(await reader.readexactly(size))
@@ -405,7 +417,8 @@ def main() -> None:
     points = [tuple(int(x) for x in p.split(":")) for p in args.points.split(",")]
     print(
         f"{'shape':<12} {'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'lean/s':>7}"
-        f"{' httpx/s' if args.httpx else ''} {'ours/s':>7} {'ours/lean':>9} {'peak lean':>9}"
+        f"{' httpx/s' if args.httpx else ''} {'own/s':>7} {'ours/s':>7} {'ours/lean':>9}"
+        f" {'ours/own':>8} {'peak lean':>9}"
         f" {'peak ours':>9} {'idle lean':>9} {'idle ours':>9} {'lean cpu':>8} {'our cpu':>8}"
         f" {'lean tot':>8} {'our tot':>8} {'errors':>6} {'infer/lean':>10} {'start s':>7}"
         f" {'tail s':>6} pool"
@@ -430,12 +443,16 @@ def main() -> None:
                 records = args.records or int(min(6000, max(200, ideal * args.seconds)))
                 for shape in args.shapes.split(","):
                     data = root / f"data_{shape}_{records}"
-                    dataset, first = _make_dataset(data, records, shape)
-                    body = _body(first)
+                    dataset, clips = _make_dataset(data, records, shape)
+                    body = _body(clips[0])
                     _stats(url)
-                    lean, lean_cpu, lean_total = asyncio.run(_lean(url, concurrency, records, body))
+                    lean, lean_cpu, lean_total = asyncio.run(
+                        _lean(url, concurrency, records, [body])
+                    )
                     seen = _stats(url)
                     lean_peak, lean_idle = seen["peak"], _idle(seen, concurrency)
+                    own = asyncio.run(_lean(url, concurrency, records, [_body(c) for c in clips]))
+                    _stats(url)
                     httpx_rate = ""
                     if args.httpx:
                         rate = asyncio.run(_minimal(url, concurrency, records, body))[0]
@@ -448,8 +465,9 @@ def main() -> None:
                         seen = _stats(url)
                         print(
                             f"{shape:<12} {concurrency:>4} {latency_ms:>5} {records:>5}"
-                            f" {ideal:>8.0f} {lean:>7.1f}{httpx_rate} {ours:>7.1f}"
-                            f" {ours / lean:>9.2f} {lean_peak:>9} {seen['peak']:>9}"
+                            f" {ideal:>8.0f} {lean:>7.1f}{httpx_rate} {own[0]:>7.1f} {ours:>7.1f}"
+                            f" {ours / lean:>9.2f} {ours / own[0]:>8.2f}"
+                            f" {lean_peak:>9} {seen['peak']:>9}"
                             f" {lean_idle:>9.2f} {_idle(seen, concurrency):>9.2f}"
                             f" {lean_cpu:>8.3f} {ours_cpu:>8.3f} {lean_total:>8.3f}"
                             f" {ours_total:>8.3f} {errors:>6} {inferred / lean:>10.2f}"
