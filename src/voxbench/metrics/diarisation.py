@@ -116,7 +116,8 @@ def cpwer_counts(reference: Turns, prediction: Turns) -> RecordStats:
     subs = dels = ins = 0
     mapping: dict[str, str] = {}
     if size:
-        from scipy.optimize import linear_sum_assignment  # ~0.4 s to import: only when used
+        # ~0.4 s to import: only when used; scipy ships no types (scipy-stubs is not installed)
+        from scipy.optimize import linear_sum_assignment  # type: ignore[import-untyped]
 
         rows, cols = linear_sum_assignment(cost)
         for r, c in zip(rows, cols, strict=True):

@@ -105,8 +105,11 @@ def _paragraphs_by_divider(text: str) -> list[str] | None:
 def _detect_language(text: str) -> str | None:
     """The ISO code langdetect reads (seeded: deterministic); "" when it cannot tell."""
     try:
-        from langdetect import DetectorFactory, detect
-        from langdetect.lang_detect_exception import LangDetectException
+        # langdetect ships no type information (no py.typed, no stubs)
+        from langdetect import DetectorFactory, detect  # type: ignore[import-untyped]
+        from langdetect.lang_detect_exception import (  # type: ignore[import-untyped]
+            LangDetectException,
+        )
     except ImportError:
         return None
     DetectorFactory.seed = 0
@@ -243,11 +246,11 @@ def _word_tokenize(text: str) -> list[str]:
     is one word), without its punkt sentence split when punkt is not installed (nothing is
     downloaded): the tokens differ only in where a sentence-final period goes."""
     try:
-        from nltk import word_tokenize
+        from nltk import word_tokenize  # type: ignore[import-untyped]  # nltk: untyped
 
         return list(word_tokenize(text))
     except LookupError:
-        from nltk.tokenize import NLTKWordTokenizer
+        from nltk.tokenize import NLTKWordTokenizer  # type: ignore[import-untyped]  # nltk: untyped
 
         return list(NLTKWordTokenizer().tokenize(text))
 

@@ -53,7 +53,7 @@ Match = tuple[int, int]
 
 @functools.cache
 def _stemmer() -> Any:
-    from nltk.stem.porter import PorterStemmer
+    from nltk.stem.porter import PorterStemmer  # type: ignore[import-untyped]  # nltk: untyped
 
     return PorterStemmer()
 
@@ -68,7 +68,7 @@ def local_wordnet() -> Synonyms | None:
     """Synonyms from a WordNet installed as nltk data on this machine, or None (never
     downloaded)."""
     try:
-        import nltk
+        import nltk  # type: ignore[import-untyped]  # nltk: untyped
     except ImportError:
         return None
     for resource in ("corpora/wordnet", "corpora/wordnet.zip"):
@@ -79,7 +79,7 @@ def local_wordnet() -> Synonyms | None:
             continue
     else:
         return None
-    from nltk.corpus import wordnet
+    from nltk.corpus import wordnet  # type: ignore[import-untyped]  # nltk: untyped
 
     @functools.cache
     def synonyms(word: str) -> frozenset[str]:
@@ -147,7 +147,8 @@ def _best_keyed(fixed: list[Match], keys_h: dict[int, str], keys_r: dict[int, st
         if _ways(hs, rs) > MAX_CHOICES:
             chosen += list(zip(hs, rs, strict=False))  # in order, first occurrences
             continue
-        chosen += min(_pairings(hs, rs), key=lambda way: chunk_count(fixed + chosen + way))
+        best_way = min(_pairings(hs, rs), key=lambda way: chunk_count(fixed + chosen + way))
+        chosen += best_way
     return chosen
 
 
@@ -247,7 +248,7 @@ def wordnet_reader() -> Any | None:
     import os
 
     try:
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader  # type: ignore[import-untyped]  # nltk: untyped
     except ImportError:
         return None
     named = os.environ.get(WORDNET_ENV)
@@ -270,6 +271,6 @@ def nltk_meteor(prediction: Sequence[str], reference: Sequence[str], wordnet: An
     """nltk's ``meteor_score`` of one tokenised prediction against one reference (its greedy
     exact → Porter stem → WordNet synonym alignment, α = 0.9, β = 3, γ = 0.5; no match and
     two empty texts score 0); ``wordnet=None``: no synonym stage."""
-    from nltk.translate.meteor_score import meteor_score
+    from nltk.translate.meteor_score import meteor_score  # type: ignore[import-untyped]  # nltk: untyped
 
     return float(meteor_score([list(reference)], list(prediction), wordnet=wordnet or _NoWordNet()))

@@ -141,7 +141,7 @@ def reference_number(reference: str) -> Fraction | None:
 
 def same_number(a: Fraction, b: Fraction) -> bool:
     """Equal as numbers, within ``TOLERANCE`` relative to the larger."""
-    return abs(a - b) <= Fraction(TOLERANCE) * max(1, abs(a), abs(b))
+    return abs(a - b) <= Fraction(TOLERANCE) * max(Fraction(1), abs(a), abs(b))
 
 
 def _show(value: Fraction | None) -> str | None:

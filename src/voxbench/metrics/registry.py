@@ -500,7 +500,7 @@ def expected_calls(reference: str) -> list[dict[str, Any]]:
     return calls
 
 
-class _PossibleObject(dict):  # type: ignore[type-arg]
+class _PossibleObject(dict[str, tuple[list[Any], bool]]):
     """A dict argument in BFCL's possible answers: its keys' accepted values, as for arguments."""
 
 
@@ -547,8 +547,8 @@ def _function_calls(prediction: str, ctx: ScoringContext) -> RecordStats:
     if not expected:  # irrelevance: right when the reply calls nothing
         return {"correct": int(not got), "parsed": 1, "name": int(not got), "fields": {}}
     if got is None:
-        fields = {f"{c['name']}.{a}": 0 for c in expected for a in c["arguments"]}
-        return {"correct": 0, "parsed": 0, "name": 0, "fields": fields}
+        unparsed = {f"{c['name']}.{a}": 0 for c in expected for a in c["arguments"]}
+        return {"correct": 0, "parsed": 0, "name": 0, "fields": unparsed}
     remaining = list(got)
     fields: dict[str, int] = {}
     names_ok = len(got) == len(expected)
