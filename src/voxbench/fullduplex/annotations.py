@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from voxbench.core.errors import ConfigError
 
@@ -128,7 +129,7 @@ class AsrTranscript(_Lenient):
 _T = TypeVar("_T")
 
 
-def _field_path(error: dict[str, Any]) -> str:
+def _field_path(error: ErrorDetails) -> str:
     return ".".join(str(p) for p in error.get("loc", ())) or "(top level)"
 
 

@@ -89,7 +89,8 @@ def jsd_stretched(spans: Sequence[Span], duration: float, gt: Sequence[float]) -
     gt_arr = np.asarray(gt, dtype=float)
     # Linear resampling over a common [0, 1] axis, as the public script does with interp1d.
     resized = np.interp(np.linspace(0, 1, len(pred)), np.linspace(0, 1, len(gt_arr)), gt_arr)
-    from scipy.spatial.distance import jensenshannon  # scipy is slow to import: only here
+    # scipy is slow to import: only here; it ships no types (scipy-stubs is not installed)
+    from scipy.spatial.distance import jensenshannon  # type: ignore[import-untyped]
 
     return float(jensenshannon(pred, resized))
 

@@ -83,9 +83,9 @@ def _row(target: str, category: str, subset: str, scores: list[SampleScore]) -> 
     metrics = {}
     for name in ordered:
         values = [
-            s.metrics[name] for s in scores if s.error is None and s.metrics.get(name) is not None
+            value for s in scores if s.error is None and (value := s.metrics.get(name)) is not None
         ]
-        metrics[name] = _stats(values, name in TIMING_METRICS)  # type: ignore[arg-type]
+        metrics[name] = _stats(values, name in TIMING_METRICS)
     return {
         "target": target,
         "category": category,
@@ -98,7 +98,7 @@ def _row(target: str, category: str, subset: str, scores: list[SampleScore]) -> 
 
 
 def _category_rank(category: str) -> int:
-    return CATEGORIES.index(category) if category in CATEGORIES else len(CATEGORIES)  # type: ignore[arg-type]
+    return CATEGORIES.index(category) if category in CATEGORIES else len(CATEGORIES)
 
 
 def summarize(

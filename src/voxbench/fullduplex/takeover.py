@@ -45,10 +45,9 @@ def words_in_window(
     from its first word (words less than ``join_gap_s`` apart are one utterance), so talking
     over the user shows as a negative latency instead of vanishing.
     """
-    timed = [w for w in words if (w.end if w.end is not None else w.start) is not None]
-    first = next(
-        (i for i, w in enumerate(timed) if (w.end if w.end is not None else w.start) > cue), None
-    )
+    ends = [(w, end) for w in words if (end := w.end if w.end is not None else w.start) is not None]
+    timed = [w for w, _ in ends]
+    first = next((i for i, (_, end) in enumerate(ends) if end > cue), None)
     if first is None:
         return []
     while first > 0:

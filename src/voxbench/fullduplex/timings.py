@@ -105,7 +105,7 @@ def _percentiles(values: list[float]) -> dict[str, float | int]:
 
 def _rank(key: tuple[str, str]) -> tuple[str, int, str]:
     target, category = key
-    index = CATEGORIES.index(category) if category in CATEGORIES else len(CATEGORIES)  # type: ignore[arg-type]
+    index = CATEGORIES.index(category) if category in CATEGORIES else len(CATEGORIES)
     return target, index, category
 
 
