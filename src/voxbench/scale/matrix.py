@@ -135,6 +135,10 @@ def _perturbation_spec(spec: str) -> str:
     return canonical or "clean"
 
 
+def _text_only() -> list[Literal["text", "audio"]]:
+    return ["text"]
+
+
 class MatrixPlan(BaseModel):
     """``plan.yaml``."""
 
@@ -147,7 +151,7 @@ class MatrixPlan(BaseModel):
     """Full-Duplex-Bench corpora."""
     tasks: list[Path] = Field(default_factory=list)
     """Audio-task configs (``eval.yaml``), each run as written: its own models × tasks."""
-    modes: list[Literal["text", "audio"]] = Field(default_factory=lambda: ["text"], min_length=1)
+    modes: list[Literal["text", "audio"]] = Field(default_factory=_text_only, min_length=1)
     repeats: int = Field(default=1, ge=1)
     seed: int = 0
     runs_dir: Path = Path("runs/matrix")
@@ -633,24 +637,28 @@ def leaderboard_markdown(board: Leaderboard) -> str:
                  *(_pct(r.dimensions.get(d)) for d in dims), str(r.unstable_turns),
                  f"{r.finished}/{r.runs}"]  # fmt: skip
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    for category in dict.fromkeys((r.corpus, r.category) for r in board.fdb):
-        mine = [r for r in board.fdb if (r.corpus, r.category) == category]
-        metrics = list(dict.fromkeys(m for r in mine for m in r.metrics))
+    for category in dict.fromkeys((frow.corpus, frow.category) for frow in board.fdb):
+        fdb_rows = [frow for frow in board.fdb if (frow.corpus, frow.category) == category]
+        metrics = list(dict.fromkeys(m for frow in fdb_rows for m in frow.metrics))
         head = ["target", "subset", "samples", "errors", *metrics]
         lines += ["", f"FDB {category[0]} · {category[1]}", ""]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for r in mine:
-            values = ["—" if r.metrics.get(m) is None else f"{r.metrics[m]:.3f}" for m in metrics]
-            cells = [r.target, r.subset, str(r.samples), str(r.errors), *values]
+        for frow in fdb_rows:
+            values = [
+                "—" if frow.metrics.get(m) is None else f"{frow.metrics[m]:.3f}" for m in metrics
+            ]
+            cells = [frow.target, frow.subset, str(frow.samples), str(frow.errors), *values]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    for config in dict.fromkeys(r.config for r in board.tasks):
-        mine = [r for r in board.tasks if r.config == config]
-        metrics = list(dict.fromkeys(m for r in mine for m in r.metrics))
+    for config in dict.fromkeys(trow.config for trow in board.tasks):
+        task_rows = [trow for trow in board.tasks if trow.config == config]
+        metrics = list(dict.fromkeys(m for trow in task_rows for m in trow.metrics))
         head = ["task", "model", "answered", "errors", *metrics]
         lines += ["", f"tasks {config}", ""]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for r in mine:
-            values = ["—" if r.metrics.get(m) is None else f"{r.metrics[m]:.2f}" for m in metrics]
-            cells = [r.task, r.model, str(r.answered), str(r.errors), *values]
+        for trow in task_rows:
+            values = [
+                "—" if trow.metrics.get(m) is None else f"{trow.metrics[m]:.2f}" for m in metrics
+            ]
+            cells = [trow.task, trow.model, str(trow.answered), str(trow.errors), *values]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
