@@ -623,7 +623,8 @@ class _Converter:
     def _filters_plural(self, key: str, item: Any) -> None:
         path = f"filters.{key}"
         filters = self.out.setdefault("filters", {})
-        live = self.data.get("filter") if isinstance(self.data.get("filter"), dict) else {}
+        found = self.data.get("filter")
+        live = found if isinstance(found, dict) else {}
         if key == "num_samples":
             self.ignored(
                 path,

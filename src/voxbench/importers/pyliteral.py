@@ -99,7 +99,9 @@ class PyModule:
 
     # -- errors ------------------------------------------------------------------------
 
-    def error(self, message: str, node: ast.AST | None = None, expected: str | None = None):
+    def error(
+        self, message: str, node: ast.AST | None = None, expected: str | None = None
+    ) -> UpstreamFormatError:
         """An ``UpstreamFormatError`` located at ``node``'s line."""
         line = getattr(node, "lineno", None)
         return UpstreamFormatError(
@@ -243,7 +245,10 @@ class _Evaluator:
                 continue
             assert isinstance(part, ast.FormattedValue)
             value = self.eval(part.value)
-            spec = self._fstring(part.format_spec) if part.format_spec is not None else ""
+            spec = ""
+            if part.format_spec is not None:
+                assert isinstance(part.format_spec, ast.JoinedStr)  # how Python parses a spec
+                spec = self._fstring(part.format_spec)
             if part.conversion == ord("r"):
                 value = repr(value)
             elif part.conversion == ord("a"):
