@@ -125,14 +125,15 @@ def synthesize_benchmark_audio(
     engine: TTSEngine | None = None if isinstance(tts, str) else tts
     selected = list(benchmark.turns if turns is None else turns)
     for turn in selected:
+        file = turn_filename(turn.id)
         entry = {
-            "file": turn_filename(turn.id),
+            "file": file,
             "text_sha256": text_hash(turn.text),
             "engine": engine_name,
             "voice": voice_name,
             "settings": _engine_settings(engine_name),
         }
-        path = target / entry["file"]
+        path = target / file
         previous = old.get(turn.id)
         current = (
             not force

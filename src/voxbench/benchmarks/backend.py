@@ -305,24 +305,27 @@ class ToolBackend:
                 return fault
         return None
 
-    def _session_arg(self, binding: ToolBinding, args: dict[str, Any], param: str | None):
+    def _session_arg(
+        self, binding: ToolBinding, args: dict[str, Any], param: str | None
+    ) -> str | dict[str, Any]:
+        """The session id named by ``args[param]``, or the error result to return."""
         if param is None:
-            return None, _err("BACKEND_CONFIG", "tool binding names no session argument")
+            return _err("BACKEND_CONFIG", "tool binding names no session argument")
         raw = args.get(param)
         if raw in (None, ""):
-            return None, _err("INVALID_ARGUMENTS", f"missing required argument {param!r}")
+            return _err("INVALID_ARGUMENTS", f"missing required argument {param!r}")
         sid = str(raw).strip()
         if sid not in self.spec.sessions:
             match = next((k for k in self.spec.sessions if k.lower() == sid.lower()), None)
             if match is None:
-                return None, _err("UNKNOWN_SESSION", f"no session with id {sid!r}")
+                return _err("UNKNOWN_SESSION", f"no session with id {sid!r}")
             sid = match
-        return sid, None
+        return sid
 
     def _op_register(self, binding: ToolBinding, args: dict[str, Any]) -> Any:
-        sid, error = self._session_arg(binding, args, binding.session)
-        if error:
-            return error
+        sid = self._session_arg(binding, args, binding.session)
+        if isinstance(sid, dict):
+            return sid
         s = self._state
         session = self.spec.sessions[sid]
         if session.registration == "none":
@@ -363,35 +366,35 @@ class ToolBackend:
         return _ok(session_id=sid, title=session.title, confirmation=f"REG-{sid}")
 
     def _op_schedule(self, binding: ToolBinding, args: dict[str, Any]) -> Any:
-        sid, error = self._session_arg(binding, args, binding.session)
-        if error:
-            return error
+        sid = self._session_arg(binding, args, binding.session)
+        if isinstance(sid, dict):
+            return sid
         if sid in self._state["schedule"]:
             return _err("ALREADY_IN_SCHEDULE", f"{sid} is already in the schedule", session_id=sid)
         self._state["schedule"].append(sid)
         return _ok(session_id=sid, title=self.spec.sessions[sid].title)
 
     def _op_vote(self, binding: ToolBinding, args: dict[str, Any]) -> Any:
-        sid, error = self._session_arg(binding, args, binding.session)
-        if error:
-            return error
+        sid = self._session_arg(binding, args, binding.session)
+        if isinstance(sid, dict):
+            return sid
         if sid in self._state["votes"]:
             return _err("ALREADY_VOTED", f"already voted for {sid}", session_id=sid)
         self._state["votes"].append(sid)
         return _ok(session_id=sid)
 
     def _op_info(self, binding: ToolBinding, args: dict[str, Any]) -> Any:
-        sid, error = self._session_arg(binding, args, binding.session)
-        if error:
-            return error
+        sid = self._session_arg(binding, args, binding.session)
+        if isinstance(sid, dict):
+            return sid
         return _ok(session_id=sid, **self.spec.sessions[sid].model_dump(mode="json"))
 
     def _op_check_conflict(self, binding: ToolBinding, args: dict[str, Any]) -> Any:
         ids = []
         for param in binding.sessions:
-            sid, error = self._session_arg(binding, args, param)
-            if error:
-                return error
+            sid = self._session_arg(binding, args, param)
+            if isinstance(sid, dict):
+                return sid
             ids.append(sid)
         clashes = [
             [a, b]
