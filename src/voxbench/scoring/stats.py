@@ -20,6 +20,7 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     n = a_only + b_only
     if n == 0:
         return 1.0
-    from scipy.stats import binomtest  # scipy costs half a second to import: only when comparing
+    # scipy costs half a second to import: only when comparing; it ships no types
+    from scipy.stats import binomtest  # type: ignore[import-untyped]
 
     return float(binomtest(min(a_only, b_only), n, 0.5, alternative="two-sided").pvalue)
