@@ -106,11 +106,12 @@ def _conversation_run(path: Path) -> RunRow:
     latency: list[Latency] = []
     judges: list[str] = []
     if card is not None:
-        pair = {"benchmark": _condition(info), "target": info.target.name}
+        benchmark, target = _condition(info), info.target.name
         for score, headline in [(card.strict_pass, True)] + [(d, False) for d in card.dimensions]:
             results.append(
                 Result(
-                    **pair,
+                    benchmark=benchmark,
+                    target=target,
                     dimension=score.dimension,
                     value=_percent(score.rate),
                     ci_low=_percent(score.ci95[0]) if score.ci95 else None,
