@@ -41,6 +41,7 @@ from voxbench.report.html import render_compare_html, render_run_html
 from voxbench.report.tasks_html import render_tasks_html
 from voxbench.store import RunFilters, RunRow, Store
 from voxbench.store.readers import signature_of
+from voxbench.store.store import Pick
 from voxbench.viewer import LOOPBACK
 from voxbench.viewer.pages import SERVED, Links, boards, compare_page, run_page
 from voxbench.viewer.paths import OutsideServedDirectory, inside, resolve_inside
@@ -116,7 +117,7 @@ class Viewer:
             since=q.get("since") or None,
             until=q.get("until") or None,
         )
-        pick = "best" if q.get("pick") == "best" else "latest"
+        pick: Pick = "best" if q.get("pick") == "best" else "latest"
         rows = self.store.leaderboard(filters, pick=pick)
         choices = self.store.choices()
         served = {c.run_id for c in rows if c.path and inside(self.root, Path(c.path))}
