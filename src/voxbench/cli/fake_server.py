@@ -152,7 +152,7 @@ def build_fake_server(
     what the real service refuses; ``dialect`` picks a provider's variant (``xai`` for
     ``openai-realtime``).
     """
-    from voxbench.testing.scripts import GoldenScript, load_script_file
+    from voxbench.testing.scripts import Fault, GoldenScript, load_script_file
 
     spec = FAKE_SERVER_KINDS.get(kind)
     if spec is None:
@@ -179,7 +179,7 @@ def build_fake_server(
                 expected=", ".join(known) if known else "no --dialect for this kind",
             )
         extra["dialect"] = dialect
-    all_faults = list(faults or [])
+    all_faults: list[str | Fault] = list(faults or [])
     if script.startswith("golden:"):
         from voxbench.benchmarks.loader import load_benchmark
 

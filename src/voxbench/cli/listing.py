@@ -133,7 +133,7 @@ def list_pipelines(as_json: bool = _JSON) -> None:
         ("llm", None, None, None),
         ("tts", Role.TTS, DEFAULT_TTS, "--tts"),
     ):
-        if role is None:
+        if role is None or default is None:  # the llm stage: any text target, no default
             listing.add(
                 pipeline="cascade",
                 stage=stage,
