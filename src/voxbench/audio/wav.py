@@ -17,7 +17,13 @@ import numpy as np
 import soundfile as sf
 
 from voxbench.audio.resample import resample
-from voxbench.audio.riff import decode_wave, is_riff_wave, parse_wave_layout
+from voxbench.audio.riff import (
+    FORMAT_PCM,
+    WaveLayout,
+    decode_wave,
+    is_riff_wave,
+    parse_wave_layout,
+)
 from voxbench.core.errors import AudioError
 
 PCM16_SCALE = 32768.0
@@ -163,6 +169,11 @@ def read_wav_span(path: str | Path, start: float, end: float | None = None) -> A
 
 def _read_riff(p: Path) -> Audio:
     layout = parse_wave_layout(p)
+    if layout.sizes_trusted and _is_pcm16(layout):
+        # Our decoder gives libsndfile's values (sample / 32768, exact in float32) about ten
+        # times faster: it was most of reading a run's conversation.wav for analysis. Integer
+        # samples are always finite: no need to scan them.
+        return _checked(Audio(decode_wave(p, layout), layout.sample_rate), p, finite=True)
     if layout.sizes_trusted:
         try:
             data, rate = sf.read(str(p), dtype="float32", always_2d=True)
@@ -172,10 +183,15 @@ def _read_riff(p: Path) -> Audio:
     return _checked(Audio(decode_wave(p, layout), layout.sample_rate), p)
 
 
-def _checked(audio: Audio, p: Path) -> Audio:
+def _is_pcm16(layout: WaveLayout) -> bool:
+    return layout.format_tag == FORMAT_PCM and layout.block_align == 2 * layout.channels
+
+
+def _checked(audio: Audio, p: Path, finite: bool = False) -> Audio:
+    """``audio`` once it has frames, all finite (``finite``: known to be, from integers)."""
     if audio.frames == 0:
         raise AudioError("file holds no audio frames", file=p)
-    if not np.isfinite(audio.samples).all():
+    if not finite and not np.isfinite(audio.samples).all():
         raise AudioError("file holds NaN or infinite samples", file=p)
     return audio
 
