@@ -18,6 +18,8 @@ from voxbench.analysis import analyse_run
 from voxbench.audio.vad import detect_speech
 from voxbench.audio.wav import read_wav
 from voxbench.audio.wer import word_error_rate
+from voxbench.benchmarks.audio import ensure_benchmark_audio
+from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.rundir import RunDirectory
 from voxbench.core.timeline import AudioRecorded, TurnStarted, UserTurnEnded
 from voxbench.evaluation.evaluate import evaluate_run
@@ -102,6 +104,25 @@ async def test_real_clock_paces_audio_like_a_microphone(tmp_path: Path) -> None:
     assert 0.85 < ratio < 1.15
     chunk_sizes = {n for _, n in agent.received[:-2]}
     assert chunk_sizes == {320}  # 20 ms at 16 kHz
+
+
+async def test_the_target_hears_its_turn_as_consecutive_20_ms_chunks_of_the_clip(
+    tmp_path: Path,
+) -> None:
+    class Keeper(ToneAgent):
+        def __init__(self) -> None:
+            super().__init__()
+            self.pcm: list[bytes] = []
+
+        async def send_user_audio(self, pcm: bytes, sample_rate: int) -> None:
+            await super().send_user_audio(pcm, sample_rate)
+            self.pcm.append(pcm)
+
+    agent = Keeper()
+    await run_conversation(audio_config(tmp_path, only_turns="0"), session_factory=lambda: agent)
+    clip = read_wav(ensure_benchmark_audio(load_benchmark("smoke"))["0"]).mono().resampled(16_000)
+    assert b"".join(agent.pcm) == clip.to_pcm16()
+    assert {len(pcm) for pcm in agent.pcm[:-1]} == {640}  # 320 samples: 20 ms at 16 kHz
 
 
 async def test_watchdog_records_a_no_response_and_the_run_goes_on(tmp_path: Path) -> None:

@@ -165,6 +165,10 @@ class SpeechTurns:
         recorded = self.clip(turn, self.recorder.rate)
         scale = self.recorder.rate / rate
         chunk = max(1, round(rate * self.config.chunk_ms / 1000))
+        # Converted once, then sliced: each chunk's bytes are the same (the conversion is per
+        # sample), without an Audio and a conversion per 20 ms chunk.
+        heard_pcm = heard.to_pcm16()
+        frame_bytes = 2 * heard.channels
         self._answer_starts = None
         consume = asyncio.create_task(run.consume(turn, state))
         lag = 0.0  # how far sending fell behind the audio's own timing (a busy event loop)
@@ -178,8 +182,8 @@ class SpeechTurns:
                     # A chunk sent late delays the rest (as a stalled microphone would): no
                     # burst. In virtual time sending is instant: a busy host is no stall.
                     lag += max(0.0, clock.now() - due - 0.005)
-                sent = Audio(heard.samples[i : i + chunk], rate)
-                await session.send_user_audio(sent.to_pcm16(), rate)
+                sent = heard_pcm[i * frame_bytes : (i + chunk) * frame_bytes]
+                await session.send_user_audio(sent, rate)
                 last = i + chunk >= clip.frames
                 span = slice(round(i * scale), None if last else round((i + chunk) * scale))
                 self.recorder.add_user(
