@@ -299,10 +299,20 @@ def _with_hint(exc: Exception) -> Exception:
         return exc
     path = str(ctx.command_path)
     hints = [h for c, e, h in RETIRED_SPELLINGS if f" {c}" in f" {path}" and e in message]
-    hints += [h for c, e, h in COMMON_SLIPS if path == f"voxbench {c}" and e in message]
+    hints += [h for c, e, h in COMMON_SLIPS if _subcommand(ctx) == c and e in message]
     if hints:
         exc.message = f"{message} ({'; '.join(hints)})"  # type: ignore[attr-defined]
     return exc
+
+
+def _subcommand(ctx: Any) -> str:
+    """The command's path below the program (``tasks run``), whatever the program is called
+    (``voxbench``, ``python -m voxbench.cli.main``, a test runner's name)."""
+    names = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(reversed(names))
 
 
 def _error(message: str) -> None:
