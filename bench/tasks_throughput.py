@@ -40,7 +40,8 @@ assertions.
     python bench/tasks_throughput.py [--points 8:200,64:50,256:50] [--records N]
         [--shapes parquet-wav,...] [--pool auto,on,off]
 
-``--records`` fixes N at every point (default: about ``--seconds`` of the ideal rate);
+``--records`` fixes N at every point (default: about ``--seconds`` of the ideal rate, at most
+``MOST_RECORDS``);
 ``--pool`` runs ours once per mode given: ``auto`` (the engine's own threshold,
 ``POOL_MIN_RECORDS``), ``on`` (worker processes whatever N) or ``off`` (none).
 """
@@ -143,6 +144,13 @@ SHAPES = {
 }
 """Dataset shapes: (format, audio encoding, sample rate, seconds a clip). ``long`` clips are
 sent whole (under a task's 30 s); ``wav22k`` is resampled to 16 kHz (the older synthetic set)."""
+
+
+MOST_RECORDS = 20_000
+"""N at most by default (a run of ``--seconds`` at the ideal rate, 15,360 at (256, 50 ms)): ~1 GB
+of parquet; the run's fixed start and tail (printed) weigh less the longer it runs."""
+MOST_RECORDS_LONG = 6_000
+"""N at most of 20 s clips by default: 3.8 GB of parquet."""
 
 
 def _make_dataset(folder: Path, records: int, shape: str = "wav") -> tuple[str, list[bytes]]:
@@ -440,8 +448,9 @@ def main() -> None:
                     _stats(url)
                     warmed = True
                 ideal = concurrency / (latency_ms / 1000)
-                records = args.records or int(min(6000, max(200, ideal * args.seconds)))
                 for shape in args.shapes.split(","):
+                    most = MOST_RECORDS_LONG if shape == "long" else MOST_RECORDS
+                    records = args.records or int(min(most, max(200, ideal * args.seconds)))
                     data = root / f"data_{shape}_{records}"
                     dataset, clips = _make_dataset(data, records, shape)
                     body = _body(clips[0])
