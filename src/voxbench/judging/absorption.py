@@ -27,6 +27,7 @@ Rules (all in code, so every move is visible in the judgment it touches):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from voxbench.core.records import Judgment
 from voxbench.judging.checks import TurnChecks
@@ -43,7 +44,7 @@ def _label(turn: str, dimension: str) -> str:
 
 def llm_judgments(outcome: TurnOutcome, name: str, version: str) -> dict[str, Judgment]:
     """The LLM judge's judgments of one turn, by dimension, before absorption."""
-    common = {"turn": outcome.turn, "judge": name, "judge_version": version}
+    common: dict[str, Any] = {"turn": outcome.turn, "judge": name, "judge_version": version}
     out: dict[str, Judgment] = {}
     if outcome.decided_by_code is not None:
         for dim in outcome.dimensions:
@@ -140,6 +141,9 @@ def combine_turn(
     if pure_miss and tool_use.passed is False and tool_use.absorbed_by is None:
         target = ABSORBING.get(cause or "")
         if target in llm and llm[target].passed is not None:
+            # target is one of ABSORBING's values only when cause is one of its keys, and
+            # cause is set only from a verdict
+            assert cause is not None and verdict is not None
             llm[target] = _fail(
                 llm[target],
                 f"the required call was not made because of {cause.replace('_', ' ')}",
@@ -152,6 +156,7 @@ def combine_turn(
             )
         elif (
             cause == "appropriate_clarification"
+            and verdict is not None  # always: cause is set only from a verdict
             and llm.get("ambiguity_handling") is not None
             and llm["ambiguity_handling"].passed is True
         ):

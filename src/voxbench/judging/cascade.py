@@ -16,6 +16,7 @@ changed, a hand-edited transcript), nothing is absorbed and the reason is report
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,11 +98,13 @@ class Replay:
             for s in c.credited
         }
 
-    def snapshots(self, corrected: frozenset[int] = frozenset(), upto: int | None = None):
+    def snapshots(
+        self, corrected: frozenset[int] = frozenset(), upto: int | None = None
+    ) -> list[dict[str, Any]]:
         """Backend snapshot after each position up to ``upto`` (all by default)."""
         backend = ToolBackend(self.spec, self.tool_names)
         last = len(self.records) - 1 if upto is None else upto
-        out = []
+        out: list[dict[str, Any]] = []
         for pos in range(last + 1):
             record = self.records[pos]
             backend.begin_turn(record.turn)
@@ -113,7 +116,7 @@ class Replay:
             out.append(backend.snapshot())
         return out
 
-    def _calls(self, pos: int, corrected: frozenset[int]):
+    def _calls(self, pos: int, corrected: frozenset[int]) -> Iterator[tuple[str, dict[str, Any]]]:
         record = self.records[pos]
         if pos in corrected:
             for want in self.turns[pos].expect.required_calls:

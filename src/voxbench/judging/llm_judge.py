@@ -185,8 +185,8 @@ class LLMJudge:
         """Judge every record (or the ``selected`` turn ids), in conversation order."""
         by_id = {t.id: t for t in benchmark.turns}
         all_dims: list[str] = []
-        for turn in benchmark.turns:
-            all_dims += [d for d in llm_dimensions(benchmark, turn) if d not in all_dims]
+        for bench_turn in benchmark.turns:
+            all_dims += [d for d in llm_dimensions(benchmark, bench_turn) if d not in all_dims]
         system = render_system(
             benchmark.render_system_prompt(), all_dims, turn_taking=self.turn_taking is not None
         )

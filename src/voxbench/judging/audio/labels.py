@@ -34,7 +34,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from voxbench.core.errors import ConfigError
 from voxbench.core.yamlfile import read_yaml
@@ -223,8 +223,9 @@ def _read_ratings(labelled: LabelledSet, path: Path, bound: BoundRubric | None) 
         for criterion, given in item.ratings.items():
             values = list(given.values())
             if all(_is_int(v) for v in values):
-                median = sorted(values)[len(values) // 2] if len(values) % 2 else (
-                    sorted(values)[len(values) // 2 - 1] + sorted(values)[len(values) // 2]
+                ints = cast(list[int], values)  # every value is an int (checked just above)
+                median = sorted(ints)[len(values) // 2] if len(values) % 2 else (
+                    sorted(ints)[len(values) // 2 - 1] + sorted(ints)[len(values) // 2]
                 ) / 2  # fmt: skip
                 item.expected[criterion] = math.floor(median + 0.5)
             elif all(isinstance(v, str) for v in values):

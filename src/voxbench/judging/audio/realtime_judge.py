@@ -25,7 +25,7 @@ response that ends ``failed``/``incomplete`` raise a classified ``ProviderError`
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -164,7 +164,7 @@ def _judge_session(instructions: str) -> ev.SessionConfig:
 
 
 def _text(role: Any, text: str) -> ev.ConversationItem:
-    part = "input_text" if role == "user" else "output_text"
+    part: Literal["input_text", "output_text"] = "input_text" if role == "user" else "output_text"
     return ev.ConversationItem(
         type="message", role=role, content=[ev.ContentPart(type=part, text=text)]
     )

@@ -225,7 +225,8 @@ def _whole_rubric_problems(
 def _raw_whole_rubric_problems(data: dict[str, Any]) -> list[str]:
     """``_whole_rubric_problems`` on the raw mapping, for a rubric whose fields failed too
     (pydantic skips the whole-model check then)."""
-    criteria = data.get("criteria") if isinstance(data.get("criteria"), list) else []
+    raw_criteria = data.get("criteria")
+    criteria = raw_criteria if isinstance(raw_criteria, list) else []
     items = [c for c in criteria if isinstance(c, dict)]
     names = [str(c.get("name")) for c in items if c.get("name") is not None]
     steps = data.get("steps")
