@@ -159,9 +159,9 @@ class Job:
         base = self.context(record)
         last = len(references) - 1
         return [
-            replace(base, reference=record.reference if i == last else ref)
-            if i == last or ref is not None
-            else None
+            replace(base, reference=record.reference)
+            if i == last
+            else (replace(base, reference=ref) if ref is not None else None)
             for i, ref in enumerate(references)
         ]
 
@@ -289,7 +289,9 @@ def build_plan(
         selection = TaskSelection(name=item) if isinstance(item, str) else item
         for name in registry.expand(selection.name, field=f"tasks[{i}]"):
             chosen[name] = selection
-    groups = {item if isinstance(item, str) else item.name: [] for item in config.tasks}
+    groups: dict[str, list[str]] = {
+        item if isinstance(item, str) else item.name: [] for item in config.tasks
+    }
     for name in groups:
         groups[name] = registry.expand(name, field="tasks")
     for agg_index, agg in enumerate(config.aggregate):

@@ -27,7 +27,7 @@ from voxbench.tasks.engine.cache import ResponseCache
 from voxbench.tasks.engine.work_queue import Engine, Progress
 from voxbench.tasks.judge import TaskJudge, make_judge_client
 from voxbench.tasks.perturb import perturbed_plan
-from voxbench.tasks.plan import Plan, build_plan
+from voxbench.tasks.plan import Job, Plan, build_plan
 from voxbench.tasks.scores import compute_scores
 
 CACHE_FILE = "cache.sqlite"
@@ -329,7 +329,8 @@ def _following_shards(
     if progress is None:
         yield
         return
-    jobs = {job.key: job for job in plan.jobs}
+    # looked up by a row's task and model (None where a row lacks one: no job)
+    jobs: dict[tuple[str | None, str | None], Job] = {job.key: job for job in plan.jobs}
     tail = run.shard_tail()
     stop = threading.Event()
 

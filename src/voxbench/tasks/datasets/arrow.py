@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no types
 
 from voxbench.core.errors import ConfigError
 
@@ -243,7 +243,7 @@ class ArrowDataset:
 
 def open_parquet(files: list[Path]) -> ArrowDataset:
     """The rows of ``files``, in order (one schema: the first file's)."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no types
 
     sizes, parts = [], []
     schema = None
@@ -289,6 +289,7 @@ def saved_split(folder: Path, split: str | None) -> Path:
             field="dataset.split",
             expected="one of them",
         )
+    assert split is not None  # None is not a split name: it was refused just above
     return folder / split
 
 

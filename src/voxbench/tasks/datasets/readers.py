@@ -32,10 +32,16 @@ log = logging.getLogger(__name__)
 
 
 class AudioSource(Protocol):
-    """Where a record's clip is, read only on demand."""
+    """Where a record's clip is, read only on demand.
 
-    name: str
-    """What tables and ``records.jsonl`` show (a path, or ``dataset#row``)."""
+    Most sources also have ``encoded()`` (``EncodedAudioSource``); one without it (a clip
+    made on load: ``tasks.perturb.PerturbedAudio``) is decoded with ``load()`` instead: the
+    engine looks the method up with ``getattr``."""
+
+    @property
+    def name(self) -> str:
+        """What tables and ``records.jsonl`` show (a path, or ``dataset#row``)."""
+        ...
 
     def load(self) -> Audio:
         """Decode the clip."""
@@ -44,6 +50,10 @@ class AudioSource(Protocol):
     def duration(self) -> float:
         """Seconds of audio, as cheaply as the source allows."""
         ...
+
+
+class EncodedAudioSource(AudioSource, Protocol):
+    """An ``AudioSource`` whose clip can be handed over undecoded."""
 
     def encoded(self) -> tuple[bytes | None, str | None, str]:
         """The encoded clip (bytes, or a file path without them) and its name, undecoded:

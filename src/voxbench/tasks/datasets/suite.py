@@ -101,11 +101,12 @@ def ensure_builtin_dataset(name: str, root: Path | None = None) -> Path:
         if "spoken_turns" in item:  # one clip per turn (None: a turn with text only)
             names: list[str | None] = []
             for n, turn in enumerate(item["spoken_turns"], 1):
-                names.append(None if turn is None else f"{item['id']}_{n}.wav")
-                if turn is not None and (
-                    state.get(item["id"]) != digest or not (out / names[-1]).is_file()
+                clip_name = None if turn is None else f"{item['id']}_{n}.wav"
+                names.append(clip_name)
+                if clip_name is not None and (
+                    state.get(item["id"]) != digest or not (out / clip_name).is_file()
                 ):
-                    write_wav(out / names[-1], espeak_synthesize(turn["text"], turn["voice"]))
+                    write_wav(out / clip_name, espeak_synthesize(turn["text"], turn["voice"]))
                     changed = True
             row = {k: v for k, v in item.items() if k not in SPOKEN_KEYS}
             rows.append({**row, "turn_audio": names})

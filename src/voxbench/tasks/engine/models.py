@@ -60,20 +60,32 @@ class Spoken:
     wav: bytes | None
 
 
-class EndpointClient(Protocol):
+class Asker(Protocol):
+    """What ``Engine._call`` asks (with its retry policy): an endpoint, or a conversation."""
+
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str | Spoken:
+        """The model's reply (``Spoken`` when ``request.voice`` asks for speech); raises
+        ``ProviderError`` on failure. ``audio`` is the clip the WAV holds, or None for a
+        client whose ``wav_only`` is true (and for a conversation's turn)."""
+        ...
+
+
+class EndpointClient(Asker, Protocol):
     """One endpoint of a pool: answers a clip and a prompt with text (or speech)."""
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+class BodyEndpointClient(EndpointClient, Protocol):
+    """An endpoint with a ``body_builder``: it is also handed the request body."""
 
     async def answer(
         self, audio: Audio | None, wav: bytes, request: Prompted, body: Body | None = None
     ) -> str | Spoken:
-        """The model's reply (``Spoken`` when ``request.voice`` asks for speech); raises
-        ``ProviderError`` on failure. ``audio`` is the clip the WAV holds, or None for a
-        client whose ``wav_only`` is true. ``body``: the request body its ``body_builder``
-        made of ``request_of(wav, request)``, given only to a client that has one."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release connections."""
+        """``EndpointClient.answer``; ``body``: the request body its ``body_builder`` made of
+        ``request_of(wav, request)``."""
         ...
 
 
@@ -212,7 +224,8 @@ class TranscriptionEndpoint:
         transcript = await loop.run_in_executor(self._threads, self.engine.transcribe, audio)
         return str(transcript.text)
 
-    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
+        assert audio is not None  # it is not ``wav_only``: the engine hands it the samples
         return await self._transcribe(audio)
 
     async def converse(self, turns: tuple[ConversationTurn, ...], request: Prompted) -> str:
@@ -238,7 +251,7 @@ class TranscriptionEndpoint:
 class OracleEndpoint:
     """``local/oracle``: replies with the record's reference, whatever it hears."""
 
-    async def answer(self, audio: Audio, wav: bytes, request: Prompted) -> str:
+    async def answer(self, audio: Audio | None, wav: bytes, request: Prompted) -> str:
         return request.reference
 
     async def converse(self, turns: tuple[ConversationTurn, ...], request: Prompted) -> str:

@@ -72,7 +72,7 @@ class BodySpec:
         (``around``): a clip is then encoded once, whatever the prompt."""
         return callable(getattr(self.builder, "around", None))
 
-    def bodies(self, wavs: list[bytes]) -> list[bytes]:
+    def bodies(self, wavs: list[bytes]) -> list[Body]:
         """The request body of each piece."""
         return [self.builder(replace(self.template, audio_wav=w)) for w in wavs]
 

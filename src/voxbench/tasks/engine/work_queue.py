@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from voxbench.audio.wav import Audio, concatenate
 from voxbench.core.errors import ConfigError, ErrorCategory, ProviderError, VoxbenchError
@@ -48,6 +48,8 @@ from voxbench.tasks.engine.cache import ResponseCache, request_key
 from voxbench.tasks.engine.chunking import Piece
 from voxbench.tasks.engine.clips import ClipCache, EncodedClip
 from voxbench.tasks.engine.models import (
+    Asker,
+    BodyEndpointClient,
     EndpointClient,
     Prompted,
     Spoken,
@@ -202,7 +204,9 @@ def _prepare_here(
     """A record's payloads (and request bodies, with ``spec``), prepared in this process."""
     if record.turns:
         return _prepare_turns(record, cut), None
-    encoded = getattr(record.audio, "encoded", None)  # none: a clip made on load (perturbed)
+    encoded: Callable[[], tuple[bytes | None, str | None, str]] | None = getattr(
+        record.audio, "encoded", None
+    )  # none: a clip made on load (perturbed)
     if encoded is not None:
         prepared, pieces = prepare_encoded(*encoded(), cut)
     else:
@@ -431,7 +435,7 @@ class Engine:
                 await starting
         results: asyncio.Queue[Outcome | None] = asyncio.Queue()
         scorer = asyncio.create_task(self._score(results))
-        pools = {}
+        pools: dict[str, list[Job]] = {}
         for job in self.plan.jobs:
             pools.setdefault(job.model.name, []).append(job)
         interrupted = False
@@ -563,7 +567,12 @@ class Engine:
             if self._share_payloads:  # else one model: nobody else will send it
                 self._payloads[key] = future
                 self._payload_bytes[key] = 0
-                future.add_done_callback(lambda f, k=key: self._count_payload(k, f))
+                future.add_done_callback(
+                    cast(
+                        Callable[[asyncio.Future[Any]], None],
+                        lambda f, k=key: self._count_payload(k, f),
+                    )
+                )
         if here:
             work = [(r, c, s) for r, c, s, _ in here]
             task = asyncio.ensure_future(asyncio.to_thread(_prepare_batch, work))  # noqa: RUF006
@@ -744,6 +753,7 @@ class Engine:
         started = time.perf_counter()
         attempts = [0]
         try:
+            pieces: Sequence[Audio | None] | None  # each piece's samples (None: not decoded)
             prepared, pieces = await ready
             if pieces is None and not getattr(client, "wav_only", False):
                 pieces = [audio_of_wav(w, task_cut(job).sample_rate) for w in prepared.wavs]
@@ -766,7 +776,7 @@ class Engine:
                 self._in_flight[key] = asyncio.Event()
             try:
                 replies = []
-                bodies = prepared.bodies or [None] * len(wavs)
+                bodies: Sequence[Body | None] = prepared.bodies or [None] * len(wavs)
                 asks = [replace(request, prompt=p) for p in prompts] if prompts else None
                 for wav, piece, body, ask in zip(
                     wavs, pieces or [None] * len(wavs), bodies, asks or [request] * len(wavs),
@@ -911,7 +921,7 @@ class Engine:
 
     async def _call(
         self,
-        client: EndpointClient,
+        client: Asker,
         audio: Audio | None,
         wav: bytes,
         body: Body | None,
@@ -939,7 +949,8 @@ class Engine:
                 async with deadline(model.timeout_s):
                     if body is None:
                         return await client.answer(audio, wav, request)
-                    return await client.answer(audio, wav, request, body)
+                    # a body is made only for a client with a ``body_builder``
+                    return await cast(BodyEndpointClient, client).answer(audio, wav, request, body)
             except TimeoutError:
                 raise ProviderError(
                     f"{model.model}: no reply within timeout_s={model.timeout_s:g}",
@@ -1158,7 +1169,7 @@ def record_row(outcome: Outcome, scores: dict[str, Any]) -> dict[str, Any]:
 
 def _piece_rows(outcome: Outcome) -> list[dict[str, Any]]:
     """Where the record's clip was cut, with each piece's own reply when known."""
-    replies = outcome.piece_replies or [None] * len(outcome.pieces)
+    replies: Sequence[str | None] = outcome.piece_replies or [None] * len(outcome.pieces)
     return [
         {**piece.row(), **({"reply": reply} if reply is not None else {})}
         for piece, reply in zip(outcome.pieces, replies, strict=True)
