@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -567,12 +568,7 @@ class Engine:
             if self._share_payloads:  # else one model: nobody else will send it
                 self._payloads[key] = future
                 self._payload_bytes[key] = 0
-                future.add_done_callback(
-                    cast(
-                        Callable[[asyncio.Future[Any]], None],
-                        lambda f, k=key: self._count_payload(k, f),
-                    )
-                )
+                future.add_done_callback(partial(self._count_payload, key))
         if here:
             work = [(r, c, s) for r, c, s, _ in here]
             task = asyncio.ensure_future(asyncio.to_thread(_prepare_batch, work))  # noqa: RUF006
