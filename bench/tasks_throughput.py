@@ -10,9 +10,8 @@ same records (50 distinct 16 kHz clips, varied references):
   request body (the first clip), the reply read by its content-length — what the endpoint
   allows at all; and the same client sending the dataset's own clips (``own``: the 50
   distinct clips' bodies, built before its clock starts, record i carrying clip i % 50 as in
-  the dataset), whose bodies are not all in the CPU's cache as one body is (20 s clips: 42 MB
-  of bodies, each copied into the kernel per request); ``--httpx`` adds the older baseline,
-  keep-alive httpx clients of 8 each;
+  the dataset: for 20 s clips 42 MB of bodies, not one), a client doing no work per record
+  on the real data; ``--httpx`` adds the older baseline, keep-alive httpx clients of 8 each;
 - ``run_tasks`` with ``max_concurrency: C``: the whole path — opening the dataset, reading
   each clip, its WAV (passed through when the source already is 16 kHz mono PCM16, else
   decoded, resampled and encoded), hashing for the cache key, the request body, the cache,
@@ -29,7 +28,7 @@ report and store index), each client's peak in flight and idle share at the fake
 ``infer/lean`` (ours from its first request to its last answer, ``run.json``'s
 ``inference.requests_per_s``, ÷ lean), and each client's CPU time per record (ms): on its
 event loop's thread (``time.thread_time``), and in all (``tot``: every thread of the process
-plus, for ours, the worker processes), and ours's fixed costs: ``start s`` from calling
+plus, for ours, the worker processes), and the engine's fixed costs: ``start s`` from calling
 ``run_tasks`` to its first request (config, plan, dataset listing, run directory) and ``tail
 s`` from its last answer to its return. A small unprinted run first imports what any run
 imports, once per process, as the lean client's imports come before its clock too (the CLI's
