@@ -66,7 +66,8 @@ def keep_large_buffers() -> bool:
     if not _tuning_wanted():
         return False
     try:
-        if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
+        version = os.confstr("CS_GNU_LIBC_VERSION")  # None where the name has no value
+        if version is None or not version.startswith("glibc"):
             return False
         mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (ValueError, OSError, AttributeError):  # no such name: not glibc (or not Unix)

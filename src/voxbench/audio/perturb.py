@@ -45,7 +45,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -53,6 +53,9 @@ from voxbench.audio.mulaw import mulaw_decode, mulaw_encode
 from voxbench.audio.resample import resample
 from voxbench.audio.wav import Audio, read_wav
 from voxbench.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from av.audio.codeccontext import AudioCodecContext
 
 FRAME_SECONDS = 0.020
 """Packet-loss frames and the active-speech frames of the SNR are 20 ms."""
@@ -149,7 +152,7 @@ def colored_noise(color: str, frames: int, rng: np.random.Generator) -> np.ndarr
     if color == "white" or frames < 2:
         shaped = rng.standard_normal(frames)
     else:
-        from scipy.fft import irfft, next_fast_len, rfft
+        from scipy.fft import irfft, next_fast_len, rfft  # type: ignore[import-untyped]  # no types
 
         n = next_fast_len(frames, real=True)  # shaped on a fast length, then cut
         spectrum = rfft(rng.standard_normal(n))
@@ -313,7 +316,7 @@ class Band:
     high_hz: float
 
     def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
-        from scipy.signal import butter, sosfiltfilt
+        from scipy.signal import butter, sosfiltfilt  # type: ignore[import-untyped]  # no types
 
         rate = audio.sample_rate
         nyquist = rate / 2
@@ -570,10 +573,11 @@ def _av_round_trip(
     codec's ``delay`` removed: float32 of ``pcm``'s length."""
     import av
 
-    enc = av.CodecContext.create(codec, "w")
+    # An audio codec's context (the callers name audio codecs): typed as the base class for a str.
+    enc = cast("AudioCodecContext", av.CodecContext.create(codec, "w"))
     enc.sample_rate, enc.layout, enc.format, enc.bit_rate = rate, "mono", "s16", bitrate
     enc.open()
-    dec = av.CodecContext.create(codec, "r")
+    dec = cast("AudioCodecContext", av.CodecContext.create(codec, "r"))
     dec.sample_rate, dec.layout, dec.format = rate, "mono", "s16"
     dec.open()
     padded = np.concatenate([pcm, np.zeros(delay + 2 * frame, dtype=np.int16)])

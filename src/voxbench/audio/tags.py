@@ -63,7 +63,8 @@ def mix_tag(audio: Audio, at: float, channel: int | None = None) -> Audio:
 
 def find_tag_samples(audio: Audio, channel: int | None = None) -> list[int]:
     """Sample index where each tag starts, in order."""
-    from scipy.signal import fftconvolve  # scipy is slow to import; only tag finding needs it
+    # scipy is slow to import; only tag finding needs it
+    from scipy.signal import fftconvolve  # type: ignore[import-untyped]  # scipy ships no types
 
     if audio.sample_rate < 2 * TAG_FREQUENCY_HZ:
         return []
@@ -85,7 +86,7 @@ def find_tag_samples(audio: Audio, channel: int | None = None) -> list[int]:
     share = 2 * response**2 / env_power / np.maximum(energy, 1e-12)
     candidates = np.flatnonzero((response >= floor) & (share >= _MIN_TONE_SHARE))
     found: list[int] = []
-    for k in candidates:
+    for k in map(int, candidates):
         if found and k < found[-1] + n:
             continue
         lo, hi = k, min(len(response), k + n)
