@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from voxbench.benchmarks.backend import BackendSpec, ToolBackend, choose_harness
 from voxbench.benchmarks.upstream_matching import aiewf_args_match
@@ -74,6 +74,7 @@ from voxbench.targets.registry import canonical_name
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from voxbench.audio.wav import Audio
     from voxbench.runner.speech import SpeechTurns  # loads the audio stack: audio runs only
 
 ProgressCallback = Callable[[int, int, TurnRecord], None]
@@ -609,6 +610,7 @@ class ConversationRun:
             await self.clock.sleep(self.config.inter_turn_gap)
         text = "".join(state.text).strip()
         silent = not text and not state.record_calls and not state.first_audio
+        record_status: Literal["ok", "no_response", "error"]
         if status == "no_response" or silent:
             record_status = "no_response"
         else:
@@ -774,7 +776,7 @@ class ConversationRun:
 _NOT_AGENT_OUTPUT = (UserTranscript, Usage, SpeechStarted, SpeechStopped, StageMark)
 
 
-def _pcm_audio(event: AssistantAudio):  # noqa: ANN202 - audio import kept lazy for text runs
+def _pcm_audio(event: AssistantAudio) -> Audio:  # the audio import kept lazy for text runs
     from voxbench.audio.wav import Audio
 
     return Audio.from_pcm16(event.pcm, event.sample_rate)
