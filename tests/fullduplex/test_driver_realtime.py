@@ -61,11 +61,20 @@ async def test_injected_server_latency_shows_in_measured_latency(
     assert lat_fast >= injected["fast"] - slack and lat_slow >= injected["slow"] - slack
     # The measured difference is the injected one (network and pacing jitter aside).
     assert lat_slow - lat_fast == pytest.approx(injected["slow"] - injected["fast"], abs=0.25)
-    # With server VAD the driver sends no end of turn; the server's own VAD answers.
+    # With server VAD the driver sends no end of turn; the server's own VAD answers. The turn
+    # ends where that VAD put the end of speech in the input (``audio_end_ms``), not when its
+    # event was received, so a late-handled event cannot shorten the latency: the chunk that
+    # ends the speech goes out at its start (one chunk before the stamp), and the server
+    # answers the injected latency after it has it; any delay only adds to that.
     assert server_vad["turn_detection"] == "server"
     assert server_vad["end_of_turn_sent"] == []
     assert server_vad["server_speech_stopped"]
-    assert server_vad["responses"][0]["latency"] >= injected["fast"] - slack
+    stamps = server_vad["server_speech_stopped_audio"]
+    assert len(stamps) == len(server_vad["server_speech_stopped"]) and None not in stamps
+    first_response = server_vad["responses"][0]
+    assert first_response["end_of_turn"] in stamps
+    chunk_s = StreamOptions().chunk_ms / 1000
+    assert first_response["latency"] >= injected["fast"] - chunk_s - 0.001
     assert (
         server_vad["responses"][0]["first_audio"]
         > corpus_times["v1_0/candor_turn_taking/1"]["turn_end"]

@@ -80,6 +80,12 @@ class SpeechStopped(_Event):
     """The target's own VAD detected the user stopping."""
 
     type: Literal["speech_stopped"] = "speech_stopped"
+    audio_end_s: float | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Where in the input audio (seconds since the session's first input audio) the target's
+    VAD placed the end of the user's speech, as the provider reports it (OpenAI Realtime's
+    ``audio_end_ms``, which includes its silence wait). A stamp on the input's own clock: it
+    does not move with when the client got to the event. None (and not written) when the
+    provider gives none."""
 
 
 class Interrupted(_Event):

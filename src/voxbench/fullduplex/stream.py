@@ -7,14 +7,21 @@ answers in no time on the input's timeline, so output.wav and every metric score
 are the same on a fast, slow or busy host. How long the host took is still recorded, as
 ``processing_s`` of each response (wall seconds from the end of turn to the first audio).
 
-Turns: a target whose server detects turns (``server_vad``) decides by itself. Any other
-target gets ``end_user_turn`` from a local Silero VAD: when the user has been silent for
-``endpoint_ms`` after speech (the VAD runs on the whole input up front, but each decision
-is fired only at the moment a streaming VAD could have made it). When the user starts
-speaking again while the answer is playing (or pending), playback stops and the rest of
-that answer is dropped, as a voice client with barge-in does. An answer still pending when
-the input ends is waited for (``response_timeout_s``), in real time as in virtual time, so
-it is recorded, never lost.
+Turns: a target whose server detects turns (``server_vad``) decides by itself. Its turn
+ends where its VAD placed the end of the user's speech in the input audio, when the target
+says so (``SpeechStopped.audio_end_s``, from OpenAI Realtime's ``audio_end_ms``): a position
+on the input's own timeline, whose t=0 is the first input audio sent (each chunk goes out at
+its start). It does not move with when the event was handled: with the time it was
+received instead, both ends of the latency were receipt times, and a ``speech_stopped`` that
+a busy host got to late made the latency read low. Without a stamp, the time the event was
+received ends the turn (``server_speech_stopped`` keeps those times,
+``server_speech_stopped_audio`` the stamps). Any other target gets ``end_user_turn`` from a
+local Silero VAD: when the user has been silent for ``endpoint_ms`` after speech (the VAD
+runs on the whole input up front, but each decision is fired only at the moment a streaming
+VAD could have made it). When the user starts speaking again while the answer is playing
+(or pending), playback stops and the rest of that answer is dropped, as a voice client with
+barge-in does. An answer still pending when the input ends is waited for
+(``response_timeout_s``), in real time as in virtual time, so it is recorded, never lost.
 """
 
 from __future__ import annotations
@@ -91,6 +98,14 @@ class StreamResult:
     interrupted: list[float] = field(default_factory=list)
     server_speech_started: list[float] = field(default_factory=list)
     server_speech_stopped: list[float] = field(default_factory=list)
+    """When each of the target's ``SpeechStopped`` events was received (its receive time)."""
+    server_speech_stopped_audio: list[float | None] = field(default_factory=list)
+    """Beside ``server_speech_stopped``, one per event: where in the input the target's VAD
+    put the end of speech (``SpeechStopped.audio_end_s``, its silence wait included), None
+    when it gave no stamp. A response's ``end_of_turn`` under server turns is this stamp, or
+    the receive time when there is none or it lies beyond the audio sent when the event came
+    (then it is not on the input's clock). The stamp does not depend on when the event was
+    handled, so an event handled late (a busy host) does not shorten the latency."""
     user_transcript: str = ""
     assistant_text: str = ""
     stage_timings: list[dict[str, Any]] = field(default_factory=list)
@@ -129,6 +144,10 @@ class _Stream:
         self.heard: list[str] = []
         self.counts: Counter[str] = Counter()
         self.fatal = False
+        self.sent_s = 0.0
+        """Seconds of the input handed to the session so far (on the input's timeline)."""
+        self.server_turn_end: float | None = None
+        """Where the target's VAD last ended a user turn (see ``server_speech_stopped_audio``)."""
         self.stage_starts: dict[str, float] = {}
         """Wall-clock (``clock.wall()``) start of each stage in progress."""
 
@@ -166,10 +185,9 @@ class _Stream:
                         not self.result.responses
                         or self.result.responses[-1]["first_audio"] is not None
                     ):
-                        # Server-side turns: the turn ended when the server's VAD said so.
-                        stopped = self.result.server_speech_stopped
+                        # Server-side turns: the turn ended where the server's VAD said so.
                         self.result.responses.append(
-                            {"end_of_turn": stopped[-1] if stopped else None, "first_audio": None}
+                            {"end_of_turn": self.server_turn_end, "first_audio": None}
                         )
                     self.result.responses[-1]["first_audio"] = round(t, 4)
                     if self.busy_since is not None:
@@ -189,7 +207,7 @@ class _Stream:
             elif isinstance(ev, SpeechStarted):
                 self.result.server_speech_started.append(round(t, 4))
             elif isinstance(ev, SpeechStopped):
-                self.result.server_speech_stopped.append(round(t, 4))
+                self.speech_stopped(ev, t)
             elif isinstance(ev, ToolCallRequested):
                 await self.session.send_tool_result(
                     ev.call_id, {"error": "no tools are available in this evaluation"}
@@ -208,6 +226,15 @@ class _Stream:
                 if ev.fatal:
                     self.fatal = True
                     self.busy_since = None
+
+    def speech_stopped(self, ev: SpeechStopped, t: float) -> None:
+        """The target's VAD ended the user's turn; ``t``: when the event was received."""
+        self.result.server_speech_stopped.append(round(t, 4))
+        stamp = None if ev.audio_end_s is None else round(ev.audio_end_s, 4)
+        self.result.server_speech_stopped_audio.append(stamp)
+        # A VAD cannot have heard audio not yet sent (a millisecond's rounding aside).
+        on_input_clock = stamp is not None and stamp <= self.sent_s + 0.001
+        self.server_turn_end = stamp if on_input_clock else round(t, 4)
 
     async def end_turn(self, t: float) -> None:
         await self.session.end_user_turn()
@@ -238,7 +265,10 @@ class _Stream:
                 await self.wait_until(i * chunk_s)
                 if self.fatal or receiver.done():
                     break
-                await self.session.send_user_audio(pcm[offset : offset + step], send_rate)
+                chunk = pcm[offset : offset + step]
+                # Counted before the send: the target may answer before the send returns.
+                self.sent_s = (offset + len(chunk)) / 2 / send_rate
+                await self.session.send_user_audio(chunk, send_rate)
             await self._fire(actions, duration)
             await self.wait_until(duration)
             await self.settle(receiver)

@@ -303,7 +303,11 @@ class OpenAIRealtimeSession(RealtimeSession):
         self.tracker.on_barge_in()
 
     async def _on_speech_stopped(self, event: ev.SpeechStopped) -> None:
-        self.emit(SpeechStopped())
+        # ``audio_end_ms`` counts the input audio the server had when its VAD decided (its
+        # silence wait included): the end of speech on the input's own clock. The wire model
+        # defaults it to 0, so only a value the server actually sent is passed on.
+        sent = "audio_end_ms" in event.model_fields_set
+        self.emit(SpeechStopped(audio_end_s=event.audio_end_ms / 1000 if sent else None))
 
 
 def _message(role: Any, part_type: Any, text: str) -> ev.ConversationItem:
