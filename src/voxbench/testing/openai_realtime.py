@@ -266,7 +266,7 @@ class _Session:
         self.committed.append(item_id)
         self.conversation.user_audio()
         await self.send({"type": "input_audio_buffer.committed", "item_id": item_id})
-        item = {"id": item_id, "type": "message", "role": "user"}
+        item: dict[str, Any] = {"id": item_id, "type": "message", "role": "user"}
         item["content"] = [{"type": "input_audio", "transcript": None}]
         await self.send({"type": "conversation.item.added", "item": item})
 
@@ -344,7 +344,9 @@ class _Session:
     async def user_transcripts(self, item_ids: list[str]) -> None:
         text = self.conversation.last_user_text
         for item_id in item_ids:
-            event = {"type": "conversation.item.input_audio_transcription.completed"}
+            event: dict[str, Any] = {
+                "type": "conversation.item.input_audio_transcription.completed"
+            }
             event |= {"item_id": item_id, "content_index": 0}
             if self.server.dialect == "xai":
                 words = text.split(" ")
@@ -364,7 +366,7 @@ class _Session:
         made: dict[str, ScriptCall] = {}
         for call in calls:
             call_id, arguments = self.server.new_id("call"), call.arguments_json()
-            item = {"id": self.server.new_id("item"), "type": "function_call"}
+            item: dict[str, Any] = {"id": self.server.new_id("item"), "type": "function_call"}
             item.update(status="completed", call_id=call_id, name=call.name, arguments=arguments)
             where = {"response_id": response["id"], "output_index": len(response["output"])}
             await self.send({"type": "response.output_item.added", **where, "item": item})
@@ -389,7 +391,11 @@ class _Session:
             return False
         audio_out = "audio" in (self.modalities or self.config.get("output_modalities", ["audio"]))
         kind = "output_audio_transcript" if audio_out else "output_text"
-        item = {"id": self.server.new_id("item"), "type": "message", "role": "assistant"}
+        item: dict[str, Any] = {
+            "id": self.server.new_id("item"),
+            "type": "message",
+            "role": "assistant",
+        }
         item.update(status="in_progress", content=[])
         where = {"response_id": response["id"], "output_index": len(response["output"])}
         part_where = {**where, "item_id": item["id"], "content_index": 0}
@@ -518,8 +524,11 @@ def _merge(target: dict[str, Any], update: dict[str, Any]) -> None:
     object of another ``type`` (``server_vad`` → ``semantic_vad``) replaces the old one whole."""
     for key, value in update.items():
         current = target.get(key)
-        nested = isinstance(value, dict) and isinstance(current, dict)
-        if nested and current.get("type") == value.get("type"):
+        if (
+            isinstance(value, dict)
+            and isinstance(current, dict)
+            and current.get("type") == value.get("type")
+        ):
             _merge(target[key], value)
         else:
             target[key] = value
@@ -606,6 +615,7 @@ class _JudgeSession(_Session):
         if drop:
             await self.drop()
         server = self.server
+        assert isinstance(server, FakeRealtimeJudgeServer)  # _JudgeSession's only server
         pcm = np.frombuffer(bytes(self.heard), dtype="<i2").astype(np.float32) / 32768.0
         if isinstance(server.script, AudioJudgeScript):
             text = server.script.judge(
@@ -623,7 +633,11 @@ class _JudgeSession(_Session):
         response: dict[str, Any] = {"id": self.server.new_id("resp"), "object": "realtime.response"}
         response.update(status="in_progress", output=[])
         await self.send({"type": "response.created", "response": response})
-        item = {"id": self.server.new_id("item"), "type": "message", "role": "assistant"}
+        item: dict[str, Any] = {
+            "id": self.server.new_id("item"),
+            "type": "message",
+            "role": "assistant",
+        }
         item.update(status="in_progress", content=[])
         where = {"response_id": response["id"], "output_index": 0}
         part_where = {**where, "item_id": item["id"], "content_index": 0}
