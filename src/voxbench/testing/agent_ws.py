@@ -180,7 +180,7 @@ class _AgentConnection:
         ready = ev.SessionReady(
             input_sample_rate=self.server.input_sample_rate,
             output_sample_rate=self.server.output_sample_rate,
-            turn_detection=self.turn_detection,  # type: ignore[arg-type]
+            turn_detection=self.turn_detection,
             audio_transport=self.server.audio_transport,
             agent="voxbench fake agent",
         )

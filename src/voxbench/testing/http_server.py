@@ -112,7 +112,9 @@ class Responder:
         await self.writer.drain()
         self.finished = True
 
-    async def start(self, status: int, content_type: str, headers: dict[str, str] | None = None):
+    async def start(
+        self, status: int, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         """Begin a streamed (chunked) response."""
         head = {
             "content-type": content_type,
@@ -233,7 +235,7 @@ class ListeningServer(abc.ABC):
             loop.close()
 
     @abc.abstractmethod
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve one connection (``stop`` cancels it; add it to ``_connections``)."""
 
 
@@ -244,7 +246,7 @@ class HTTPServer(ListeningServer):
     async def handle(self, request: Request, responder: Responder) -> None:
         """Answer one request."""
 
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)

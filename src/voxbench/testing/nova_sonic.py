@@ -126,7 +126,7 @@ class FakeNovaSonicServer(SpeechFake, ListeningServer):
         """The adapter's ``base_url`` (an ``http`` URL: cleartext HTTP/2)."""
         return f"http://{self.host}:{self.port}"
 
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)

@@ -22,7 +22,7 @@ import base64
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
@@ -94,7 +94,11 @@ class _BotCall:
         expected = "connected"
         async for raw in self.ws:
             try:
-                message = tw.parse_twilio_message(raw)
+                # One of tw.TWILIO_MESSAGES' classes, each with its ``event`` tag.
+                message = cast(
+                    "tw.Connected | tw.Start | tw.Media | tw.Mark | tw.Stop",
+                    tw.parse_twilio_message(raw),
+                )
             except ProtocolError as exc:
                 await self.ws.close(1007, str(exc)[:120])
                 return
