@@ -18,6 +18,9 @@ Schema history (``TIMELINE_SCHEMA``, written on the first line as ``timeline_ope
 - 2: the event's fields sit beside the envelope; the first line says the version.
 - 3: ``wall`` (optional; written only by a virtual-clock run): real seconds on the run's
   wall clock. A schema-2 line reads as it is (no ``wall``).
+- 4: ``speech_stopped`` may carry ``audio_end_s`` (where in the input audio the target's
+  VAD placed the end of speech, as its provider stamps it). Schema-2 and -3 lines read as
+  they are.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from voxbench.core.events import (
     UserTranscript,
 )
 
-TIMELINE_SCHEMA = 3
+TIMELINE_SCHEMA = 4
 """The version of ``events.jsonl`` this code writes."""
 
 
