@@ -30,9 +30,14 @@ report and store index), each client's peak in flight and idle share at the fake
 event loop's thread (``time.thread_time``), and in all (``tot``: every thread of the process
 plus, for ours, the worker processes), and the engine's fixed costs: ``start s`` from calling
 ``run_tasks`` to its first request (config, plan, dataset listing, run directory) and ``tail
-s`` from its last answer to its return. A small unprinted run first imports what any run
-imports, once per process, as the lean client's imports come before its clock too (the CLI's
-start is ``bench/tasks_startup.py``'s figure). On a busy machine the throughputs follow the
+s`` from its last answer to its return. ``lean fake`` and ``our fake`` are the endpoint's own
+CPU per request (ms) while each client ran, and ``lean cores`` / ``our cores`` the share of the
+machine's cores that client and the endpoint kept busy together ((client + endpoint CPU per
+record) × rate ÷ cores): near 1 the machine, not a client's waiting, set the rate, and the
+ratio is about (lean tot + lean fake) ÷ (our tot + our fake): what each record costs in CPU.
+A small unprinted run first imports what any run imports, once per process, as the lean
+client's imports come before its clock too (the CLI's start is ``bench/tasks_startup.py``'s
+figure). On a busy machine the throughputs follow the
 share of the cores each run got: compare the ratio measured in one run. Figures, not
 assertions.
 
@@ -51,6 +56,7 @@ import argparse
 import asyncio
 import base64
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -98,7 +104,8 @@ async def _serve(latency_s: float) -> None:
                     seconds = clock["last"] - clock["first"]
                     body = json.dumps(
                         {**stats, "busy": clock["busy"], "seconds": seconds,
-                         "first_wall": clock.get("first_wall", 0.0)}
+                         "first_wall": clock.get("first_wall", 0.0),
+                         "cpu_s": time.process_time()}
                     ).encode()  # fmt: skip
                     stats.update(peak=0, requests=0)
                     clock.update(first=0.0, busy=0.0)
@@ -247,13 +254,25 @@ WORDS = [
 ]
 
 
-def _stats(url: str) -> dict[str, int]:
-    """The fake's counters since the last read (the most requests it had in flight at once)."""
+def _stats(url: str) -> dict[str, float]:
+    """The fake's counters since the last read (the most requests it had in flight at once),
+    and its process's CPU seconds so far (``cpu_s``)."""
     import urllib.request
 
     origin = url.rsplit("/v1", 1)[0]
     with urllib.request.urlopen(origin + "/stats", timeout=10) as response:  # noqa: S310
         return dict(json.loads(response.read()))
+
+
+def _fake_ms(before: dict[str, float], after: dict[str, float], records: int) -> float:
+    """The fake's CPU per request (ms) between two ``_stats`` reads."""
+    return 1000 * (after["cpu_s"] - before["cpu_s"]) / max(1, records)
+
+
+def _bound(client_ms: float, fake_ms: float, rate: float) -> float:
+    """The share of the machine's cores a client and the fake kept busy together: near 1,
+    the run was bound by CPU, and the clients' rates by their CPU per record."""
+    return (client_ms + fake_ms) * rate / 1000 / (os.cpu_count() or 1)
 
 
 async def _lean(
@@ -428,7 +447,7 @@ def main() -> None:
         f" {'ours/own':>8} {'peak lean':>9}"
         f" {'peak ours':>9} {'idle lean':>9} {'idle ours':>9} {'lean cpu':>8} {'our cpu':>8}"
         f" {'lean tot':>8} {'our tot':>8} {'errors':>6} {'infer/lean':>10} {'start s':>7}"
-        f" {'tail s':>6} pool"
+        f" {'tail s':>6} {'lean fake':>9} {'our fake':>8} {'lean cores':>10} {'our cores':>9} pool"
     )
     warmed = False
     with tempfile.TemporaryDirectory() as tmp:
@@ -453,12 +472,13 @@ def main() -> None:
                     data = root / f"data_{shape}_{records}"
                     dataset, clips = _make_dataset(data, records, shape)
                     body = _body(clips[0])
-                    _stats(url)
+                    before = _stats(url)
                     lean, lean_cpu, lean_total = asyncio.run(
                         _lean(url, concurrency, records, [body])
                     )
                     seen = _stats(url)
                     lean_peak, lean_idle = seen["peak"], _idle(seen, concurrency)
+                    lean_fake = _fake_ms(before, seen, records)
                     own = asyncio.run(_lean(url, concurrency, records, [_body(c) for c in clips]))
                     _stats(url)
                     httpx_rate = ""
@@ -467,10 +487,17 @@ def main() -> None:
                         httpx_rate = f" {rate:>8.1f}"
                         _stats(url)
                     for mode in args.pool.split(","):
+                        before = _stats(url)
                         ours, ours_cpu, ours_total, errors, inferred, start_s, tail_s = _ours(
                             url, concurrency, root, dataset, mode
                         )
                         seen = _stats(url)
+                        our_fake = _fake_ms(before, seen, records)
+                        cores = (
+                            f" {lean_fake:>9.3f} {our_fake:>8.3f}"
+                            f" {_bound(lean_total, lean_fake, lean):>10.2f}"
+                            f" {_bound(ours_total, our_fake, ours):>9.2f}"
+                        )
                         print(
                             f"{shape:<12} {concurrency:>4} {latency_ms:>5} {records:>5}"
                             f" {ideal:>8.0f} {lean:>7.1f}{httpx_rate} {own[0]:>7.1f} {ours:>7.1f}"
@@ -479,7 +506,7 @@ def main() -> None:
                             f" {lean_idle:>9.2f} {_idle(seen, concurrency):>9.2f}"
                             f" {lean_cpu:>8.3f} {ours_cpu:>8.3f} {lean_total:>8.3f}"
                             f" {ours_total:>8.3f} {errors:>6} {inferred / lean:>10.2f}"
-                            f" {start_s:>7.3f} {tail_s:>6.3f} {mode}",
+                            f" {start_s:>7.3f} {tail_s:>6.3f}{cores} {mode}",
                             flush=True,
                         )
             finally:
