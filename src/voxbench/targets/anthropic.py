@@ -28,6 +28,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from voxbench.core.errors import ErrorCategory
 from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallRequested, Usage
 from voxbench.core.session import Session
 from voxbench.providers.anthropic import BASE_URL_VARS, DEFAULT_BASE_URL
@@ -198,10 +199,10 @@ def _stream_error(error: dict[str, Any]) -> TargetError:
     kind = error.get("type", "error")
     message = f"anthropic stream error {kind}: {error.get('message', '')}"
     if kind == "rate_limit_error":
-        return TargetError(category="rate_limit", message=message, retryable=True)
+        return TargetError(category=ErrorCategory.RATE_LIMIT, message=message, retryable=True)
     if kind in ("overloaded_error", "api_error"):
-        return TargetError(category="server", message=message, retryable=True)
-    return TargetError(category="bad_request", message=message)
+        return TargetError(category=ErrorCategory.SERVER, message=message, retryable=True)
+    return TargetError(category=ErrorCategory.BAD_REQUEST, message=message)
 
 
 def render_messages(conversation: list[ChatMessage]) -> list[dict[str, Any]]:

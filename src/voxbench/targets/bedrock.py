@@ -290,7 +290,9 @@ def _bedrock(context: TargetContext) -> Session:
     if not context.model:
         raise PrerequisiteError("bedrock needs a model id: bedrock/<model id>")
     base_url = context.base_url or os.environ.get("BEDROCK_BASE_URL") or ""
-    sampling = {k: context.options[k] for k in ("temperature", "top_p") if k in context.options}
+    sampling: dict[str, Any] = {
+        k: context.options[k] for k in ("temperature", "top_p") if k in context.options
+    }
     check_options(f"bedrock/{context.model}", context.model, sampling)
     return BedrockSession(
         context.model,

@@ -25,7 +25,7 @@ import numpy as np
 from voxbench.audio.asr import ASREngine, transcribe_text
 from voxbench.audio.tts import TTSEngine
 from voxbench.audio.wav import Audio
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, ErrorCategory
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -116,7 +116,7 @@ class CascadeSession(Session):
             raise
         except Exception as exc:  # a broken stage is a recorded error of this turn
             await self._queue.put(
-                TargetError(category="cascade", message=f"{type(exc).__name__}: {exc}")
+                TargetError(category=ErrorCategory.CASCADE, message=f"{type(exc).__name__}: {exc}")
             )
             await self._queue.put(TurnComplete(status="failed"))
 

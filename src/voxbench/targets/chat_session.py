@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from voxbench.core.errors import PrerequisiteError
+from voxbench.core.errors import ErrorCategory, PrerequisiteError
 from voxbench.core.events import SessionEvent, TargetError, ToolCallRequested, TurnComplete
 from voxbench.core.secrets import get_secret
 from voxbench.core.session import HistoryToolCall, Session, SessionSetup, TargetInfo
@@ -162,7 +162,7 @@ class ChatSession(Session, abc.ABC):
                 return
             except Exception as exc:  # an adapter bug is a recorded failure, never a hang
                 message = f"{self.provider}: {type(exc).__name__}: {exc}"
-                self._fail(TargetError(category="protocol", message=message))
+                self._fail(TargetError(category=ErrorCategory.PROTOCOL, message=message))
                 return
             if step.calls and not completes(self.stop_reasons, step.stop_reason):
                 # A truncated or refused step: its calls' arguments cannot be trusted, and
@@ -192,12 +192,12 @@ class ChatSession(Session, abc.ABC):
                 return
             self._waiting = {c.call_id: c for c in calls}
             self._all_answered.clear()
-            for event in step.calls:
-                self._emit(event)
+            for call in step.calls:
+                self._emit(call)
             await self._all_answered.wait()
         self._fail(
             TargetError(
-                category="agent",
+                category=ErrorCategory.AGENT,
                 message=f"{self.info.name}: still calling tools after {MAX_STEPS_PER_TURN} steps",
             )
         )
@@ -243,5 +243,9 @@ class ChatSession(Session, abc.ABC):
     def protocol_error(self, message: str) -> StepFailed:
         """A response that breaks the provider's documented protocol (retryable: a glitch)."""
         return StepFailed(
-            TargetError(category="protocol", message=f"{self.provider}: {message}", retryable=True)
+            TargetError(
+                category=ErrorCategory.PROTOCOL,
+                message=f"{self.provider}: {message}",
+                retryable=True,
+            )
         )

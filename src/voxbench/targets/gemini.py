@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, ErrorCategory
 from voxbench.core.events import AssistantTextDelta, TargetError, ToolCallRequested, Usage
 from voxbench.core.session import Session
 from voxbench.providers.gemini import DEFAULT_MODEL, KEY_VARS, gemini_base_url
@@ -140,7 +140,7 @@ class GeminiSession(ChatSession):
             # The model produced a call that does not parse; the API drops it and says so.
             raise StepFailed(
                 TargetError(
-                    category="malformed_tool_call",
+                    category=ErrorCategory.MALFORMED_TOOL_CALL,
                     message=f"gemini: malformed function call: {finish_message[:200]}",
                     retryable=True,
                 )

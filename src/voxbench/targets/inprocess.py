@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import itertools
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
+from voxbench.core.errors import ErrorCategory
 from voxbench.core.events import (
     AssistantTextDelta,
     SessionEvent,
@@ -66,7 +67,7 @@ class InProcessSession(Session):
         self._task = asyncio.create_task(self._run(text))
 
     async def _run(self, text: str) -> None:
-        status = "completed"
+        status: Literal["completed", "cancelled", "failed"] = "completed"
         try:
             await self.respond(text)
         except asyncio.CancelledError:
@@ -75,7 +76,7 @@ class InProcessSession(Session):
         except Exception as exc:  # an agent bug becomes a recorded error, never a crash
             status = "failed"
             await self._queue.put(
-                TargetError(category="agent", message=f"{type(exc).__name__}: {exc}")
+                TargetError(category=ErrorCategory.AGENT, message=f"{type(exc).__name__}: {exc}")
             )
         finally:
             await self._queue.put(TurnComplete(status=status))

@@ -32,7 +32,12 @@ from voxbench.providers.openai_compat import (
     chat_completions_url,
 )
 from voxbench.targets.chat_session import ChatSession, Emit, StepResult
-from voxbench.targets.registry import TargetContext, TargetProvider, register_provider
+from voxbench.targets.registry import (
+    SessionFactory,
+    TargetContext,
+    TargetProvider,
+    register_provider,
+)
 from voxbench.targets.text_history import ChatMessage, parse_arguments, result_text
 
 __all__ = [
@@ -288,7 +293,9 @@ def render_messages(system_prompt: str, conversation: list[ChatMessage]) -> list
 # -- providers --------------------------------------------------------------------------------
 
 
-def _compatible_factory(spec: CompatibleProvider):  # noqa: ANN202 - a registry factory
+def _compatible_factory(spec: CompatibleProvider) -> SessionFactory:
+    """The registry factory of one OpenAI-compatible provider."""
+
     def factory(context: TargetContext) -> Session:
         base_url = context.base_url or os.environ.get(spec.base_url_var) or spec.base_url
         if not base_url:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
+from voxbench.core.errors import ErrorCategory
 from voxbench.core.events import TargetError, TurnComplete
 
 
@@ -29,16 +31,16 @@ from voxbench.core.events import TargetError, TurnComplete
 class Ending:
     """What a documented stop value means for the turn."""
 
-    status: str
-    category: str | None = None
+    status: Literal["completed", "incomplete", "failed"]
+    category: ErrorCategory | None = None
     """The error category recorded with a turn that did not succeed (None: no error)."""
 
 
 COMPLETED = Ending("completed")
-CUT_SHORT = Ending("incomplete", "bad_request")
-REFUSED = Ending("failed", "refused")
-MALFORMED = Ending("failed", "malformed_tool_call")
-BROKEN = Ending("failed", "protocol")
+CUT_SHORT = Ending("incomplete", ErrorCategory.BAD_REQUEST)
+REFUSED = Ending("failed", ErrorCategory.REFUSED)
+MALFORMED = Ending("failed", ErrorCategory.MALFORMED_TOOL_CALL)
+BROKEN = Ending("failed", ErrorCategory.PROTOCOL)
 
 OPENAI: Mapping[str, Ending] = {
     "stop": COMPLETED,
@@ -52,7 +54,7 @@ ANTHROPIC: Mapping[str, Ending] = {
     "stop_sequence": COMPLETED,
     "tool_use": COMPLETED,
     "max_tokens": Ending("incomplete"),
-    "pause_turn": Ending("incomplete", "server"),
+    "pause_turn": Ending("incomplete", ErrorCategory.SERVER),
     "model_context_window_exceeded": CUT_SHORT,
     "refusal": REFUSED,
 }
@@ -75,11 +77,11 @@ GEMINI: Mapping[str, Ending] = {
     "MALFORMED_FUNCTION_CALL": MALFORMED,
     "UNEXPECTED_TOOL_CALL": MALFORMED,
     "TOO_MANY_TOOL_CALLS": MALFORMED,
-    "MISSING_THOUGHT_SIGNATURE": Ending("failed", "bad_request"),
+    "MISSING_THOUGHT_SIGNATURE": Ending("failed", ErrorCategory.BAD_REQUEST),
     "MALFORMED_RESPONSE": BROKEN,
     "ESCALATION": REFUSED,
     "MODEL_ARMOR": REFUSED,
-    "PUP_LIMITED_DISABLED": Ending("failed", "authentication"),
+    "PUP_LIMITED_DISABLED": Ending("failed", ErrorCategory.AUTHENTICATION),
     "CONTINUATION": Ending("incomplete"),
 }
 BEDROCK: Mapping[str, Ending] = {
@@ -129,7 +131,7 @@ def turn_ending(
     ending = table.get(stop_reason)
     if ending is None:
         error = TargetError(
-            category="protocol",
+            category=ErrorCategory.PROTOCOL,
             message=f"{provider}: undocumented stop reason {stop_reason!r}{dropped}",
             retryable=False,
         )
@@ -140,10 +142,10 @@ def turn_ending(
             TargetError(
                 # A truncated step (no category of its own) that asked for tools: the
                 # request's max_tokens was too small for the calls.
-                category=ending.category or "bad_request",  # type: ignore[arg-type]
+                category=ending.category or ErrorCategory.BAD_REQUEST,
                 message=f"{provider}: the response stopped with {stop_reason!r}{dropped}",
                 retryable=False,
             )
         )
-    events.append(TurnComplete(status=ending.status, stop_reason=stop_reason))  # type: ignore[arg-type]
+    events.append(TurnComplete(status=ending.status, stop_reason=stop_reason))
     return events
