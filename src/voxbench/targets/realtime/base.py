@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from voxbench.core.errors import ProtocolError, ProviderError
+from voxbench.core.errors import ErrorCategory, ProtocolError, ProviderError
 from voxbench.core.events import SessionEvent, TargetError
 from voxbench.core.secrets import get_secret, redact_text, remember_secret
 from voxbench.core.session import HistoryToolCall, Session
@@ -217,7 +217,7 @@ class RealtimeSession(Session, abc.ABC):
         return TargetError(
             category=category,
             message=redact_text(f"{self.provider}: websocket closed unexpectedly ({detail})"),
-            retryable=category != "authentication",  # a rejected key stays rejected
+            retryable=category is not ErrorCategory.AUTHENTICATION,  # a rejected key stays rejected
             fatal=True,
         )
 
@@ -253,7 +253,9 @@ class RealtimeSession(Session, abc.ABC):
                     log.warning("%s: %s", self.provider, exc)
                     self.emit(
                         TargetError(
-                            category="protocol", message=redact_text(str(exc)), retryable=True
+                            category=ErrorCategory.PROTOCOL,
+                            message=redact_text(str(exc)),
+                            retryable=True,
                         )
                     )
         except ConnectionClosed:
@@ -263,13 +265,13 @@ class RealtimeSession(Session, abc.ABC):
         self._drop()
 
 
-def close_category(code: int | None) -> str:
+def close_category(code: int | None) -> ErrorCategory:
     """Error category of a websocket close code."""
     if code in (1008, 4001, 4003):  # policy violation / auth-style application codes
-        return "authentication"
+        return ErrorCategory.AUTHENTICATION
     if code == 1011:
-        return "server"
-    return "connectivity"
+        return ErrorCategory.SERVER
+    return ErrorCategory.CONNECTIVITY
 
 
 def parse_tool_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:

@@ -50,10 +50,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from voxbench.core.errors import ConfigError, ProtocolError, ProviderError
+from voxbench.core.errors import ConfigError, ErrorCategory, ProtocolError, ProviderError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -294,13 +294,13 @@ class GeminiLiveSession(RealtimeSession):
         return self._handle
 
     def on_closed(self, code: int | None, reason: str) -> TargetError:
-        category = "bad_request" if code == 1007 else close_category(code)
+        category = ErrorCategory.BAD_REQUEST if code == 1007 else close_category(code)
         away = f" after goAway (time left {self._going_away})" if self._going_away else ""
         detail = f"code {code}" + (f": {reason}" if reason else "") if code else "no close frame"
         return TargetError(
             category=category,
             message=redact_text(f"{self.provider}: websocket closed ({detail}){away}"),
-            retryable=category not in ("bad_request", "authentication"),
+            retryable=category not in (ErrorCategory.BAD_REQUEST, ErrorCategory.AUTHENTICATION),
             fatal=True,
         )
 
@@ -396,7 +396,12 @@ class GeminiLiveSession(RealtimeSession):
         terminator_only = content is not None and not (
             content.modelTurn or content.outputTranscription or msg.toolCall
         )
-        if terminator_only and content.turnComplete and not self._turn_active:
+        if (
+            terminator_only
+            and content is not None
+            and content.turnComplete
+            and not self._turn_active
+        ):
             return  # a repeated terminator (with its usage) for a turn already complete
         fields: dict[str, Any] = {
             "usageMetadata": msg.usageMetadata,
@@ -505,10 +510,11 @@ class GeminiLiveSession(RealtimeSession):
 
     def _rotate_when_safe(self) -> None:
         """After ``goAway``: reconnect with the handle once nothing is in flight."""
-        idle = not self._busy and self._handle is not None and self._rotation is None
-        if self._going_away and idle and not self._closing:
+        handle = self._handle
+        idle = not self._busy and self._rotation is None
+        if self._going_away and handle is not None and idle and not self._closing:
             self._ready.clear()  # from now on, sends wait for the new connection
-            self._rotation = asyncio.create_task(self._rotate(self._handle))
+            self._rotation = asyncio.create_task(self._rotate(handle))
 
     async def _rotate(self, handle: str) -> None:
         try:
@@ -521,7 +527,11 @@ class GeminiLiveSession(RealtimeSession):
                 self._dropped = True
                 self.emit(
                     TargetError(
-                        category=getattr(exc, "category", "protocol"),
+                        category=(
+                            exc.category
+                            if isinstance(exc, ProviderError)
+                            else ErrorCategory.PROTOCOL
+                        ),
                         message=redact_text(
                             f"{self.provider}: reconnecting after goAway failed: {exc}"
                         ),
@@ -563,7 +573,9 @@ class GeminiLiveSession(RealtimeSession):
         if not self._turn_active:
             return
         self._pending_complete = None
-        status = "cancelled" if self._interrupted else "completed"
+        status: Literal["cancelled", "completed"] = (
+            "cancelled" if self._interrupted else "completed"
+        )
         self._turn_active = self._interrupted = self._heard = self._audio_turn = False
         self.emit(TurnComplete(status=status))
 

@@ -23,7 +23,7 @@ parses what the adapter sends with them.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, ValidationError
 
@@ -36,7 +36,7 @@ from voxbench.providers.aws_eventstream import encode_message as encode_message
 from voxbench.providers.aws_eventstream import event_frame as event_frame
 from voxbench.targets.realtime.wire import ClientModel, WireModel, describe_validation_error
 
-INPUT_RATE = 16000
+INPUT_RATE: Final = 16000
 OUTPUT_RATES = (8000, 16000, 24000)
 
 

@@ -29,10 +29,10 @@ import json
 import logging
 import os
 import time
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
-from voxbench.core.errors import PrerequisiteError, ProtocolError, ProviderError
+from voxbench.core.errors import ErrorCategory, PrerequisiteError, ProtocolError, ProviderError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -259,7 +259,7 @@ class NovaSonicSession(Session):
                 toolSpec=ev.ToolSpec(
                     name=tool.name,
                     description=tool.description,
-                    inputSchema=ev.InputSchema(json=json.dumps(tool.parameters)),
+                    inputSchema=ev.InputSchema(json_=json.dumps(tool.parameters)),
                 )
             )
             for tool in setup.tools
@@ -486,7 +486,7 @@ class NovaSonicSession(Session):
             conn.retired = True
             self.emit(
                 TargetError(
-                    category="connectivity",
+                    category=ErrorCategory.CONNECTIVITY,
                     message=redact_text(
                         f"{self.provider}: the stream closed unexpectedly ({reason})"
                     ),
@@ -617,7 +617,9 @@ class NovaSonicSession(Session):
             self._history.append(
                 HistoryMessage(role="assistant", text=said, tool_calls=list(self._calls.values()))
             )
-        status = "cancelled" if self._interrupted else "completed"
+        status: Literal["cancelled", "completed"] = (
+            "cancelled" if self._interrupted else "completed"
+        )
         stop = self._stop_reason
         self._reset_turn()
         self.emit(TurnComplete(status=status, stop_reason=stop))

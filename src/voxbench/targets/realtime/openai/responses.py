@@ -51,6 +51,8 @@ class TrackedSession(Protocol):
     """What the tracker needs of its session (the session owns the tracker, not the reverse)."""
 
     provider: str
+    options: dict[str, Any]
+    """The session's target options (the tracker reads ``transcript_grace``)."""
 
     def emit(self, event: SessionEvent) -> None:
         """Queue an event for the runner."""
@@ -241,7 +243,7 @@ class ResponseTracker:
         if response.status == "failed":
             self.session.emit(
                 TargetError(
-                    category="server",
+                    category=ErrorCategory.SERVER,
                     message=f"{self.session.provider}: response failed: {response.status_details}",
                     retryable=True,
                 )

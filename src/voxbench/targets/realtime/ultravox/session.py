@@ -107,7 +107,7 @@ class UltravoxSession(RealtimeSession):
                         modelToolName=tool.name,
                         description=tool.description,
                         dynamicParameters=[
-                            ev.DynamicParameter(name=k, schema=v, required=k in required)
+                            ev.DynamicParameter(name=k, schema_=v, required=k in required)
                             for k, v in props.items()
                         ],
                     )
