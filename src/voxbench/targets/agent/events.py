@@ -121,7 +121,8 @@ CLIENT_MESSAGES: dict[str, type[ClientMessage]] = {
 
 
 class ServerMessage(WireModel):
-    pass
+    type: str
+    """The message's tag (each subclass fixes its own; ``UnknownServerMessage`` keeps any)."""
 
 
 class SessionReady(ServerMessage):

@@ -17,7 +17,7 @@ sends is tolerant.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field
 
@@ -28,7 +28,7 @@ from voxbench.targets.realtime.wire import (
 )
 
 SAMPLE_RATE = 8000
-ENCODING = "audio/x-mulaw"
+ENCODING: Final = "audio/x-mulaw"
 CHUNK_MS = 20
 
 # -- Twilio → bot (voxbench sends these) --------------------------------------------------

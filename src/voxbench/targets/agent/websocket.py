@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from voxbench.core.errors import ConfigError, ProtocolError, ProviderError
+from voxbench.core.errors import ConfigError, ErrorCategory, ProtocolError, ProviderError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -244,7 +244,7 @@ class AgentWebsocketSession(RealtimeSession):
         elif isinstance(msg, ev.AgentErrorMessage):
             self.emit(
                 TargetError(
-                    category="agent",
+                    category=ErrorCategory.AGENT,
                     message=redact_text(f"agent error: {msg.message}"),
                     retryable=True,
                     fatal=msg.fatal,
