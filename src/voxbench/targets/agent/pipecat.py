@@ -38,10 +38,10 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
-from voxbench.core.errors import ConfigError
+from voxbench.core.errors import ConfigError, ErrorCategory
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
@@ -66,7 +66,7 @@ def _quiet_pipecat_log() -> None:
     """Pipecat logs every frame at DEBUG through loguru's default stderr handler, which buries
     voxbench's progress: that handler is replaced by one at ``VOXBENCH_PIPECAT_LOG``
     (default WARNING). A program that already replaced it keeps its own handlers."""
-    from loguru import logger
+    from loguru import logger  # type: ignore[import-not-found]
 
     try:
         logger.remove(0)
@@ -75,9 +75,11 @@ def _quiet_pipecat_log() -> None:
     logger.add(sys.stderr, level=PIPECAT_LOG_LEVEL)
 
 
+# Pipecat (with its loguru) is an optional extra, absent where mypy runs (.ci/run tests it in
+# its own .venv-pipecat): its imports are untyped there, hence `type: ignore[import-not-found]`.
 try:
     _quiet_pipecat_log()  # before Pipecat's import logs its banner
-    from pipecat.frames.frames import (
+    from pipecat.frames.frames import (  # type: ignore[import-not-found]
         EndFrame,
         ErrorFrame,
         Frame,
@@ -96,14 +98,14 @@ try:
         VADUserStartedSpeakingFrame,
         VADUserStoppedSpeakingFrame,
     )
-    from pipecat.observers.base_observer import BaseObserver, FramePushed
-    from pipecat.pipeline.pipeline import Pipeline
-    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
-    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
-    from pipecat.services.llm_service import FunctionCallParams, LLMService
-    from pipecat.transports.base_input import BaseInputTransport
-    from pipecat.transports.base_output import BaseOutputTransport
-    from pipecat.transports.base_transport import BaseTransport, TransportParams
+    from pipecat.observers.base_observer import BaseObserver, FramePushed  # type: ignore[import-not-found]
+    from pipecat.pipeline.pipeline import Pipeline  # type: ignore[import-not-found]
+    from pipecat.pipeline.worker import PipelineParams, PipelineWorker  # type: ignore[import-not-found]
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor  # type: ignore[import-not-found]
+    from pipecat.services.llm_service import FunctionCallParams, LLMService  # type: ignore[import-not-found]
+    from pipecat.transports.base_input import BaseInputTransport  # type: ignore[import-not-found]
+    from pipecat.transports.base_output import BaseOutputTransport  # type: ignore[import-not-found]
+    from pipecat.transports.base_transport import BaseTransport, TransportParams  # type: ignore[import-not-found]
 except ImportError as exc:  # pragma: no cover - exercised where pipecat is absent
     raise ConfigError(
         f"the pipecat target needs Pipecat, which is not installed ({exc})",
@@ -285,7 +287,7 @@ class PipecatSession(Session):
     # -- start --------------------------------------------------------------------------
 
     async def start(self, setup: SessionSetup) -> None:
-        from pipecat.workers.runner import WorkerRunner
+        from pipecat.workers.runner import WorkerRunner  # type: ignore[import-not-found]
 
         self._tool_names = {t.name for t in setup.tools}
         params = TransportParams(
@@ -450,7 +452,7 @@ class PipecatSession(Session):
     def emit(self, event: SessionEvent) -> None:
         self._queue.put_nowait(event)
 
-    async def events(self):  # type: ignore[override]
+    async def events(self) -> AsyncIterator[SessionEvent]:
         while True:
             yield await self._queue.get()
 
@@ -528,7 +530,7 @@ class PipecatSession(Session):
             future.cancel()
         self.emit(
             TargetError(
-                category="agent",
+                category=ErrorCategory.AGENT,
                 message=redact_text(f"pipecat bot {self.spec}: {message}"),
                 retryable=True,
                 fatal=True,
