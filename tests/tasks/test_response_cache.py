@@ -1,10 +1,8 @@
-"""``ResponseCache``: a window of keys looked up in one query (``prefetch``) finds what ``get``
+"""``ResponseCache.prefetch``: a window of keys looked up in one query finds what ``get``
 would find, one key at a time."""
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from pathlib import Path
 
 import pytest
@@ -48,53 +46,3 @@ def test_no_read_finds_nothing_prefetched(tmp_path: Path) -> None:
     cache.prefetch(["a"])
     assert cache.get("a") is None
     cache.close()
-
-
-def test_a_batch_being_written_is_found_and_not_looked_up_as_absent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    release = threading.Event()
-    write = ResponseCache._write
-
-    def slow_write(self: ResponseCache, batch: dict) -> None:
-        release.wait(10)  # the writer thread holds the batch, uncommitted
-        write(self, batch)
-
-    monkeypatch.setattr(ResponseCache, "_write", slow_write)
-    cache = ResponseCache(tmp_path / "c.sqlite")
-    cache.put("a", "m", "written")
-    cache.checkpoint(every=1)  # handed to the writer thread, which waits
-    cache.prefetch(["a", "b"])  # "a" is not in SQLite yet: not looked up as absent
-    assert cache.get("a") == "written"
-    release.set()
-    cache.checkpoint(every=1)
-    cache.commit()
-    assert cache.get("a") == "written"  # from SQLite now
-    assert cache.get("b") is None
-    cache.close()
-
-
-def test_committed_replies_are_in_the_file_for_another_connection(tmp_path: Path) -> None:
-    cache = ResponseCache(tmp_path / "c.sqlite")
-    for i in range(300):
-        cache.put(f"k{i}", "m", f"reply {i}")
-        cache.checkpoint(every=100)  # three batches through the writer thread
-    cache.commit()
-    with sqlite3.connect(tmp_path / "c.sqlite") as other:
-        assert other.execute("SELECT COUNT(*) FROM responses").fetchone() == (300,)
-    cache.close()
-
-
-def test_a_failed_write_raises_when_committed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def full_disk(self: ResponseCache, batch: dict) -> None:
-        raise sqlite3.OperationalError("database or disk is full")
-
-    cache = ResponseCache(tmp_path / "c.sqlite")
-    monkeypatch.setattr(ResponseCache, "_write", full_disk)
-    cache.put("a", "m", "x")
-    cache.checkpoint(every=1)
-    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
-        cache.commit()
-    cache.close()  # the failed batch is not tried again
