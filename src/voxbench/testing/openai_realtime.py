@@ -226,15 +226,18 @@ class _Session:
             await self.stop()
 
     def _configure_vad(self) -> None:
+        """Server VAD as the session now says: off, or on with its prefix padding and silence
+        wait (a change applies from the next frame; the VAD keeps its place in the audio)."""
         detection = self.config["audio"]["input"].get("turn_detection")
         if detection is None:
             self.vad = None
-        elif self.vad is None:
-            self.vad = EnergyVad(
-                RATE,
-                prefix_ms=detection.get("prefix_padding_ms") or 300,
-                silence_ms=detection.get("silence_duration_ms") or 500,
-            )
+            return
+        prefix = _ms(detection.get("prefix_padding_ms"), 300)
+        silence = _ms(detection.get("silence_duration_ms"), 500)
+        if self.vad is None:
+            self.vad = EnergyVad(RATE, prefix_ms=prefix, silence_ms=silence)
+        else:
+            self.vad.prefix_ms, self.vad.silence_ms = prefix, silence
 
     async def append(self, pcm: bytes) -> None:
         self.buffer.extend(pcm)
@@ -663,3 +666,8 @@ class _JudgeSession(_Session):
         await self.send({"type": "response.output_item.done", **where, "item": item})
         response.update(status="completed", output=[item], usage=_usage("", Reply(text=text)))
         await self.send({"type": "response.done", "response": response})
+
+
+def _ms(value: Any, default: int) -> int:
+    """A turn-detection duration in ms (0 is one); the server's default when not given."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
 from voxbench.core.benchmark import Benchmark
@@ -114,6 +115,9 @@ async def test_server_vad_detects_the_turn(keys: None) -> None:
     assert server.received[0]["session"]["audio"]["input"]["turn_detection"]["type"] == "server_vad"
     order = [type(e) for e in events if isinstance(e, SpeechStarted | SpeechStopped | TurnComplete)]
     assert order == [SpeechStarted, SpeechStopped, TurnComplete]
+    # The session's own silence wait (300 ms, not the server's default 500) after 0.8 s of audio.
+    stopped = next(e for e in events if isinstance(e, SpeechStopped))
+    assert stopped.audio_end_s == pytest.approx(1.1, abs=0.02)
     assert "".join(e.text for e in events if isinstance(e, AssistantTextDelta)) == "Heard you."
 
 
