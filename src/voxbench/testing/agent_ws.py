@@ -191,14 +191,14 @@ class _AgentConnection:
         self.audio_in_turn = True
         if self.turn_detection != "agent":
             return
-        for kind, _ in self.vad.feed(pcm):
+        for kind, ms in self.vad.feed(pcm):
             if kind == "started":
                 await self.send({"type": "speech.started"})
                 if self.task is not None and not self.task.done():
                     await self.cancel()  # barge-in
                     await self.send({"type": "agent.interrupted"})
             else:
-                await self.send({"type": "speech.stopped"})
+                await self.send({"type": "speech.stopped", "audio_end_ms": ms})
                 await self.heard_turn()
 
     async def turn_end(self) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
+from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke, silence, tone
 from voxbench.analysis import analyse_run
 from voxbench.benchmarks.loader import load_benchmark
 from voxbench.core.benchmark import Benchmark
@@ -15,6 +15,7 @@ from voxbench.core.errors import ConfigError, ProviderError
 from voxbench.core.events import (
     AssistantAudio,
     AssistantTextDelta,
+    SpeechStopped,
     TargetError,
     ToolCallRequested,
     TurnComplete,
@@ -153,6 +154,25 @@ async def test_base64_transport_and_negotiated_rates(smoke: Benchmark) -> None:
     assert "".join(e.text for e in events if isinstance(e, AssistantTextDelta)) == "Found."
     assert isinstance(events[-1], TurnComplete)
     assert server.received[-1] == {"type": "session.end"}
+
+
+async def test_the_agent_vad_stamps_where_speech_ended() -> None:
+    # 0.2 s silence, 0.6 s speech, then silence: the agent's VAD (300 ms wait) ends the turn
+    # 1.1 s into the user's audio, a stamp on the input's clock that travels with the event.
+    script = ListScript([Reply(text="Heard you.")])
+    fake = FakeAgentServer(script, turn_detection="agent", vad_silence_ms=300)
+    async with fake as server:
+        session = AgentWebsocketSession(server.url)
+        await session.start(SessionSetup(system_prompt="x", modality="audio"))
+        rate = session.info.input_sample_rate
+        speech = silence(0.2, rate) + tone(0.6, rate) + silence(0.5, rate)
+        for i in range(0, len(speech), rate // 25):  # 20 ms chunks
+            await session.send_user_audio(speech[i : i + rate // 25], rate)
+        events = await collect_turn(session)
+        await session.close()
+    stopped = [e for e in events if isinstance(e, SpeechStopped)]
+    assert len(stopped) == 1 and stopped[0].audio_end_s == pytest.approx(1.1, abs=0.02)
+    assert [m for m in server.received if m["type"] == "user.turn_end"] == []
 
 
 async def collect_turn_until_call(session: AgentWebsocketSession) -> ToolCallRequested:

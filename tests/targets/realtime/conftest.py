@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from voxbench.benchmarks.loader import load_benchmark
@@ -84,3 +85,14 @@ async def replay(
         while not session._queue.empty():
             out.append(session._queue.get_nowait())
     return out
+
+
+def tone(seconds: float, rate: int, amplitude: float = 0.3) -> bytes:
+    """A 220 Hz tone as PCM16 bytes (what a VAD hears as speech)."""
+    t = np.arange(int(seconds * rate)) / rate
+    return (amplitude * np.sin(2 * np.pi * 220 * t) * 32767).astype("<i2").tobytes()
+
+
+def silence(seconds: float, rate: int) -> bytes:
+    """Digital silence as PCM16 bytes."""
+    return b"\x00\x00" * int(seconds * rate)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke
+from tests.targets.realtime.conftest import assert_perfect, collect_turn, run_smoke, silence, tone
 from voxbench.core.benchmark import Benchmark
 from voxbench.core.events import (
     AssistantAudio,
@@ -24,15 +23,6 @@ from voxbench.core.session import SessionSetup
 from voxbench.targets.realtime.openai.session import OpenAIRealtimeSession
 from voxbench.testing.openai_realtime import FakeOpenAIRealtimeServer
 from voxbench.testing.scripts import GoldenScript, ListScript, Reply, ScriptCall
-
-
-def tone(seconds: float, rate: int, amplitude: float = 0.3) -> bytes:
-    t = np.arange(int(seconds * rate)) / rate
-    return (amplitude * np.sin(2 * np.pi * 220 * t) * 32767).astype("<i2").tobytes()
-
-
-def silence(seconds: float, rate: int) -> bytes:
-    return b"\x00\x00" * int(seconds * rate)
 
 
 async def test_smoke_scores_perfectly(tmp_path: Path, smoke: Benchmark, keys: None) -> None:

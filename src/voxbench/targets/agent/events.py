@@ -164,6 +164,10 @@ class SpeechStarted(ServerMessage):
 
 class SpeechStopped(ServerMessage):
     type: Literal["speech.stopped"] = "speech.stopped"
+    audio_end_ms: int | None = None
+    """Optional: where the agent's VAD placed the end of speech, in ms of user audio since
+    the session's first (what OpenAI Realtime's ``audio_end_ms`` is): a stamp on the input's
+    own clock, however late the message arrives."""
 
 
 class ToolCall(ServerMessage):

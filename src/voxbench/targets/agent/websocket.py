@@ -238,7 +238,8 @@ class AgentWebsocketSession(RealtimeSession):
         elif isinstance(msg, ev.SpeechStarted):
             self.emit(SpeechStarted())
         elif isinstance(msg, ev.SpeechStopped):
-            self.emit(SpeechStopped())
+            end = msg.audio_end_ms
+            self.emit(SpeechStopped(audio_end_s=None if end is None else end / 1000))
         elif isinstance(msg, ev.AgentInterrupted):
             self.emit(Interrupted())
         elif isinstance(msg, ev.AgentErrorMessage):
