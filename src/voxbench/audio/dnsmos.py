@@ -78,7 +78,7 @@ def model_path() -> Path:
 
 class _Model:
     def __init__(self, path: Path) -> None:
-        import onnxruntime  # type: ignore[import-untyped]  # onnxruntime ships no types
+        import onnxruntime
 
         verify_model(path.parent, DNSMOS_P835)
         options = onnxruntime.SessionOptions()

@@ -68,7 +68,7 @@ class _Library:
 
     def __init__(self) -> None:
         try:
-            import espeakng_loader  # type: ignore[import-untyped]  # ships no types
+            import espeakng_loader
         except ImportError as exc:
             raise PrerequisiteError(
                 "local/espeak needs the espeakng-loader package: pip install espeakng-loader"

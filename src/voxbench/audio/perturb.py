@@ -152,7 +152,7 @@ def colored_noise(color: str, frames: int, rng: np.random.Generator) -> np.ndarr
     if color == "white" or frames < 2:
         shaped = rng.standard_normal(frames)
     else:
-        from scipy.fft import irfft, next_fast_len, rfft  # type: ignore[import-untyped]  # no types
+        from scipy.fft import irfft, next_fast_len, rfft
 
         n = next_fast_len(frames, real=True)  # shaped on a fast length, then cut
         spectrum = rfft(rng.standard_normal(n))
@@ -316,7 +316,7 @@ class Band:
     high_hz: float
 
     def apply(self, audio: Audio, rng: np.random.Generator) -> Audio:
-        from scipy.signal import butter, sosfiltfilt  # type: ignore[import-untyped]  # no types
+        from scipy.signal import butter, sosfiltfilt
 
         rate = audio.sample_rate
         nyquist = rate / 2

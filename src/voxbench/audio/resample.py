@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-import soxr  # type: ignore[import-untyped]  # soxr ships no types
+import soxr
 
 
 def resample(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:

@@ -64,7 +64,7 @@ def mix_tag(audio: Audio, at: float, channel: int | None = None) -> Audio:
 def find_tag_samples(audio: Audio, channel: int | None = None) -> list[int]:
     """Sample index where each tag starts, in order."""
     # scipy is slow to import; only tag finding needs it
-    from scipy.signal import fftconvolve  # type: ignore[import-untyped]  # scipy ships no types
+    from scipy.signal import fftconvolve
 
     if audio.sample_rate < 2 * TAG_FREQUENCY_HZ:
         return []

@@ -255,7 +255,7 @@ forms (metric ``wer_spoken``; the conversation's heard-vs-transcript WER)."""
 @cache
 def _whisper_english() -> Callable[[str], str]:
     # Imported on first use: ``regex`` and the number tables cost ~40 ms at import.
-    from whisper_normalizer.english import (  # type: ignore[import-untyped]  # ships no types
+    from whisper_normalizer.english import (
         EnglishTextNormalizer,
     )
 

@@ -61,7 +61,7 @@ class SpeechSegment:
 def silero_model_path() -> Path:
     """Where faster-whisper keeps the Silero VAD ONNX model."""
     try:
-        import faster_whisper  # type: ignore[import-untyped]  # faster-whisper ships no types
+        import faster_whisper
     except ImportError as exc:
         raise PrerequisiteError(
             "Silero VAD needs faster-whisper: pip install faster-whisper"
@@ -77,7 +77,7 @@ def silero_model_path() -> Path:
 def _session(model: str | bytes) -> Any:
     """An onnxruntime session on one thread: the analysis runs two channels' VAD at once, and
     each call is sequential through its windows (the LSTM), so more threads buy little."""
-    import onnxruntime  # type: ignore[import-untyped]  # onnxruntime ships no types
+    import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.inter_op_num_threads = 1

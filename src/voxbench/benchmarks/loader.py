@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]  # no types shipped; types-jsonschema not installed
+import jsonschema
 from pydantic import ValidationError
 
 from voxbench.benchmarks.backend import BackendSpec

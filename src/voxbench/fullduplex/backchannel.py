@@ -90,7 +90,7 @@ def jsd_stretched(spans: Sequence[Span], duration: float, gt: Sequence[float]) -
     # Linear resampling over a common [0, 1] axis, as the public script does with interp1d.
     resized = np.interp(np.linspace(0, 1, len(pred)), np.linspace(0, 1, len(gt_arr)), gt_arr)
     # scipy is slow to import: only here; it ships no types (scipy-stubs is not installed)
-    from scipy.spatial.distance import jensenshannon  # type: ignore[import-untyped]
+    from scipy.spatial.distance import jensenshannon
 
     return float(jensenshannon(pred, resized))
 

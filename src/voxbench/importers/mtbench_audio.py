@@ -31,7 +31,7 @@ COLUMNS = ("question_id", "category", "turns", "audio")
 
 def _load(source: str, split: str) -> Any:
     try:
-        import datasets  # type: ignore[import-untyped]  # datasets ships no type information
+        import datasets
     except ImportError:
         raise ConfigError(
             "reading MT-Bench from the Hub needs the optional 'datasets' package",

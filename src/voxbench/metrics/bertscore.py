@@ -121,8 +121,7 @@ def check_available() -> Setup:
 def _layer_of(setup: Setup) -> int:
     if setup.layer is not None:
         return setup.layer
-    # An optional extra: absent where mypy runs (import-not-found), untyped where installed.
-    from bert_score.utils import model2layers  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from bert_score.utils import model2layers
 
     for name in (setup.model, setup.model.rstrip("/").split("/")[-1]):
         if name in model2layers:
@@ -136,7 +135,7 @@ def _layer_of(setup: Setup) -> int:
 def _baseline_file(setup: Setup, language: str) -> str:
     """bert-score's rescaling baseline for the model and language (its files are named by
     the full model id in some versions, by the last part in others)."""
-    import bert_score  # type: ignore[import-not-found, import-untyped, unused-ignore]  # as above
+    import bert_score
 
     folder = Path(bert_score.__file__).parent / "rescale_baseline" / language
     for name in (setup.model, setup.model.rstrip("/").split("/")[-1]):

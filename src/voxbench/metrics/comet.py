@@ -96,8 +96,7 @@ def check_available() -> Path:
 @functools.cache
 def make_scorer(checkpoint: Path, gpus: int, batch_size: int) -> Scorer:
     """A scorer loading the checkpoint once per process (``comet.load_from_checkpoint``)."""
-    # An optional extra: absent where mypy runs (import-not-found), untyped where installed.
-    from comet import load_from_checkpoint  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from comet import load_from_checkpoint
 
     model = load_from_checkpoint(str(checkpoint))
 

@@ -117,7 +117,7 @@ def cpwer_counts(reference: Turns, prediction: Turns) -> RecordStats:
     mapping: dict[str, str] = {}
     if size:
         # ~0.4 s to import: only when used; scipy ships no types (scipy-stubs is not installed)
-        from scipy.optimize import linear_sum_assignment  # type: ignore[import-untyped]
+        from scipy.optimize import linear_sum_assignment
 
         rows, cols = linear_sum_assignment(cost)
         for r, c in zip(rows, cols, strict=True):

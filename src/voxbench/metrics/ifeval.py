@@ -106,8 +106,8 @@ def _detect_language(text: str) -> str | None:
     """The ISO code langdetect reads (seeded: deterministic); "" when it cannot tell."""
     try:
         # langdetect ships no type information (no py.typed, no stubs)
-        from langdetect import DetectorFactory, detect  # type: ignore[import-untyped]
-        from langdetect.lang_detect_exception import (  # type: ignore[import-untyped]
+        from langdetect import DetectorFactory, detect
+        from langdetect.lang_detect_exception import (
             LangDetectException,
         )
     except ImportError:
@@ -246,11 +246,11 @@ def _word_tokenize(text: str) -> list[str]:
     is one word), without its punkt sentence split when punkt is not installed (nothing is
     downloaded): the tokens differ only in where a sentence-final period goes."""
     try:
-        from nltk import word_tokenize  # type: ignore[import-untyped]  # nltk: untyped
+        from nltk import word_tokenize
 
         return list(word_tokenize(text))
     except LookupError:
-        from nltk.tokenize import NLTKWordTokenizer  # type: ignore[import-untyped]  # nltk: untyped
+        from nltk.tokenize import NLTKWordTokenizer
 
         return list(NLTKWordTokenizer().tokenize(text))
 

@@ -53,7 +53,7 @@ Match = tuple[int, int]
 
 @functools.cache
 def _stemmer() -> Any:
-    from nltk.stem.porter import PorterStemmer  # type: ignore[import-untyped]  # nltk: untyped
+    from nltk.stem.porter import PorterStemmer
 
     return PorterStemmer()
 
@@ -68,7 +68,7 @@ def local_wordnet() -> Synonyms | None:
     """Synonyms from a WordNet installed as nltk data on this machine, or None (never
     downloaded)."""
     try:
-        import nltk  # type: ignore[import-untyped]  # nltk: untyped
+        import nltk
     except ImportError:
         return None
     for resource in ("corpora/wordnet", "corpora/wordnet.zip"):
@@ -79,7 +79,7 @@ def local_wordnet() -> Synonyms | None:
             continue
     else:
         return None
-    from nltk.corpus import wordnet  # type: ignore[import-untyped]  # nltk: untyped
+    from nltk.corpus import wordnet
 
     @functools.cache
     def synonyms(word: str) -> frozenset[str]:
@@ -248,7 +248,7 @@ def wordnet_reader() -> Any | None:
     import os
 
     try:
-        from nltk.corpus.reader.wordnet import WordNetCorpusReader  # type: ignore[import-untyped]  # nltk: untyped
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader
     except ImportError:
         return None
     named = os.environ.get(WORDNET_ENV)
@@ -271,6 +271,6 @@ def nltk_meteor(prediction: Sequence[str], reference: Sequence[str], wordnet: An
     """nltk's ``meteor_score`` of one tokenised prediction against one reference (its greedy
     exact → Porter stem → WordNet synonym alignment, α = 0.9, β = 3, γ = 0.5; no match and
     two empty texts score 0); ``wordnet=None``: no synonym stage."""
-    from nltk.translate.meteor_score import meteor_score  # type: ignore[import-untyped]  # nltk: untyped
+    from nltk.translate.meteor_score import meteor_score
 
     return float(meteor_score([list(reference)], list(prediction), wordnet=wordnet or _NoWordNet()))

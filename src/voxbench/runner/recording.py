@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-import soxr  # type: ignore[import-untyped]  # soxr ships no types
+import soxr
 
 from voxbench.audio.tags import make_tag
 from voxbench.audio.wav import Audio

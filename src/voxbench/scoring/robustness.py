@@ -157,7 +157,7 @@ def drop_interval(worse: int, better: int, paired: int) -> tuple[float, float] |
     d = worse + better
     if d == 0:
         return (0.0, 0.0)
-    from scipy.stats import beta  # type: ignore[import-untyped]  # scipy ships no types
+    from scipy.stats import beta
 
     lo = 0.0 if worse == 0 else float(beta.ppf(0.025, worse, d - worse + 1))
     hi = 1.0 if worse == d else float(beta.ppf(0.975, worse + 1, d - worse))

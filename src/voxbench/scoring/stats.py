@@ -21,6 +21,6 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     if n == 0:
         return 1.0
     # scipy costs half a second to import: only when comparing; it ships no types
-    from scipy.stats import binomtest  # type: ignore[import-untyped]
+    from scipy.stats import binomtest
 
     return float(binomtest(min(a_only, b_only), n, 0.5, alternative="two-sided").pvalue)

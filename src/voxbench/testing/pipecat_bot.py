@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pipecat.frames.frames import (  # type: ignore[import-not-found]
+from pipecat.frames.frames import (
     Frame,
     FunctionCallFromLLM,
     LLMContextFrame,
@@ -40,21 +40,21 @@ from pipecat.frames.frames import (  # type: ignore[import-not-found]
     TTSTextFrame,
     VADUserStoppedSpeakingFrame,
 )
-from pipecat.pipeline.pipeline import Pipeline  # type: ignore[import-not-found]
-from pipecat.processors.aggregators.llm_context import LLMContext  # type: ignore[import-not-found]
-from pipecat.processors.aggregators.llm_response_universal import (  # type: ignore[import-not-found]
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import (
     LLMContextAggregatorPair,
     LLMUserAggregatorParams,
 )
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor  # type: ignore[import-not-found]
-from pipecat.services.llm_service import LLMService  # type: ignore[import-not-found]
-from pipecat.services.settings import LLMSettings  # type: ignore[import-not-found]
-from pipecat.turns.user_start.vad_user_turn_start_strategy import VADUserTurnStartStrategy  # type: ignore[import-not-found]
-from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import (  # type: ignore[import-not-found]
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.services.llm_service import LLMService
+from pipecat.services.settings import LLMSettings
+from pipecat.turns.user_start.vad_user_turn_start_strategy import VADUserTurnStartStrategy
+from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import (
     SpeechTimeoutUserTurnStopStrategy,
 )
-from pipecat.turns.user_turn_strategies import UserTurnStrategies  # type: ignore[import-not-found]
-from pipecat.utils.time import time_now_iso8601  # type: ignore[import-not-found]
+from pipecat.turns.user_turn_strategies import UserTurnStrategies
+from pipecat.utils.time import time_now_iso8601
 
 from voxbench.testing.realtime_common import split_chunks, split_words, synth_speech
 from voxbench.testing.scripts import FaultPlan, Script, ScriptCall, ScriptMessage, ToolOutcome
@@ -237,9 +237,9 @@ def script_bot(
         )
         processors: list[FrameProcessor] = [transport.input()]
         if setup.turn_detection == "agent":  # the bot's own VAD hears the turns
-            from pipecat.audio.vad.silero import SileroVADAnalyzer  # type: ignore[import-not-found]
-            from pipecat.audio.vad.vad_analyzer import VADParams  # type: ignore[import-not-found]
-            from pipecat.processors.audio.vad_processor import VADProcessor  # type: ignore[import-not-found]
+            from pipecat.audio.vad.silero import SileroVADAnalyzer
+            from pipecat.audio.vad.vad_analyzer import VADParams
+            from pipecat.processors.audio.vad_processor import VADProcessor
 
             vad = SileroVADAnalyzer(params=VADParams(stop_secs=0.8))
             processors.append(VADProcessor(vad_analyzer=vad))

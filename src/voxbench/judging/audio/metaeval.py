@@ -29,7 +29,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy import stats  # type: ignore[import-untyped]  # scipy ships no types
+from scipy import stats
 
 from voxbench.core.stats import wilson_interval
 from voxbench.judging.audio.agreement import (

@@ -66,7 +66,7 @@ def _quiet_pipecat_log() -> None:
     """Pipecat logs every frame at DEBUG through loguru's default stderr handler, which buries
     voxbench's progress: that handler is replaced by one at ``VOXBENCH_PIPECAT_LOG``
     (default WARNING). A program that already replaced it keeps its own handlers."""
-    from loguru import logger  # type: ignore[import-not-found]
+    from loguru import logger
 
     try:
         logger.remove(0)
@@ -75,11 +75,10 @@ def _quiet_pipecat_log() -> None:
     logger.add(sys.stderr, level=PIPECAT_LOG_LEVEL)
 
 
-# Pipecat (with its loguru) is an optional extra, absent where mypy runs (.ci/run tests it in
-# its own .venv-pipecat): its imports are untyped there, hence `type: ignore[import-not-found]`.
+# Pipecat (with its loguru) is an optional extra (.ci/run tests it in its own .venv-pipecat).
 try:
     _quiet_pipecat_log()  # before Pipecat's import logs its banner
-    from pipecat.frames.frames import (  # type: ignore[import-not-found]
+    from pipecat.frames.frames import (
         EndFrame,
         ErrorFrame,
         Frame,
@@ -98,14 +97,14 @@ try:
         VADUserStartedSpeakingFrame,
         VADUserStoppedSpeakingFrame,
     )
-    from pipecat.observers.base_observer import BaseObserver, FramePushed  # type: ignore[import-not-found]
-    from pipecat.pipeline.pipeline import Pipeline  # type: ignore[import-not-found]
-    from pipecat.pipeline.worker import PipelineParams, PipelineWorker  # type: ignore[import-not-found]
-    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor  # type: ignore[import-not-found]
-    from pipecat.services.llm_service import FunctionCallParams, LLMService  # type: ignore[import-not-found]
-    from pipecat.transports.base_input import BaseInputTransport  # type: ignore[import-not-found]
-    from pipecat.transports.base_output import BaseOutputTransport  # type: ignore[import-not-found]
-    from pipecat.transports.base_transport import BaseTransport, TransportParams  # type: ignore[import-not-found]
+    from pipecat.observers.base_observer import BaseObserver, FramePushed
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+    from pipecat.services.llm_service import FunctionCallParams, LLMService
+    from pipecat.transports.base_input import BaseInputTransport
+    from pipecat.transports.base_output import BaseOutputTransport
+    from pipecat.transports.base_transport import BaseTransport, TransportParams
 except ImportError as exc:  # pragma: no cover - exercised where pipecat is absent
     raise ConfigError(
         f"the pipecat target needs Pipecat, which is not installed ({exc})",
@@ -287,7 +286,7 @@ class PipecatSession(Session):
     # -- start --------------------------------------------------------------------------
 
     async def start(self, setup: SessionSetup) -> None:
-        from pipecat.workers.runner import WorkerRunner  # type: ignore[import-not-found]
+        from pipecat.workers.runner import WorkerRunner
 
         self._tool_names = {t.name for t in setup.tools}
         params = TransportParams(

@@ -12,9 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-# Pipecat is an optional extra, absent where mypy runs: hence `type: ignore[import-not-found]`.
-from pipecat.adapters.llm.schemas.function_schema import FunctionSchema  # type: ignore[import-not-found]
-from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema  # type: ignore[import-not-found]
+from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 
 from voxbench.core.errors import ConfigError
 from voxbench.core.secrets import redact_text

@@ -11,7 +11,7 @@ import base64
 import binascii
 
 import numpy as np
-import soxr  # type: ignore[import-untyped]  # soxr ships no types
+import soxr
 
 from voxbench.core.errors import ProtocolError
 

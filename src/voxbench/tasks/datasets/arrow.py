@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no types
+import pyarrow as pa
 
 from voxbench.core.errors import ConfigError
 
@@ -243,7 +243,7 @@ class ArrowDataset:
 
 def open_parquet(files: list[Path]) -> ArrowDataset:
     """The rows of ``files``, in order (one schema: the first file's)."""
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no types
+    import pyarrow.parquet as pq
 
     sizes, parts = [], []
     schema = None

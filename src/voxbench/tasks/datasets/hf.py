@@ -27,7 +27,7 @@ from voxbench.tasks.spec import DatasetRef
 
 def _datasets() -> Any:
     try:
-        import datasets  # type: ignore[import-untyped]  # datasets ships no types
+        import datasets
     except ImportError as exc:
         raise PrerequisiteError(
             "reading Hugging Face datasets needs the datasets package: pip install 'voxbench[hf]'"
