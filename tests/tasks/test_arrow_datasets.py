@@ -90,3 +90,51 @@ def test_a_row_group_being_read_can_be_awaited_before_its_audio(tmp_path: Path) 
     assert fast.audio(3, "audio")[0] == clips[3]
     assert fast.loading(2, "audio") is None  # read and kept
     assert [fast.audio(i, "audio")[0] for i in range(6)] == clips
+
+
+def test_listing_reads_row_groups_together_in_order_across_files_and_cuts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other columns of consecutive row groups are read in one call (at most
+    ``LISTED_ROWS`` rows): every row once, in the files' and groups' order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from voxbench.tasks.datasets import arrow
+
+    (tmp_path / "pq" / "data").mkdir(parents=True)
+    ids = [f"r{i}" for i in range(23)]
+    for name, part in (("test-00000-of-00002", ids[:17]), ("test-00001-of-00002", ids[17:])):
+        table = pa.table({"id": part, "audio": [{"bytes": b"x", "path": None} for _ in part]})
+        pq.write_table(table, tmp_path / "pq" / "data" / f"{name}.parquet", row_group_size=3)
+    fast = open_local(tmp_path / "pq", "parquet", None)
+    assert fast is not None and len(fast.parts) == 6 + 2
+    for cut in (arrow.LISTED_ROWS, 7, 3, 1):
+        monkeypatch.setattr(arrow, "LISTED_ROWS", cut)
+        assert [row["id"] for row in fast.rows(without="audio")] == ids
+
+
+def test_a_null_in_a_later_row_group_is_refused_naming_the_record(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from voxbench.core.errors import ConfigError
+    from voxbench.tasks.datasets.readers import read_records
+    from voxbench.tasks.spec import TaskSpec
+
+    references: list[str | None] = ["a b"] * 10
+    references[7] = None
+    table = pa.table({
+        "id": [f"r{i}" for i in range(10)],
+        "audio": [{"bytes": b"x", "path": None}] * 10,
+        "text": references,
+    })  # fmt: skip
+    (tmp_path / "pq").mkdir()
+    pq.write_table(table, tmp_path / "pq" / "test.parquet", row_group_size=4)
+    spec = TaskSpec(
+        dataset={"path": str(tmp_path / "pq"), "format": "parquet"},
+        columns={"reference": "text"},
+        metrics=["wer"],
+    )
+    with pytest.raises(ConfigError, match=r"record 8 of .*: text \(columns.reference\) is empty"):
+        list(read_records(spec))

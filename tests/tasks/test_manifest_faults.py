@@ -43,6 +43,16 @@ def test_a_null_column_is_refused_not_scored_as_the_word_null(tmp_path: Path, co
     assert "null" in text
 
 
+@pytest.mark.parametrize("column", ["reference", "id", "audio"])
+def test_a_row_without_a_column_is_refused_naming_it(tmp_path: Path, column) -> None:
+    folder = write_tiny_dataset(tmp_path / "d")
+    manifest = _rewrite(folder, lambda rows: rows[2].pop(column))
+    with pytest.raises(ConfigError) as err:
+        list(read_records(_spec(folder)))
+    text = str(err.value)
+    assert str(manifest) in text and "record 3" in text and f"{column} (columns.{column})" in text
+
+
 def test_duplicate_ids_are_refused_naming_both_records(tmp_path: Path) -> None:
     folder = write_tiny_dataset(tmp_path / "d")
     manifest = _rewrite(folder, lambda rows: rows[3].update({"id": rows[0]["id"]}))

@@ -16,6 +16,7 @@ import logging
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -291,16 +292,25 @@ def read_records(
         )
     seen: dict[str, int] = {}
     from_manifest = folder is not None and spec.dataset.format == "manifest"
+    # What every row must hold, worked out once: per row, one C-level test each (a row that
+    # fails one is then described in full).
+    needed = (
+        {"reference": cols.reference} if joined is None else {"references_from.key": joined.key}
+    )
+    if cols.id is not None:
+        needed["id"] = cols.id
+    needed_columns = set(needed.values())
+    non_null = [
+        (key, c)
+        for key, c in (("id", cols.id), ("reference", None if joined else cols.reference))
+        if c is not None
+    ]
+    values_of = itemgetter(*(c for _, c in non_null)) if non_null else None
     for number, (row, source) in enumerate(_source_rows(spec, folder, local_copy, file), 1):
-        needed = (
-            {"reference": cols.reference} if joined is None else {"references_from.key": joined.key}
-        )
-        if cols.id is not None:
-            needed["id"] = cols.id
-        if source is None and spec.turns is None:  # a multi-turn record's clips are in turns
-            needed["audio"] = cols.audio
-        missing = {key: c for key, c in needed.items() if c not in row}
-        if missing:
+        named_audio = source is None and spec.turns is None  # a multi-turn record's: in turns
+        if not row.keys() >= needed_columns or (named_audio and cols.audio not in row):
+            wanted = {**needed, **({"audio": cols.audio} if named_audio else {})}
+            missing = {key: c for key, c in wanted.items() if c not in row}
             named = ", ".join(
                 f"{c} ({'dataset.' + key if '.' in key else 'columns.' + key})"
                 for key, c in missing.items()
@@ -313,14 +323,12 @@ def read_records(
                 expected="the dataset's own column names under columns:",
             )
         language = row.get(cols.language) if cols.language else None
-        empty = [
-            f"{c} (columns.{key})"
-            for key, c in (("id", cols.id), ("reference", None if joined else cols.reference))
-            if c is not None and row.get(c) is None
-        ]
-        if source is None and spec.turns is None and row.get(cols.audio) in (None, ""):
-            empty.append(f"{cols.audio} (columns.audio)")
-        if empty:
+        values = values_of(row) if values_of is not None else ()
+        null = None in values if len(non_null) > 1 else values is None
+        if null or (named_audio and row[cols.audio] in (None, "")):
+            empty = [f"{c} (columns.{key})" for key, c in non_null if row[c] is None]
+            if named_audio and row[cols.audio] in (None, ""):
+                empty.append(f"{cols.audio} (columns.audio)")
             # A null would otherwise be scored as the word "null" (or a file named "None").
             raise ConfigError(
                 f"record {number} of {where}: {', '.join(empty)} is empty (null)",
@@ -474,7 +482,9 @@ def select_records(
     for record in read_records(spec, file=file, local_copy=local_copy):
         if languages and record.language not in languages:
             continue
-        if any(str(record.columns.get(k)) != str(v) for k, v in filters.where.items()):
+        if filters.where and any(
+            str(record.columns.get(k)) != str(v) for k, v in filters.where.items()
+        ):
             continue
         if filters.min_duration_s is not None or filters.max_duration_s is not None:
             seconds = record.duration()
