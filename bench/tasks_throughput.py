@@ -6,12 +6,17 @@ flight at once and its idle share: the part of its C slots left empty between th
 request and the last answer. At each (C, L) point and dataset shape the script runs, on the
 same records (50 distinct 16 kHz clips, varied references):
 
-- the leanest client: C kept-alive HTTP/1.1 connections on asyncio streams, one pre-built
-  request body (the first clip), the reply read by its content-length — what the endpoint
-  allows at all; and the same client sending the dataset's own clips (``own``: the 50
-  distinct clips' bodies, built before its clock starts, record i carrying clip i % 50 as in
-  the dataset: for 20 s clips 42 MB of bodies, not one), a client doing no work per record
-  on the real data; ``--httpx`` adds the older baseline, keep-alive httpx clients of 8 each;
+- the minimal client (``min``), the issue 33 anchor: what a user writes to keep C requests
+  in flight, httpx keep-alive clients (of 8 connections each: one pool of C costs O(C) a
+  request) posting one pre-built body (the first clip) and parsing each reply; its rates
+  match the issue's minimal-client figures (~1,000/s at C=256, L=50 ms). ``--no-minimal``
+  skips it (at high C it is the slowest run);
+- the leanest client, a floor stricter than any real client: C kept-alive HTTP/1.1
+  connections on raw asyncio streams, the same pre-built body, the reply read by its
+  content-length — what the endpoint allows at all; and that client sending the dataset's own
+  clips (``own``: the 50 distinct clips' bodies, built before its clock starts, record i
+  carrying clip i % 50 as in the dataset: for 20 s clips 42 MB of bodies, not one), a
+  client doing no work per record on the real data;
 - ``run_tasks`` with ``max_concurrency: C``: the whole path — opening the dataset, reading
   each clip, its WAV (passed through when the source already is 16 kHz mono PCM16, else
   decoded, resampled and encoded), hashing for the cache key, the request body, the cache,
@@ -22,7 +27,7 @@ Hub's layout, audio bytes embedded), ``hf-disk`` (``save_to_disk``; needs ``data
 write it), ``wav`` (a manifest beside WAV files), ``long`` (20 s clips in parquet) and
 ``wav22k`` (1 s 22.05 kHz files, resampled: the older synthetic set).
 
-It prints each rate, ours ÷ lean and ours ÷ own (the whole run: opening the dataset and
+It prints each rate, ours ÷ min, ours ÷ lean and ours ÷ own (the whole run: opening the dataset and
 planning before the first request, and after the last answer the rows read back, scores,
 report and store index), each client's peak in flight and idle share at the fake,
 ``infer/lean`` (ours from its first request to its last answer, ``run.json``'s
@@ -42,7 +47,7 @@ share of the cores each run got: compare the ratio measured in one run. Figures,
 assertions.
 
     python bench/tasks_throughput.py [--points 8:200,64:50,256:50] [--records N]
-        [--shapes parquet-wav,...] [--pool auto,on,off]
+        [--shapes parquet-wav,...] [--pool auto,on,off] [--no-minimal]
 
 ``--records`` fixes N at every point (default: about ``--seconds`` of the ideal rate, at most
 ``MOST_RECORDS``);
@@ -374,6 +379,14 @@ async def _minimal(
     return rate, cpu_ms, total_ms
 
 
+def _rate(rate: float | None, width: int) -> str:
+    return "" if rate is None else f" {rate:>{width}.1f}"
+
+
+def _ratio(ours: float, anchor: float | None, width: int) -> str:
+    return "" if anchor is None else f" {ours / anchor:>{width}.2f}"
+
+
 def _cpu() -> float:
     """CPU seconds of this process (every thread) and of its children that have ended (the
     engine's worker processes, ended by the end of a run; the endpoint runs till later)."""
@@ -433,7 +446,9 @@ def main() -> None:
         "--seconds", type=float, default=3.0, help="about how long each client runs"
     )
     parser.add_argument("--records", type=int, default=None, help="N at every point")
-    parser.add_argument("--httpx", action="store_true", help="also run the httpx baseline")
+    parser.add_argument(
+        "--no-minimal", action="store_true", help="skip the minimal httpx client (the slowest)"
+    )
     parser.add_argument("--pool", default="auto", help="auto,on,off: worker-process modes to run")
     parser.add_argument("--serve", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -441,9 +456,11 @@ def main() -> None:
         asyncio.run(_serve(args.serve))
         return
     points = [tuple(int(x) for x in p.split(":")) for p in args.points.split(",")]
+    minimal = not args.no_minimal
     print(
         f"{'shape':<12} {'C':>4} {'L ms':>5} {'N':>5} {'ideal/s':>8} {'lean/s':>7}"
-        f"{' httpx/s' if args.httpx else ''} {'own/s':>7} {'ours/s':>7} {'ours/lean':>9}"
+        f"{' min/s' if minimal else ''} {'own/s':>7} {'ours/s':>7}"
+        f"{' ours/min' if minimal else ''} {'ours/lean':>9}"
         f" {'ours/own':>8} {'peak lean':>9}"
         f" {'peak ours':>9} {'idle lean':>9} {'idle ours':>9} {'lean cpu':>8} {'our cpu':>8}"
         f" {'lean tot':>8} {'our tot':>8} {'errors':>6} {'infer/lean':>10} {'start s':>7}"
@@ -481,10 +498,9 @@ def main() -> None:
                     lean_fake = _fake_ms(before, seen, records)
                     own = asyncio.run(_lean(url, concurrency, records, [_body(c) for c in clips]))
                     _stats(url)
-                    httpx_rate = ""
-                    if args.httpx:
-                        rate = asyncio.run(_minimal(url, concurrency, records, body))[0]
-                        httpx_rate = f" {rate:>8.1f}"
+                    least = None
+                    if minimal:
+                        least = asyncio.run(_minimal(url, concurrency, records, body))[0]
                         _stats(url)
                     for mode in args.pool.split(","):
                         before = _stats(url)
@@ -500,7 +516,8 @@ def main() -> None:
                         )
                         print(
                             f"{shape:<12} {concurrency:>4} {latency_ms:>5} {records:>5}"
-                            f" {ideal:>8.0f} {lean:>7.1f}{httpx_rate} {own[0]:>7.1f} {ours:>7.1f}"
+                            f" {ideal:>8.0f} {lean:>7.1f}{_rate(least, 6)} {own[0]:>7.1f}"
+                            f" {ours:>7.1f}{_ratio(ours, least, 8)}"
                             f" {ours / lean:>9.2f} {ours / own[0]:>8.2f}"
                             f" {lean_peak:>9} {seen['peak']:>9}"
                             f" {lean_idle:>9.2f} {_idle(seen, concurrency):>9.2f}"
