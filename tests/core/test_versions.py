@@ -50,6 +50,19 @@ def test_a_run_records_python_voxbench_and_every_numeric_package() -> None:
     assert recorded["numpy"] == installed["numpy"]
 
 
+def test_installed_versions_are_those_importlib_metadata_gives() -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from voxbench.core.versions import installed_version
+
+    for name in ["voxbench", "pip", "no-such-package-xyz", *(n for n, _ in NUMERIC_PACKAGES)]:
+        try:
+            expected: str | None = version(name)
+        except PackageNotFoundError:
+            expected = None
+        assert installed_version(name) == expected, name
+
+
 def test_differences_name_the_package_and_both_versions() -> None:
     a = {"python": "3.11.7", "numpy": "2.4.6", "ctranslate2": "4.8.5", "voxbench": "0.1.0"}
     b = {"python": "3.11.7", "numpy": "2.4.6", "ctranslate2": "4.6.0", "voxbench": "0.2.0"}

@@ -15,7 +15,7 @@ import platform
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 NUMERIC_PACKAGES: tuple[tuple[str, str], ...] = (
@@ -48,11 +48,20 @@ def canonical_package(name: str) -> str:
 
 
 def installed_version(package: str) -> str | None:
-    """The installed version of ``package``, or None when it is not installed."""
+    """The installed version of ``package``, or None when it is not installed: the
+    ``Version:`` header of its metadata, read without parsing the whole file as email
+    (``importlib.metadata.version`` took ~1 ms a package, 14 ms of every run's start)."""
     try:
-        return version(package)
+        found = distribution(package)
     except PackageNotFoundError:
         return None
+    text = found.read_text("METADATA") or found.read_text("PKG-INFO") or ""
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end at the first blank line
+        if line[:8].lower() == "version:":
+            return line[8:].strip()
+    return found.version
 
 
 def constraints_path() -> Path | None:
