@@ -31,7 +31,7 @@ def test_manifest_readers(tmp_path: Path, manifest: str) -> None:
 
 
 def test_audio_is_decoded_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    decoded: list[Path] = []
+    decoded: list[str] = []
     real = datasets.read_wav
     monkeypatch.setattr(datasets, "read_wav", lambda p: decoded.append(p) or real(p))
     folder = write_tiny_dataset(tmp_path / "d")
@@ -89,3 +89,20 @@ def test_builtin_suite_is_hashed_and_reused(tmp_path: Path) -> None:
     )  # only the missing one redone
     with pytest.raises(ConfigError, match="unknown built-in dataset"):
         ensure_builtin_dataset("nope", root=tmp_path)
+
+
+def test_a_manifest_clip_path_is_spelled_as_pathlib_joins_it() -> None:
+    """``beside`` skips pathlib only for plain relative names: every other name, and every
+    folder spelling, gives what ``str(Path(folder) / name)`` gives (records.jsonl's
+    ``audio`` keeps its spelling)."""
+    from voxbench.tasks.datasets.readers import beside
+
+    folders = ["/data/set", "data", "/", ".", "//net/share", "a b/c", "/tmp/x.y"]
+    names = [
+        "c0.wav", "sub/c0.wav", "a b.wav", "./c0.wav", "sub/./c0.wav", "sub//c0.wav",
+        "sub/", "/abs/c0.wav", "//abs/c0.wav", "../up.wav", "sub/../c0.wav", ".", "..",
+        ".hidden.wav", "sub/.", "x/.y/z.wav", "é/ü.wav", "back\\slash.wav",
+    ]  # fmt: skip
+    for folder in folders:
+        for name in names:
+            assert beside(folder, name) == str(Path(folder) / name), (folder, name)

@@ -66,21 +66,38 @@ class EncodedAudioSource(AudioSource, Protocol):
 class FileAudio:
     """A clip in a file beside the manifest."""
 
-    path: Path
+    path: str
+    """The file, as ``str(folder / name)`` spells it (``beside``)."""
 
     @property
     def name(self) -> str:
-        return str(self.path)
+        return self.path
 
     def load(self) -> Audio:
         return read_wav(self.path)
 
     def encoded(self) -> tuple[bytes | None, str | None, str]:
         """What a worker process needs to decode it: (no bytes, the path, the name)."""
-        return None, str(self.path), self.name
+        return None, self.path, self.path
 
     def duration(self) -> float:
-        return float(sf.info(str(self.path)).duration)
+        return float(sf.info(self.path).duration)
+
+
+def beside(folder: str, name: str) -> str:
+    """``str(Path(folder) / name)``, without making the Path when ``name`` is a plain
+    relative path (pathlib's parsing was a third of listing a manifest): any name pathlib
+    would normalise (absolute, ``//``, a ``.`` segment, a trailing ``/``) goes through it."""
+    plain = (
+        name
+        and folder not in ("", ".")
+        and not folder.endswith("/")
+        and name[0] != "/"
+        and name[-1] != "/"
+        and "//" not in name
+        and "/./" not in f"/{name}/"
+    )
+    return f"{folder}/{name}" if plain else str(Path(folder) / name)
 
 
 @dataclass(frozen=True)
@@ -292,6 +309,7 @@ def read_records(
         )
     seen: dict[str, int] = {}
     from_manifest = folder is not None and spec.dataset.format == "manifest"
+    folder_text = str(folder)  # a manifest's folder (the audio column names files in it)
     # What every row must hold, worked out once: per row, one C-level test each (a row that
     # fails one is then described in full).
     needed = (
@@ -350,7 +368,7 @@ def read_records(
             turns = _turns(spec.turns, row, folder, where, number)  # type: ignore[arg-type]
             audio: AudioSource = TurnAudio(tuple(t.audio for t in turns if t.audio is not None))
         else:
-            audio = source or FileAudio(folder / str(row[cols.audio]))  # type: ignore[operator]
+            audio = source or FileAudio(beside(folder_text, str(row[cols.audio])))
         record_id = str(row[cols.id]) if cols.id is not None else str(number - 1)
         if record_id in seen:
             # Both would be answered, but a record's score is keyed by its id: one would count.
@@ -419,7 +437,7 @@ def _turns(
             )
         turns.append(
             Turn(
-                FileAudio(folder / str(audio[i])) if audio[i] else None,
+                FileAudio(beside(str(folder), str(audio[i]))) if audio[i] else None,
                 str(text[i]) if text[i] else None,
                 None if replies[i] is None else str(replies[i]),
             )
