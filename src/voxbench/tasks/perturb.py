@@ -11,11 +11,14 @@ index too): every model of the run, every shard and a resumed run hear the same 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from voxbench.audio.perturb import Perturbation, parse_perturbations
 from voxbench.audio.wav import Audio
 from voxbench.tasks.datasets.readers import AudioSource, Record, TurnAudio
 from voxbench.tasks.plan import Plan
+
+if TYPE_CHECKING:
+    from voxbench.audio.perturb import Perturbation
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,10 @@ def perturbed_record(record: Record, chain: Perturbation, seed: int, task: str) 
 
 def perturbed_plan(plan: Plan, spec: str | None, seed: int) -> Plan:
     """The plan with every record heard through ``spec`` (the plan itself when there is none)."""
+    if spec is None:
+        return plan  # a clean run imports no perturbation (numpy tables built at import)
+    from voxbench.audio.perturb import parse_perturbations
+
     chain = parse_perturbations(spec)
     if not chain:
         return plan

@@ -18,12 +18,10 @@ from voxbench.core.errors import ConfigError
 from voxbench.metrics.answers import LETTERS
 from voxbench.metrics.registry import METRICS, ScoringContext, check_prerequisites, get_metric
 from voxbench.metrics.sql import schema_text
-from voxbench.tasks.audio_judge_metric import check_audio_judge
 from voxbench.tasks.config import EvalConfig, Filters, ModelConfig, TaskSelection
 from voxbench.tasks.datasets.hf import local_copy_format
 from voxbench.tasks.datasets.readers import Record, dataset_fingerprint, select_records
 from voxbench.tasks.engine.models import Api, Prompted, model_api
-from voxbench.tasks.judge import check_judge
 from voxbench.tasks.spec import Generation, Prompt, TaskEntry, TaskRegistry, TaskSpec
 from voxbench.tasks.sql_database import check_sql_task, database_for
 
@@ -320,6 +318,8 @@ def build_plan(
                 expected="a chat model (api: chat) that speaks, e.g. openai/gpt-4o-audio-preview",
             )
     if config.judge is not None:
+        from voxbench.tasks.judge import check_judge  # the judges' modules: only when used
+
         check_judge(config.judge)
     jobs: list[Job] = []
     for name, selection in chosen.items():
@@ -328,6 +328,8 @@ def build_plan(
         for metric in metrics:
             found = get_metric(metric, field=f"tasks: {name}.metrics", file=entry.file)
             if found.hears_audio and found.hear is None:
+                from voxbench.tasks.audio_judge_metric import check_audio_judge
+
                 check_audio_judge(config.audio_judge, entry.spec.audio_judge, task=name,
                                   file=entry.file)  # fmt: skip
             elif found.judged and not found.hears_audio and config.judge is None:

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from voxbench.audio.perturb import parse_perturbations
 from voxbench.core.errors import RunError
 from voxbench.core.names import ModelSpec
 from voxbench.core.results import TaskRunInfo, TaskScores
@@ -19,13 +18,9 @@ from voxbench.core.taskrun import RUN_JSON, TaskRunDirectory
 from voxbench.core.versions import run_versions
 from voxbench.metrics.registry import metric_setup
 from voxbench.providers.ratelimit import LocalPacer, current_pacer, install_pacer
-from voxbench.report.tasks import markdown_report
-from voxbench.store import index_finished_run
-from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.config import EvalConfig, parse_config
 from voxbench.tasks.engine.cache import ResponseCache
 from voxbench.tasks.engine.work_queue import Engine, Progress
-from voxbench.tasks.judge import TaskJudge, make_judge_client
 from voxbench.tasks.perturb import perturbed_plan
 from voxbench.tasks.plan import Job, Plan, build_plan
 from voxbench.tasks.scores import compute_scores
@@ -83,7 +78,11 @@ def run_tasks(
         raise ValueError("run_tasks needs a config unless it resumes a run")
     if resume is not None and perturb is not None:
         raise RunError("a resumed task run hears what it heard before: --perturb is its own")
-    spoken = str(parse_perturbations(perturb)) if perturb is not None else "none"
+    spoken = "none"
+    if perturb is not None:
+        from voxbench.audio.perturb import parse_perturbations  # numpy tables: only when asked
+
+        spoken = str(parse_perturbations(perturb))
     if resume is not None:
         run = TaskRunDirectory.open(resume)
         info = run.info()
@@ -95,11 +94,11 @@ def run_tasks(
         config = config.model_copy(update={"dataset_dirs": {**config.dataset_dirs, **given}})
     plan = build_plan(config, base_dir=base_dir, tasks_dirs=tasks_dirs)
     # The judge's key is checked before anything is run or written.
-    judge_client = (
-        make_judge_client(config.judge)
-        if config.judge is not None and any(j.text_judged for j in plan.jobs)
-        else None
-    )
+    judge_client = None
+    if config.judge is not None and any(j.text_judged for j in plan.jobs):
+        from voxbench.tasks.judge import make_judge_client
+
+        judge_client = make_judge_client(config.judge)
     if on_plan is not None:
         on_plan(plan)
     # A resumed run stays where it is (and finds the cache beside it).
@@ -195,6 +194,9 @@ def run_tasks(
         if answered.inference:
             info["inference"] = answered.inference
         run.write_info(info)
+        from voxbench.report.tasks import markdown_report  # the end's modules: after the requests
+        from voxbench.store import index_finished_run
+
         report = markdown_report(
             TaskRunInfo.model_validate(info), TaskScores.model_validate(scores)
         )
@@ -282,9 +284,13 @@ def answer_records(
         judge = None
         if judge_client is not None:
             assert config.judge is not None
+            from voxbench.tasks.judge import TaskJudge
+
             judge = TaskJudge(config.judge, cache, judge_client)
         audio_judge = None
         if config.audio_judge is not None and any(j.audio_judged for j in plan.jobs):
+            from voxbench.tasks.audio_judge_metric import AnswerJudge
+
             audio_judge = AnswerJudge(config.audio_judge, output_dir / AUDIO_JUDGMENTS_DIR)
         engine = Engine(
             plan,

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from voxbench.audio.wav import Audio, concatenate
 from voxbench.core.errors import ConfigError, ErrorCategory, ProviderError, VoxbenchError
@@ -42,7 +42,6 @@ from voxbench.metrics.registry import METRICS, score_reply
 from voxbench.providers.backoff import RetryPolicy
 from voxbench.providers.completion import Body, ConversationTurn
 from voxbench.providers.deadlines import deadline
-from voxbench.tasks.audio_judge_metric import AnswerJudge
 from voxbench.tasks.config import EndpointConfig
 from voxbench.tasks.datasets.readers import Record
 from voxbench.tasks.engine.cache import ResponseCache, request_key
@@ -69,8 +68,11 @@ from voxbench.tasks.engine.prepare import (
     prepare_encoded,
     wav_bytes,
 )
-from voxbench.tasks.judge import TaskJudge
 from voxbench.tasks.plan import Job, Plan
+
+if TYPE_CHECKING:  # the judges' modules are imported when a run has a judge
+    from voxbench.tasks.audio_judge_metric import AnswerJudge
+    from voxbench.tasks.judge import TaskJudge
 
 log = logging.getLogger(__name__)
 
